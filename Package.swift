@@ -1,0 +1,87 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+let strictSwift: [SwiftSetting] = [
+    .swiftLanguageMode(.v6),
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("InternalImportsByDefault"),
+]
+
+let package = Package(
+    name: "Spoor",
+    platforms: [.macOS(.v13), .iOS(.v16), .tvOS(.v16), .watchOS(.v9)],
+    products: [
+        .library(name: "Spoor", targets: ["SpoorTracker", "SpoorTransport", "SpoorSerializer", "SpoorCore"]),
+        .executable(name: "spoor", targets: ["SpoorCLI"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+    ],
+    targets: [
+        // System C libraries, found through pkg-config.
+        .systemLibrary(name: "CZstd", pkgConfig: "libzstd", providers: [.apt(["libzstd-dev"])]),
+        .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
+
+        // protobuf-c generated code and the hand-written shim Swift talks to.
+        .target(
+            name: "CSpoorProtobuf",
+            cSettings: [.headerSearchPath("generated")],
+            linkerSettings: [.linkedLibrary("protobuf-c")]
+        ),
+
+        // The event model: events and typed property values. Every Swift module builds on it.
+        .target(name: "SpoorCore", swiftSettings: strictSwift),
+        // Protobuf encoding and decoding of events, over the C shim.
+        .target(
+            name: "SpoorSerializer",
+            dependencies: ["SpoorCore", "CSpoorProtobuf"],
+            swiftSettings: strictSwift
+        ),
+        // The durable event log, batch frames, compression and upload.
+        .target(
+            name: "SpoorTransport",
+            dependencies: [
+                "SpoorCore", "SpoorSerializer", "CZstd", "CZlib",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strictSwift
+        ),
+        // The tracker: the API apps call, auto-tracking and lifecycle.
+        .target(
+            name: "SpoorTracker",
+            dependencies: [
+                "SpoorCore", "SpoorSerializer", "SpoorTransport",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strictSwift
+        ),
+
+        // The command-line tool.
+        .executableTarget(
+            name: "SpoorCLI",
+            dependencies: ["SpoorCore", "SpoorSerializer", "SpoorTransport", "SpoorTracker"],
+            swiftSettings: strictSwift
+        ),
+
+        .testTarget(
+            name: "SpoorSerializerTests",
+            dependencies: ["SpoorCore", "SpoorSerializer"],
+            swiftSettings: strictSwift
+        ),
+        .testTarget(
+            name: "SpoorTransportTests",
+            dependencies: ["SpoorCore", "SpoorSerializer", "SpoorTransport"],
+            swiftSettings: strictSwift
+        ),
+        .testTarget(
+            name: "SpoorTrackerTests",
+            dependencies: ["SpoorCore", "SpoorSerializer", "SpoorTransport", "SpoorTracker"],
+            swiftSettings: strictSwift
+        ),
+        .testTarget(
+            name: "SpoorCLITests",
+            dependencies: ["SpoorCore", "SpoorSerializer", "SpoorTransport"],
+            swiftSettings: strictSwift
+        ),
+    ]
+)

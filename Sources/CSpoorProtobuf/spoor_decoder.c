@@ -1,0 +1,461 @@
+/* Decoding untrusted bytes: a wire-format scan that enforces the limits and
+ * says what is wrong and where, then protobuf-c's unpack into a bounded
+ * arena, then a flat view for Swift. */
+#include "spoor_shim.h"
+#include "spoor/v1/event.pb-c.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- Wire primitives --------------------------------------------------- */
+
+enum { WIRE_VARINT = 0, WIRE_I64 = 1, WIRE_LEN = 2, WIRE_SGROUP = 3, WIRE_EGROUP = 4, WIRE_I32 = 5 };
+
+static int fail(spoor_decode_error *err, spoor_decode_status status, const char *field,
+                size_t offset, uint64_t detail) {
+    err->status = status;
+    err->field = field;
+    err->offset = offset;
+    err->detail = detail;
+    return 0;
+}
+
+/* Reads a varint at *pos; advances *pos. */
+static int read_varint(const uint8_t *data, size_t len, size_t *pos, uint64_t *value,
+                       const char *field, spoor_decode_error *err) {
+    size_t start = *pos;
+    uint64_t result = 0;
+    for (unsigned i = 0; i < 10; i++) {
+        if (*pos >= len) return fail(err, SPOOR_DECODE_TRUNCATED, field, start, 0);
+        uint8_t byte = data[(*pos)++];
+        result |= (uint64_t)(byte & 0x7F) << (7 * i);
+        if (!(byte & 0x80)) {
+            /* The tenth byte may only carry the top bit of a 64-bit value. */
+            if (i == 9 && byte > 1) return fail(err, SPOOR_DECODE_OVERLONG_VARINT, field, start, 0);
+            *value = result;
+            return 1;
+        }
+    }
+    return fail(err, SPOOR_DECODE_OVERLONG_VARINT, field, start, 0);
+}
+
+/* Strict UTF-8: no overlong forms, no surrogates, nothing past U+10FFFF. */
+static int utf8_valid(const uint8_t *s, size_t n, size_t *bad) {
+    size_t i = 0;
+    while (i < n) {
+        uint8_t c = s[i];
+        if (c < 0x80) { i++; continue; }
+        size_t need;
+        uint32_t cp;
+        if (c >= 0xC2 && c <= 0xDF) { need = 1; cp = c & 0x1F; }
+        else if (c >= 0xE0 && c <= 0xEF) { need = 2; cp = c & 0x0F; }
+        else if (c >= 0xF0 && c <= 0xF4) { need = 3; cp = c & 0x07; }
+        else { *bad = i; return 0; }
+        if (n - i <= need) { *bad = i; return 0; }
+        for (size_t k = 1; k <= need; k++) {
+            uint8_t cc = s[i + k];
+            if ((cc & 0xC0) != 0x80) { *bad = i; return 0; }
+            cp = (cp << 6) | (cc & 0x3F);
+        }
+        if ((need == 2 && (cp < 0x800 || (cp >= 0xD800 && cp <= 0xDFFF))) ||
+            (need == 3 && (cp < 0x10000 || cp > 0x10FFFF))) { *bad = i; return 0; }
+        i += need + 1;
+    }
+    return 1;
+}
+
+/* ---- The scan ---------------------------------------------------------- */
+
+typedef enum { MSG_EVENT, MSG_LIB, MSG_ENTRY, MSG_VALUE, MSG_LIST } msg_kind;
+
+typedef enum { F_STRING, F_VARINT, F_ENUM_TYPE, F_ENUM_METHOD, F_I64, F_DOUBLE, F_MESSAGE } field_kind;
+
+typedef struct {
+    uint32_t number;
+    field_kind kind;
+    msg_kind message;     /* for F_MESSAGE */
+    const char *path;
+} field_spec;
+
+static const field_spec event_fields[] = {
+    {1, F_STRING, 0, "event"},
+    {2, F_ENUM_TYPE, 0, "type"},
+    {3, F_VARINT, 0, "time"},
+    {4, F_I64, 0, "track_id"},
+    {5, F_VARINT, 0, "sequence"},
+    {6, F_STRING, 0, "distinct_id"},
+    {7, F_STRING, 0, "anonymous_id"},
+    {8, F_STRING, 0, "login_id"},
+    {9, F_MESSAGE, MSG_LIB, "lib"},
+    {10, F_MESSAGE, MSG_ENTRY, "properties"},
+    {11, F_STRING, 0, "session_id"},
+    {12, F_STRING, 0, "original_id"},
+};
+static const field_spec lib_fields[] = {
+    {1, F_STRING, 0, "lib.lib"},
+    {2, F_STRING, 0, "lib.lib_version"},
+    {3, F_ENUM_METHOD, 0, "lib.method"},
+    {4, F_STRING, 0, "lib.app_version"},
+};
+static const field_spec entry_fields[] = {
+    {1, F_STRING, 0, "properties.key"},
+    {2, F_MESSAGE, MSG_VALUE, "properties.value"},
+};
+static const field_spec value_fields[] = {
+    {1, F_STRING, 0, "properties.value.string_value"},
+    {2, F_VARINT, 0, "properties.value.int_value"},
+    {3, F_DOUBLE, 0, "properties.value.double_value"},
+    {4, F_VARINT, 0, "properties.value.bool_value"},
+    {5, F_VARINT, 0, "properties.value.date_value"},
+    {6, F_MESSAGE, MSG_LIST, "properties.value.list_value"},
+};
+static const field_spec list_fields[] = {
+    {1, F_STRING, 0, "properties.value.list_value.values"},
+};
+
+static const char *const message_paths[] = {
+    "event", "lib", "properties", "properties.value", "properties.value.list_value",
+};
+
+typedef struct {
+    const uint8_t *data;
+    const spoor_decode_limits *limits;
+    spoor_decode_error *err;
+    size_t properties;    /* entries seen so far in the event */
+} scan_ctx;
+
+static const field_spec *find_field(msg_kind kind, uint32_t number) {
+    const field_spec *fields;
+    size_t count;
+    switch (kind) {
+    case MSG_EVENT: fields = event_fields; count = sizeof event_fields / sizeof *fields; break;
+    case MSG_LIB: fields = lib_fields; count = sizeof lib_fields / sizeof *fields; break;
+    case MSG_ENTRY: fields = entry_fields; count = sizeof entry_fields / sizeof *fields; break;
+    case MSG_VALUE: fields = value_fields; count = sizeof value_fields / sizeof *fields; break;
+    default: fields = list_fields; count = sizeof list_fields / sizeof *fields; break;
+    }
+    for (size_t i = 0; i < count; i++) {
+        if (fields[i].number == number) return &fields[i];
+    }
+    return NULL;
+}
+
+static int expected_wire(field_kind kind) {
+    switch (kind) {
+    case F_STRING: case F_MESSAGE: return WIRE_LEN;
+    case F_I64: case F_DOUBLE: return WIRE_I64;
+    default: return WIRE_VARINT;
+    }
+}
+
+/* Scans the message occupying [begin, end) of ctx->data. */
+static int scan_message(scan_ctx *ctx, msg_kind kind, size_t begin, size_t end) {
+    const uint8_t *d = ctx->data;
+    const spoor_decode_limits *lim = ctx->limits;
+    spoor_decode_error *err = ctx->err;
+    const char *here = message_paths[kind];
+    size_t pos = begin;
+    size_t list_items = 0;
+    int value_set = 0;
+
+    while (pos < end) {
+        size_t tag_at = pos;
+        uint64_t tag;
+        if (!read_varint(d, end, &pos, &tag, here, err)) return 0;
+        uint64_t number = tag >> 3;
+        int wire = (int)(tag & 7);
+        if (number == 0 || number > 536870911u || wire == WIRE_SGROUP || wire == WIRE_EGROUP || wire > WIRE_I32)
+            return fail(err, SPOOR_DECODE_INVALID_TAG, here, tag_at, tag);
+
+        const field_spec *f = find_field(kind, (uint32_t)number);
+        const char *path = f ? f->path : here;
+        if (f && wire != expected_wire(f->kind))
+            return fail(err, SPOOR_DECODE_WRONG_WIRE_TYPE, path, tag_at, (uint64_t)wire);
+
+        size_t value_at = pos;
+        switch (wire) {
+        case WIRE_VARINT: {
+            uint64_t v;
+            if (!read_varint(d, end, &pos, &v, path, err)) return 0;
+            if (f && f->kind == F_ENUM_TYPE && (v < 1 || v > 8))
+                return fail(err, SPOOR_DECODE_INVALID_ENUM, path, value_at, v);
+            if (f && f->kind == F_ENUM_METHOD && v > 2)
+                return fail(err, SPOOR_DECODE_INVALID_ENUM, path, value_at, v);
+            break;
+        }
+        case WIRE_I64: {
+            if (end - pos < 8) return fail(err, SPOOR_DECODE_TRUNCATED, path, value_at, 8);
+            if (f && f->kind == F_DOUBLE) {
+                double v;
+                memcpy(&v, d + pos, 8); /* protobuf is little-endian, as are our targets */
+                if (!isfinite(v)) return fail(err, SPOOR_DECODE_NON_FINITE_DOUBLE, path, value_at, 0);
+            }
+            pos += 8;
+            break;
+        }
+        case WIRE_I32:
+            if (end - pos < 4) return fail(err, SPOOR_DECODE_TRUNCATED, path, value_at, 4);
+            pos += 4;
+            break;
+        case WIRE_LEN: {
+            uint64_t n;
+            if (!read_varint(d, end, &pos, &n, path, err)) return 0;
+            if (n > end - pos) return fail(err, SPOOR_DECODE_LENGTH_PAST_END, path, value_at, n);
+            size_t body = pos;
+            pos += (size_t)n;
+            if (!f) break; /* an unknown field: skipped, its bounds checked */
+            if (f->kind == F_STRING) {
+                if (n > lim->max_string_bytes)
+                    return fail(err, SPOOR_DECODE_STRING_TOO_LONG, path, value_at, n);
+                size_t bad;
+                if (!utf8_valid(d + body, (size_t)n, &bad))
+                    return fail(err, SPOOR_DECODE_INVALID_UTF8, path, body + bad, 0);
+                if (n && memchr(d + body, 0, (size_t)n))
+                    return fail(err, SPOOR_DECODE_EMBEDDED_NUL, path,
+                                (size_t)((const uint8_t *)memchr(d + body, 0, (size_t)n) - d), 0);
+                if (kind == MSG_LIST && ++list_items > lim->max_list_length)
+                    return fail(err, SPOOR_DECODE_LIST_TOO_LONG, path, tag_at, list_items);
+            } else {
+                if (f->message == MSG_ENTRY && ++ctx->properties > lim->max_properties)
+                    return fail(err, SPOOR_DECODE_TOO_MANY_PROPERTIES, path, tag_at, ctx->properties);
+                if (!scan_message(ctx, f->message, body, pos)) return 0;
+            }
+            break;
+        }
+        }
+        if (kind == MSG_VALUE && f) value_set = 1;
+        /* An entry's value field appearing at all counts; an empty Value is caught below. */
+        if (kind == MSG_ENTRY && f && f->number == 2) value_set = 1;
+    }
+    if ((kind == MSG_VALUE || kind == MSG_ENTRY) && !value_set)
+        return fail(err, SPOOR_DECODE_MISSING_VALUE, kind == MSG_VALUE ? "properties.value" : "properties",
+                    begin, 0);
+    return 1;
+}
+
+/* ---- The bounded arena ------------------------------------------------- */
+
+struct spoor_decoder {
+    spoor_decode_limits limits;
+    uint8_t *arena;
+    size_t capacity;
+    size_t used;
+    size_t budget;      /* what this decode may use, <= capacity */
+    int exhausted;
+    ProtobufCAllocator allocator;
+};
+
+static void *arena_alloc(void *opaque, size_t size) {
+    spoor_decoder *dec = opaque;
+    size_t aligned = (size + 15) & ~(size_t)15;
+    if (aligned < size || aligned > dec->budget - dec->used) {
+        dec->exhausted = 1;
+        return NULL;
+    }
+    void *p = dec->arena + dec->used;
+    dec->used += aligned;
+    return p;
+}
+
+static void arena_free(void *opaque, void *pointer) {
+    (void)opaque;
+    (void)pointer; /* everything goes at once when the next decode resets the arena */
+}
+
+spoor_decoder *spoor_decoder_new(spoor_decode_limits limits) {
+    spoor_decoder *dec = calloc(1, sizeof *dec);
+    if (!dec) return NULL;
+    dec->limits = limits;
+    dec->allocator.alloc = arena_alloc;
+    dec->allocator.free = arena_free;
+    dec->allocator.allocator_data = dec;
+    return dec;
+}
+
+void spoor_decoder_free(spoor_decoder *dec) {
+    if (!dec) return;
+    free(dec->arena);
+    free(dec);
+}
+
+/* What decoding `len` bytes may need at most. The densest input (a property
+ * holding an empty list, six wire bytes) becomes four structs, a pointer,
+ * protobuf-c's scan bookkeeping and a view entry: under 96 bytes per wire byte. */
+static size_t arena_budget(const spoor_decoder *dec, size_t len) {
+    (void)dec;
+    return 16384 + len * 96;
+}
+
+static int arena_reset(spoor_decoder *dec, size_t budget) {
+    /* Give back a large arena that one big input left behind. */
+    if (dec->capacity > ((size_t)16 << 20) && budget < dec->capacity / 4) {
+        free(dec->arena);
+        dec->arena = NULL;
+        dec->capacity = 0;
+    }
+    if (budget > dec->capacity) {
+        size_t cap = dec->capacity ? dec->capacity : 16384;
+        while (cap < budget) cap *= 2;
+        uint8_t *grown = realloc(dec->arena, cap);
+        if (!grown) return 0;
+        dec->arena = grown;
+        dec->capacity = cap;
+    }
+    dec->used = 0;
+    dec->budget = budget;
+    dec->exhausted = 0;
+    return 1;
+}
+
+/* ---- Decode ------------------------------------------------------------ */
+
+static spoor_str_view view_of(const char *s) {
+    spoor_str_view v = {s ? s : "", s ? strlen(s) : 0};
+    return v;
+}
+
+spoor_decode_status spoor_decode_event(spoor_decoder *dec, const uint8_t *data, size_t len,
+                                       spoor_event_view *view, spoor_decode_error *err) {
+    memset(err, 0, sizeof *err);
+    if (len > dec->limits.max_event_bytes) {
+        fail(err, SPOOR_DECODE_EVENT_TOO_LARGE, "event", 0, len);
+        return err->status;
+    }
+    scan_ctx ctx = {data, &dec->limits, err, 0};
+    if (!scan_message(&ctx, MSG_EVENT, 0, len)) return err->status;
+
+    if (!arena_reset(dec, arena_budget(dec, len))) {
+        fail(err, SPOOR_DECODE_OUT_OF_MEMORY, "event", 0, len);
+        return err->status;
+    }
+    Spoor__V1__Event *ev = spoor__v1__event__unpack(&dec->allocator, len, data);
+    if (!ev) {
+        fail(err, dec->exhausted ? SPOOR_DECODE_OUT_OF_MEMORY : SPOOR_DECODE_UNPACK_FAILED, "event", 0, len);
+        return err->status;
+    }
+    /* A proto3 event with no type field decodes as UNSPECIFIED. */
+    if (ev->type == SPOOR__V1__EVENT_TYPE__EVENT_TYPE_UNSPECIFIED) {
+        fail(err, SPOOR_DECODE_INVALID_ENUM, "type", 0, 0);
+        return err->status;
+    }
+
+    spoor_prop_view *props = NULL;
+    if (ev->n_properties) {
+        props = arena_alloc(dec, ev->n_properties * sizeof *props);
+        if (!props) {
+            fail(err, SPOOR_DECODE_OUT_OF_MEMORY, "properties", 0, ev->n_properties);
+            return err->status;
+        }
+    }
+    for (size_t i = 0; i < ev->n_properties; i++) {
+        const Spoor__V1__Event__PropertiesEntry *entry = ev->properties[i];
+        spoor_prop_view *p = &props[i];
+        memset(p, 0, sizeof *p);
+        p->key = view_of(entry->key);
+        const Spoor__V1__Value *v = entry->value;
+        if (!v || v->kind_case == SPOOR__V1__VALUE__KIND__NOT_SET) {
+            fail(err, SPOOR_DECODE_MISSING_VALUE, "properties.value", 0, i);
+            return err->status;
+        }
+        p->kind = (uint32_t)v->kind_case;
+        switch (v->kind_case) {
+        case SPOOR__V1__VALUE__KIND_STRING_VALUE: p->str = view_of(v->string_value); break;
+        case SPOOR__V1__VALUE__KIND_INT_VALUE: p->integer = v->int_value; break;
+        case SPOOR__V1__VALUE__KIND_DOUBLE_VALUE: p->real = v->double_value; break;
+        case SPOOR__V1__VALUE__KIND_BOOL_VALUE: p->integer = v->bool_value ? 1 : 0; break;
+        case SPOOR__V1__VALUE__KIND_DATE_VALUE: p->integer = v->date_value; break;
+        case SPOOR__V1__VALUE__KIND_LIST_VALUE: {
+            const Spoor__V1__StringList *list = v->list_value;
+            size_t n = list ? list->n_values : 0;
+            spoor_str_view *items = NULL;
+            if (n) {
+                items = arena_alloc(dec, n * sizeof *items);
+                if (!items) {
+                    fail(err, SPOOR_DECODE_OUT_OF_MEMORY, "properties.value.list_value", 0, n);
+                    return err->status;
+                }
+                for (size_t j = 0; j < n; j++) items[j] = view_of(list->values[j]);
+            }
+            p->list = items;
+            p->list_count = n;
+            break;
+        }
+        default:
+            fail(err, SPOOR_DECODE_MISSING_VALUE, "properties.value", 0, i);
+            return err->status;
+        }
+    }
+
+    memset(view, 0, sizeof *view);
+    view->event = view_of(ev->event);
+    view->type = (int32_t)ev->type;
+    view->time = ev->time;
+    view->track_id = ev->track_id;
+    view->sequence = ev->sequence;
+    view->distinct_id = view_of(ev->distinct_id);
+    view->anonymous_id = view_of(ev->anonymous_id);
+    view->login_id = view_of(ev->login_id);
+    view->session_id = view_of(ev->session_id);
+    view->original_id = view_of(ev->original_id);
+    if (ev->lib) {
+        view->lib = view_of(ev->lib->lib);
+        view->lib_version = view_of(ev->lib->lib_version);
+        view->app_version = view_of(ev->lib->app_version);
+        view->lib_method = (int32_t)ev->lib->method;
+    } else {
+        view->lib = view->lib_version = view->app_version = view_of("");
+    }
+    view->props = props;
+    view->prop_count = ev->n_properties;
+    return SPOOR_DECODE_OK;
+}
+
+spoor_decode_status spoor_batch_next(const uint8_t *data, size_t len, size_t offset,
+                                     size_t *start, size_t *length, size_t *next,
+                                     spoor_decode_error *err) {
+    memset(err, 0, sizeof *err);
+    size_t pos = offset;
+    while (pos < len) {
+        size_t tag_at = pos;
+        uint64_t tag;
+        if (!read_varint(data, len, &pos, &tag, "events", err)) return err->status;
+        uint64_t number = tag >> 3;
+        int wire = (int)(tag & 7);
+        if (number == 0 || number > 536870911u || wire == WIRE_SGROUP || wire == WIRE_EGROUP || wire > WIRE_I32) {
+            fail(err, SPOOR_DECODE_INVALID_TAG, "events", tag_at, tag);
+            return err->status;
+        }
+        if (number == 1 && wire != WIRE_LEN) {
+            fail(err, SPOOR_DECODE_WRONG_WIRE_TYPE, "events", tag_at, (uint64_t)wire);
+            return err->status;
+        }
+        size_t value_at = pos;
+        uint64_t n = 0;
+        switch (wire) {
+        case WIRE_VARINT:
+            if (!read_varint(data, len, &pos, &n, "batch", err)) return err->status;
+            continue;
+        case WIRE_I64: n = 8; break;
+        case WIRE_I32: n = 4; break;
+        default:
+            if (!read_varint(data, len, &pos, &n, "events", err)) return err->status;
+        }
+        if (n > len - pos) {
+            fail(err, wire == WIRE_LEN ? SPOOR_DECODE_LENGTH_PAST_END : SPOOR_DECODE_TRUNCATED,
+                 "events", value_at, n);
+            return err->status;
+        }
+        if (number == 1) {
+            *start = pos;
+            *length = (size_t)n;
+            *next = pos + (size_t)n;
+            return SPOOR_DECODE_OK;
+        }
+        pos += (size_t)n; /* an unknown Batch field */
+    }
+    *start = len;
+    *length = 0;
+    *next = len;
+    return SPOOR_DECODE_OK;
+}

@@ -1,0 +1,114 @@
+internal import CSpoorProtobuf
+
+/// Why bytes could not be decoded as an event: what is wrong, in which field, at which byte.
+public struct DecodeError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The kinds of malformed input.
+    public enum Reason: String, Sendable, Hashable, CaseIterable {
+        /// The input ends inside a field.
+        case truncated
+        /// A varint runs longer than 10 bytes.
+        case overlongVarint
+        /// A length prefix reaches past the end of the input.
+        case lengthPastEnd
+        /// A known field arrived with another wire type.
+        case wrongWireType
+        /// Field number 0, a number out of range, or a group wire type.
+        case invalidTag
+        /// A string is not valid UTF-8.
+        case invalidUTF8
+        /// A string holds U+0000.
+        case embeddedNUL
+        /// The event is larger than the limit.
+        case eventTooLarge
+        /// A string is longer than the limit.
+        case stringTooLong
+        /// The event has more properties than the limit.
+        case tooManyProperties
+        /// A list has more items than the limit.
+        case listTooLong
+        /// A property has no value.
+        case missingValue
+        /// A double is NaN or infinite.
+        case nonFiniteDouble
+        /// An event type or lib method outside its enum.
+        case invalidEnum
+        /// Decoding would need more memory than the input can justify.
+        case outOfMemory
+        /// protobuf-c refused input the scan accepted.
+        case unpackFailed
+    }
+
+    /// What is wrong.
+    public var reason: Reason
+    /// The field path, such as `properties.value.double_value`.
+    public var field: String
+    /// The byte offset in the input (in a batch, from the batch's start) of the offending tag or value.
+    public var offset: Int
+    /// The length, count or value at fault, where there is one.
+    public var detail: UInt64
+    /// In a batch, the index of the event at fault.
+    public var eventIndex: Int?
+
+    /// Creates a decode error.
+    public init(reason: Reason, field: String, offset: Int, detail: UInt64 = 0, eventIndex: Int? = nil) {
+        self.reason = reason
+        self.field = field
+        self.offset = offset
+        self.detail = detail
+        self.eventIndex = eventIndex
+    }
+
+    public var description: String {
+        let at = eventIndex.map { "event \($0), " } ?? ""
+        return "\(at)\(field) at byte \(offset): \(explanation)"
+    }
+
+    private var explanation: String {
+        switch reason {
+        case .truncated: "input ends inside the field"
+        case .overlongVarint: "varint longer than 10 bytes"
+        case .lengthPastEnd: "length \(detail) reaches past the end of the input"
+        case .wrongWireType: "unexpected wire type \(detail)"
+        case .invalidTag: "invalid tag \(detail)"
+        case .invalidUTF8: "invalid UTF-8"
+        case .embeddedNUL: "string contains U+0000"
+        case .eventTooLarge: "event of \(detail) bytes is over the limit"
+        case .stringTooLong: "string of \(detail) bytes is over the limit"
+        case .tooManyProperties: "more than the limit of properties (\(detail) seen)"
+        case .listTooLong: "list longer than the limit (\(detail) items seen)"
+        case .missingValue: "property without a value"
+        case .nonFiniteDouble: "double is NaN or infinite"
+        case .invalidEnum: "value \(detail) is outside the enum"
+        case .outOfMemory: "decoding needs more memory than allowed"
+        case .unpackFailed: "protobuf-c could not unpack the event"
+        }
+    }
+
+    init(_ error: spoor_decode_error, base: Int = 0, eventIndex: Int? = nil) {
+        let reason: Reason = switch error.status {
+        case SPOOR_DECODE_TRUNCATED: .truncated
+        case SPOOR_DECODE_OVERLONG_VARINT: .overlongVarint
+        case SPOOR_DECODE_LENGTH_PAST_END: .lengthPastEnd
+        case SPOOR_DECODE_WRONG_WIRE_TYPE: .wrongWireType
+        case SPOOR_DECODE_INVALID_TAG: .invalidTag
+        case SPOOR_DECODE_INVALID_UTF8: .invalidUTF8
+        case SPOOR_DECODE_EMBEDDED_NUL: .embeddedNUL
+        case SPOOR_DECODE_EVENT_TOO_LARGE: .eventTooLarge
+        case SPOOR_DECODE_STRING_TOO_LONG: .stringTooLong
+        case SPOOR_DECODE_TOO_MANY_PROPERTIES: .tooManyProperties
+        case SPOOR_DECODE_LIST_TOO_LONG: .listTooLong
+        case SPOOR_DECODE_MISSING_VALUE: .missingValue
+        case SPOOR_DECODE_NON_FINITE_DOUBLE: .nonFiniteDouble
+        case SPOOR_DECODE_INVALID_ENUM: .invalidEnum
+        case SPOOR_DECODE_OUT_OF_MEMORY: .outOfMemory
+        default: .unpackFailed
+        }
+        self.init(
+            reason: reason,
+            field: error.field.map { String(cString: $0) } ?? "event",
+            offset: base + error.offset,
+            detail: error.detail,
+            eventIndex: eventIndex
+        )
+    }
+}
