@@ -269,7 +269,7 @@ public final class Tracker: Sendable {
     }
 
     private static func isValidIdentity(_ id: String) -> Bool {
-        !id.isEmpty && id.utf8.count <= 255 && !id.allSatisfy(\.isWhitespace)
+        !id.isEmpty && id.utf8.count <= 255 && !id.allSatisfy(\.isWhitespace) && !PropertyValidator.containsNUL(id)
     }
 
     private func changeState(_ body: (inout PersistedState) -> Void) {
