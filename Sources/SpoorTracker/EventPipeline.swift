@@ -164,6 +164,8 @@ final class EventPipeline: @unchecked Sendable {
     private var rng: SplitMix64
     /// Wake a lingering writer once this many events wait.
     static let wakeThreshold = 512
+    /// The most events handed to the store at once.
+    static let groupSize = 256
     /// How long the writer lets a small batch grow before writing it.
     private let linger: DispatchTimeInterval = .milliseconds(2)
 
@@ -312,12 +314,16 @@ final class EventPipeline: @unchecked Sendable {
                 lingered = true
             case .process(let generation, let sync, let save, let release):
                 for _ in 0..<release { space.signal() }
-                if !back.isEmpty {
-                    for pending in back { events.append(materialize(pending)) }
+                // Small groups keep the merged events and their encoding in cache, whatever the backlog.
+                var index = 0
+                while index < back.count {
+                    let end = min(index + Self.groupSize, back.count)
+                    for i in index..<end { events.append(materialize(back[i])) }
                     store.append(events)
                     events.removeAll(keepingCapacity: true)
-                    back.removeAll(keepingCapacity: true)
+                    index = end
                 }
+                back.removeAll(keepingCapacity: true)
                 if let save { saveState(save) }
                 if sync {
                     do { try store.sync() } catch { logger.error("spoor: syncing the event store failed: \(error)") }
