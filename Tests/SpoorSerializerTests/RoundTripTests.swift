@@ -110,3 +110,22 @@ struct RoundTripTests {
         #expect(buffer == [1, 2, 3], "a failed encode leaves the buffer as it was")
     }
 }
+
+@Suite("Decoder memory bound")
+struct DecoderMemoryTests {
+    /// The inputs that make protobuf-c allocate the most per wire byte still fit the decoder's arena.
+    @Test func densestValidInputsDecode() throws {
+        var lists = Properties()
+        for index in 0..<1000 { lists[String(index)] = .list([]) }
+        var bools = Properties()
+        for index in 0..<1000 { bools[String(index)] = .bool(false) }
+        var event = Fixtures.event()
+        event.properties = ["l": .list(Array(repeating: "", count: 500))]
+        for properties in [lists, bools] {
+            var dense = Fixtures.event(properties)
+            dense.name = ""
+            #expect(try EventDecoder().decode(try Fixtures.encode(dense)) == dense)
+        }
+        #expect(try EventDecoder().decode(try Fixtures.encode(event)) == event)
+    }
+}
