@@ -156,6 +156,8 @@ public final class EventLog: @unchecked Sendable {
         /// The disk failed; retry at `retryAt`.
         var diskFailing = false
         var retryAt: Int64 = 0
+        /// The last disk failure, for `sync()` to report.
+        var lastError: StorageError?
         /// The directory could not be set up at all: memory only, for good.
         var memoryOnly = false
         /// Segments written since the last sync.
@@ -284,7 +286,9 @@ public final class EventLog: @unchecked Sendable {
             if state.diskFailing {
                 state.retryAt = .min
                 guard diskUsable(now: now) else {
-                    throw StorageError(.ioFailure, path: path, reason: "the disk is failing; \(state.memoryCount) records are held in memory")
+                    var error = state.lastError ?? StorageError(.directoryUnavailable, path: path, reason: "the storage directory is unusable")
+                    error.reason += "; \(state.memoryCount) records are held in memory"
+                    throw error
                 }
             }
         }
@@ -393,7 +397,7 @@ public final class EventLog: @unchecked Sendable {
 
     /// Writes framed records to the active segment; on failure leaves the log as it was and returns false.
     func writeToDisk(_ bytes: UnsafeRawBufferPointer, sizes: [UInt32], now: Int64, alreadyCounted: Bool = false) -> Bool {
-        do {
+        do throws(StorageError) {
             if let last = state.segments.last, state.active != nil,
                last.end > SegmentFormat.headerSize, last.end + bytes.count > configuration.effectiveSegmentBytes {
                 state.active = nil
@@ -428,10 +432,11 @@ public final class EventLog: @unchecked Sendable {
             return true
         } catch {
             state.counters.writeErrors += 1
+            state.lastError = error
             state.diskFailing = true
             state.retryAt = now + Self.milliseconds(configuration.retryInterval)
             logger.error("spoor: cannot write to the event log; keeping records in memory", metadata: [
-                "error": "\(error)", "memoryRecords": "\(state.memoryCount + (alreadyCounted ? sizes.count : 0))",
+                "error": "\(error)", "records": "\(sizes.count)", "heldInMemory": "\(state.memoryCount + (alreadyCounted ? sizes.count : 0))",
             ])
             return false
         }
