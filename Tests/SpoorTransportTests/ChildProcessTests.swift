@@ -20,6 +20,7 @@ final class Child {
         process.executableURL = builtExecutable("SpoorCrashChild")
         process.arguments = arguments
         process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
         try process.run()
     }
 
@@ -60,7 +61,7 @@ final class Child {
         var synced: UInt64? = nil
         var released: [ClosedRange<UInt64>] = []
         var releasing: [ClosedRange<UInt64>] = []
-        var totals = (synced: 0, killsAfterLines: 0, events: 0, batches: 0, tornTails: UInt64(0))
+        var totals = (checked: 0, syncedChecked: 0, lines: 0, batchesPending: 0, released: 0, tornTails: UInt64(0))
 
         for round in 0..<rounds {
             // A new directory every ten rounds keeps each check quick; within a chain, recoveries stack up.
@@ -126,14 +127,20 @@ final class Child {
                     #expect(count == 1, "round \(round) seed \(seed): event \(sequence) present \(count) times")
                 }
             }
-            totals.synced += synced.map { Int($0 - chainStart) + 1 } ?? 0
-            totals.killsAfterLines += lines
-            totals.events += seen.count
-            totals.batches += log.pendingBatches().count
-            totals.tornTails = max(totals.tornTails, counters.tornTails)
+            totals.checked += Int(max(highest, chainStart) - chainStart)
+            totals.syncedChecked += synced.map { Int($0 + 1 - chainStart) } ?? 0
+            totals.lines += lines
+            totals.batchesPending += log.pendingBatches().count
+            totals.released += released.count
+            totals.tornTails += counters.tornTails
             next = max(highest, next)
         }
-        print("crash test: \(rounds) rounds, \(next) events written, last chain holds \(totals.events) live; kills after \(totals.killsAfterLines) reported lines in all; torn tails seen \(totals.tornTails)")
+        print(
+            "crash test: \(rounds) rounds (seed \(baseSeed)), \(next) events written; per-round checks covered "
+                + "\(totals.checked) events, \(totals.syncedChecked) of them synced; \(totals.batchesPending) pending and "
+                + "\(totals.released) released batches checked; \(totals.lines) lines reported; torn tails \(totals.tornTails) "
+                + "(chain figures summed over rounds)"
+        )
     }
 
     /// Under a file-size limit (EFBIG), appends keep working in memory and reach the disk once it has room.
