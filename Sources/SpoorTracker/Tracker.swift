@@ -33,7 +33,9 @@ public final class Tracker: Sendable {
     ///
     /// - Throws: ``ConfigurationError`` naming the first invalid field, or `storageDirectory` when it cannot be used.
     public convenience init(configuration: Configuration) throws(ConfigurationError) {
-        try self.init(configuration: configuration, store: InMemoryEventStore())
+        try configuration.validate()
+        let store = try EventLogStore(directory: configuration.storageDirectory, configuration: configuration)
+        try self.init(configuration: configuration, store: store)
     }
 
     init(configuration: Configuration, store: any EventStore) throws(ConfigurationError) {
