@@ -21,9 +21,10 @@ private final class OrderCheckingStore: EventStore {
 
     init(tasks: Int) { seen = Mutex(Seen(lastIndex: Array(repeating: -1, count: tasks))) }
 
-    func append(_ events: [Event]) {
+    func append(_ events: [StoredEvent]) {
         seen.withLock { s in
-            for event in events {
+            for stored in events {
+                let event = stored.event
                 s.count += 1
                 if event.sequence <= s.lastSequence { s.sequenceNotIncreasing += 1 }
                 s.lastSequence = event.sequence

@@ -18,6 +18,7 @@ import Testing
             configuration.monotonicClock = clock
             configuration.timeZone = TimeZone(identifier: "UTC")!
             configuration.presetOverrides = testPresets
+            configuration.appVersion = "9.9"
             configure(&configuration)
             return configuration
         }
@@ -65,6 +66,48 @@ import Testing
         #expect(events[2].time == testEpoch + 1000)
         #expect(events[2].properties["tags"] == ["green"])
         #expect(events[3].properties == ["name": "Ann"])
+    }
+
+    /// The log store splices the base properties' encoding in; what comes back must equal the merged record.
+    @Test func splicedRecordsDecodeToTheMergedEvent() async throws {
+        func run(_ tracker: Tracker, _ clock: ManualClock) {
+            tracker.identify("anonymous-1")
+            tracker.track("NoSupers", properties: ["a": 1])
+            tracker.registerSuperProperties(["plan": "pro", "level": 3, "$os": "SuperOS"])
+            tracker.track("Plain", properties: ["product": "tea", "price": 3.5, "tags": ["x"]])
+            tracker.track("Collides", properties: ["plan": "free"])
+            tracker.track("Dollar", properties: ["$screen_name": "Home", "$device_id": "mine"])
+            tracker.track("Empty")
+            tracker.registerDynamicSuperProperties { ["mood": "calm", "level": 4] }
+            tracker.track("Dynamic", properties: ["mood": "happy"])
+            tracker.registerDynamicSuperProperties(nil)
+            tracker.trackAutomatic(AppStart(resumeFromBackground: false, isFirstTime: true))
+            tracker.login("user-1")
+            tracker.profileSet(["name": "Ann"])
+            clock.advance(by: .seconds(2 * 86_400))
+            tracker.track("NotFirstDay", properties: ["b": false])
+            tracker.registerSuperProperties(["plan": "team"])
+            tracker.track("NewSnapshot")
+        }
+        func normalized(_ events: [Event]) -> [Event] {
+            events.map { event in
+                var event = event
+                event.trackID = 0
+                event.properties["$device_id"] = nil
+                return event
+            }
+        }
+        let logHarness = LogHarness()
+        let logged = try logHarness.tracker { $0.autoTrack = .all }
+        run(logged, logHarness.clock)
+        #expect(await logged.shutdown())
+        let memory = try Harness { $0.autoTrack = .all }
+        run(memory.tracker, memory.clock)
+        let expected = await memory.flushedEvents()
+        let decoded = try logHarness.readBack().events
+        #expect(decoded.count == 11)
+        #expect(normalized(decoded) == normalized(expected))
+        #expect(decoded.allSatisfy { $0.type != .track || $0.properties["$device_id"] != nil })
     }
 
     @Test func theLogDropsTheOldestWhenFullAndTheCountersAddUp() async throws {
