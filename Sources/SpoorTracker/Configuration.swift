@@ -63,7 +63,8 @@ public struct Configuration: Sendable {
     /// How upload batches are compressed (the transport's ``SpoorTransport/Codec``).
     public typealias Codec = SpoorTransport.Codec
 
-    /// Where the tracker keeps its state file (`state.json`) and its durable event log. Created when missing.
+    /// Where the tracker keeps its state file (`state.json`) and its durable event log (the `log` folder,
+    /// see ``Tracker/logDirectory(in:)``). Created when missing.
     public var storageDirectory: URL
     /// The collector's URL (used by the uploader); `nil` keeps events local.
     public var serverURL: URL?

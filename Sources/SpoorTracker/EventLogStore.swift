@@ -23,7 +23,7 @@ final class EventLogStore: EventStore, @unchecked Sendable {
         self.logger = logger
     }
 
-    /// Opens (or creates) the log in `directory` with the tracker's limits.
+    /// Opens (or creates) the log in `directory` (the `log` folder of the storage directory) with the tracker's limits.
     convenience init(directory: URL, configuration: Configuration) throws(ConfigurationError) {
         var logConfiguration = EventLog.Configuration()
         logConfiguration.maxBytes = configuration.maxLogBytes

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 import Logging
 public import SpoorCore
 import Synchronization
@@ -34,7 +34,7 @@ public final class Tracker: Sendable {
     /// - Throws: ``ConfigurationError`` naming the first invalid field, or `storageDirectory` when it cannot be used.
     public convenience init(configuration: Configuration) throws(ConfigurationError) {
         try configuration.validate()
-        let store = try EventLogStore(directory: configuration.storageDirectory, configuration: configuration)
+        let store = try EventLogStore(directory: Self.logDirectory(in: configuration.storageDirectory), configuration: configuration)
         try self.init(configuration: configuration, store: store)
     }
 
@@ -79,6 +79,11 @@ public final class Tracker: Sendable {
         if outcome != .loaded { pipeline.hot.withLock { $0.stateDirty = true } }
         pipeline.start()
         if outcome != .loaded { pipeline.wakeForState() }
+    }
+
+    /// Where the durable event log lives: the `log` folder of the storage directory (beside `state.json`).
+    public static func logDirectory(in storageDirectory: URL) -> URL {
+        storageDirectory.appendingPathComponent("log", isDirectory: true)
     }
 
     deinit {

@@ -29,7 +29,7 @@ import Testing
 
         /// Opens the log the tracker wrote (after it shut down) and decodes every record.
         func readBack(maxRecords: Int = 10_000, maxBytes: Int = 32 << 20) throws -> (events: [Event], counters: LogCounters) {
-            let log = try EventLog(directory: directory.url, configuration: .init(maxBytes: maxBytes, maxRecords: maxRecords))
+            let log = try EventLog(directory: Tracker.logDirectory(in: directory.url), configuration: .init(maxBytes: maxBytes, maxRecords: maxRecords))
             defer { log.close() }
             let decoder = EventDecoder()
             var events: [Event] = []
@@ -152,8 +152,8 @@ import Testing
         #expect(await tracker.shutdown())
         // Flip a byte in the middle of the segment's records.
         let segment = try #require(
-            try FileManager.default.contentsOfDirectory(atPath: harness.directory.url.path).first { $0.hasPrefix("seg-") })
-        let url = harness.directory.url.appendingPathComponent(segment)
+            try FileManager.default.contentsOfDirectory(atPath: Tracker.logDirectory(in: harness.directory.url).path).first { $0.hasPrefix("seg-") })
+        let url = Tracker.logDirectory(in: harness.directory.url).appendingPathComponent(segment)
         var bytes = try Data(contentsOf: url)
         bytes[bytes.count / 2] ^= 0xFF
         try bytes.write(to: url)
