@@ -1,7 +1,7 @@
 // Measures the tracker's hot path: `track` latency and allocations on the caller's thread, and sustained
 // throughput from two threads into the durable log. Build and run in release mode:
 //
-//     swift run -c release --package-path Benchmarks TrackerBenchmarks [--samples N] [--per-thread N] [--rounds N]
+//     swift run -c release --package-path Benchmarks TrackerLoad [--samples N] [--per-thread N] [--rounds N]
 import CMallocCounter
 import Foundation
 import SpoorCore
