@@ -72,7 +72,11 @@ public struct Configuration: Sendable {
     public var flushBulkSize: Int = 100
     /// Upload at least this often while events are waiting. Default 15 s.
     public var flushInterval: Duration = .seconds(15)
-    /// The most events kept locally (in memory and in the log); older ones are dropped beyond it. Default 10,000.
+    /// The most events the durable log keeps; beyond it the oldest are dropped and counted. Default 10,000.
+    ///
+    /// Events not yet written wait in memory; when the writer falls this far behind (at least 4,096), `track`
+    /// waits for it rather than lose events or grow without bound. Only a burst far above what the disk can
+    /// take gets there.
     public var maxQueuedEvents: Int = 10_000
     /// The most bytes the durable log may hold. Default 32 MiB.
     public var maxLogBytes: Int = 32 << 20
