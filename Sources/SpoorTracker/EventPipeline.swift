@@ -245,8 +245,10 @@ final class EventPipeline: @unchecked Sendable {
     /// writer. `body` may call `accept` on the state to append an event.
     func withStateChange<R>(_ body: (inout HotState) -> R) -> R {
         let result = hot.withLock { s -> R in
+            // `body` may append an event, which marks a waiting writer busy: look at the state before it.
+            let writerWaiting = s.writerState != .busy
             let result = body(&s)
-            if s.writerState != .busy {
+            if writerWaiting || s.writerState != .busy {
                 s.writerState = .busy
                 wake.signal()
             }
