@@ -20,7 +20,16 @@ final class Locked<Value>: @unchecked Sendable {
         self.value = value
         mutex = .allocate(capacity: 1)
         mutex.initialize(to: pthread_mutex_t())
+        #if os(Linux)
+        // Adaptive: spin a little before sleeping, as the critical sections here are a few dozen instructions.
+        var attributes = pthread_mutexattr_t()
+        pthread_mutexattr_init(&attributes)
+        pthread_mutexattr_settype(&attributes, Int32(PTHREAD_MUTEX_ADAPTIVE_NP))
+        pthread_mutex_init(mutex, &attributes)
+        pthread_mutexattr_destroy(&attributes)
+        #else
         pthread_mutex_init(mutex, nil)
+        #endif
     }
 
     deinit {
