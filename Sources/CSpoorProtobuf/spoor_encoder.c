@@ -44,6 +44,7 @@ static int grow(void **array, size_t *capacity, size_t needed, size_t size) {
     void *grown = realloc(*array, wanted * size);
     if (!grown) return 0;
     *array = grown;
+    *capacity = wanted;
     return 1;
 }
 
