@@ -1,14 +1,6 @@
 internal import CSpoorProtobuf
 public import SpoorCore
 
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 /// Why an event could not be encoded.
 public struct EncodeError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The field at fault, such as `event` or `properties.value.string_value`.
@@ -36,12 +28,12 @@ public final class EventEncoder {
             fatalError("Spoor: out of memory creating an event encoder")
         }
         self.encoder = encoder
-        scratch.text.reserveCapacity(1024)
         scratch.props.reserveCapacity(32)
     }
 
     deinit {
         spoor_encoder_free(encoder)
+        scratch.text.deallocate()
     }
 
     /// Returns the encoding of `event`.
@@ -89,15 +81,14 @@ public final class EventEncoder {
     /// The strings, properties and list items of one event, flattened for the C shim.
     private struct Scratch {
         /// NUL-terminated UTF-8 of every string of the event; offset 0 is "".
-        var text: [UInt8] = [0]
+        var text = TextBlock()
         var props: [spoor_prop_in] = []
         var listOffsets: [UInt32] = []
 
         mutating func encode(
             _ event: Event, with encoder: OpaquePointer, into buffer: inout [UInt8], asBatchEntry: Bool
         ) throws(EncodeError) {
-            text.removeAll(keepingCapacity: true)
-            text.append(0)
+            text.reset()
             props.removeAll(keepingCapacity: true)
             listOffsets.removeAll(keepingCapacity: true)
 
@@ -150,26 +141,28 @@ public final class EventEncoder {
                 props.append(prop)
             }
 
+            // protobuf-c strings end at the first NUL, so one inside a string would cut it short.
+            if text.hasEmbeddedNUL { throw Self.embeddedNULError(in: event) }
+
             // The prepared message points into `text`, `listOffsets` and `props`:
-            // prepare and pack inside one borrow of all three.
+            // prepare and pack inside one borrow of the arrays.
             let start = buffer.count
-            let (size, written) = text.withUnsafeBufferPointer { text in
-                listOffsets.withUnsafeBufferPointer { lists in
-                    props.withUnsafeBufferPointer { props in
-                        input.text = UnsafeRawPointer(text.baseAddress!).assumingMemoryBound(to: CChar.self)
-                        input.list_offsets = lists.baseAddress
-                        input.props = props.baseAddress
-                        input.prop_count = props.count
-                        let size = spoor_encoder_prepare(encoder, &input)
-                        guard size > 0 else { return (0, 0) }
-                        if asBatchEntry { EventEncoder.appendBatchEntryHeader(size: size, to: &buffer) }
-                        let bodyStart = buffer.count
-                        buffer.append(contentsOf: repeatElement(0, count: size))
-                        let written = buffer.withUnsafeMutableBufferPointer { out in
-                            spoor_encoder_pack(encoder, out.baseAddress! + bodyStart)
-                        }
-                        return (size, written)
+            let textBase = UnsafeRawPointer(text.base!).assumingMemoryBound(to: CChar.self)
+            let (size, written) = listOffsets.withUnsafeBufferPointer { lists in
+                props.withUnsafeBufferPointer { props in
+                    input.text = textBase
+                    input.list_offsets = lists.baseAddress
+                    input.props = props.baseAddress
+                    input.prop_count = props.count
+                    let size = spoor_encoder_prepare(encoder, &input)
+                    guard size > 0 else { return (0, 0) }
+                    if asBatchEntry { EventEncoder.appendBatchEntryHeader(size: size, to: &buffer) }
+                    let bodyStart = buffer.count
+                    buffer.append(contentsOf: repeatElement(0, count: size))
+                    let written = buffer.withUnsafeMutableBufferPointer { out in
+                        spoor_encoder_pack(encoder, out.baseAddress! + bodyStart)
                     }
+                    return (size, written)
                 }
             }
             guard size > 0, written == size else {
@@ -182,21 +175,36 @@ public final class EventEncoder {
         @inline(__always)
         mutating func store(_ string: String, _ field: StaticString) throws(EncodeError) -> UInt32 {
             if string.isEmpty { return 0 }
-            let offset = text.count
-            guard offset < Int(UInt32.max) - string.utf8.count else {
+            guard let offset = text.append(string) else {
                 throw EncodeError(field: "\(field)", reason: "event larger than 4 GiB")
             }
-            var string = string
-            let clean = string.withUTF8 { utf8 in
-                if memchr(utf8.baseAddress!, 0, utf8.count) != nil { return false }
-                text.append(contentsOf: utf8)
-                return true
+            return offset
+        }
+
+        /// Finds the first string with a NUL, in the order `encode` stores them.
+        static func embeddedNULError(in event: Event) -> EncodeError {
+            func error(_ field: String) -> EncodeError {
+                EncodeError(field: field, reason: "contains U+0000, which protobuf-c strings cannot hold")
             }
-            guard clean else {
-                throw EncodeError(field: "\(field)", reason: "contains U+0000, which protobuf-c strings cannot hold")
+            let fields: [(String, String?)] = [
+                ("event", event.name), ("distinct_id", event.distinctID), ("anonymous_id", event.anonymousID),
+                ("login_id", event.loginID), ("session_id", event.sessionID), ("original_id", event.originalID),
+                ("lib.lib", event.lib.lib), ("lib.lib_version", event.lib.libVersion),
+                ("lib.app_version", event.lib.appVersion),
+            ]
+            for case let (field, value?) in fields where value.utf8.contains(0) { return error(field) }
+            for (key, value) in event.properties {
+                if key.utf8.contains(0) { return error("properties.key") }
+                switch value {
+                case .string(let string) where string.utf8.contains(0):
+                    return error("properties.value.string_value")
+                case .list(let items) where items.contains(where: { $0.utf8.contains(0) }):
+                    return error("properties.value.list_value.values")
+                default:
+                    continue
+                }
             }
-            text.append(0)
-            return UInt32(offset)
+            return error("event")
         }
     }
 }

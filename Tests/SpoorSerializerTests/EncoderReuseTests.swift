@@ -58,4 +58,37 @@ import Testing
         let tail = Array(buffer[before.count...])
         #expect(try EventDecoder().decode(tail) == next)
     }
+
+    /// Where a test puts a NUL; the raw value is the field the error must name.
+    enum NULPlace: String, CaseIterable, Sendable {
+        case name = "event"
+        case loginID = "login_id"
+        case appVersion = "lib.app_version"
+        case key = "properties.key"
+        case stringValue = "properties.value.string_value"
+        case listItem = "properties.value.list_value.values"
+
+        func corrupt(_ event: inout Event) {
+            switch self {
+            case .name: event.name = "a\u{0}"
+            case .loginID: event.loginID = "\u{0}"
+            case .appVersion: event.lib.appVersion = "1\u{0}2"
+            case .key: event.properties["k\u{0}"] = 1
+            case .stringValue: event.properties["s"] = "\u{0}"
+            case .listItem: event.properties["l"] = ["ok", "x\u{0}"]
+            }
+        }
+    }
+
+    @Test(arguments: NULPlace.allCases)
+    func embeddedNULIsReportedWithItsField(place: NULPlace) throws {
+        let encoder = EventEncoder()
+        var event = Self.event(properties: 6)
+        place.corrupt(&event)
+        let error = #expect(throws: EncodeError.self) { try encoder.encode(event) }
+        #expect(error?.field == place.rawValue)
+        // The same encoder goes on with a clean event.
+        let clean = Self.event(properties: 6)
+        #expect(try EventDecoder().decode(try encoder.encode(clean)) == clean)
+    }
 }
