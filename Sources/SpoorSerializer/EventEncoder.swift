@@ -67,17 +67,6 @@ public final class EventEncoder {
         try scratch.encode(event, with: encoder, into: &buffer, asBatchEntry: asBatchEntry)
     }
 
-    /// Writes the `Batch.events` tag and the length varint.
-    private static func appendBatchEntryHeader(size: Int, to buffer: inout [UInt8]) {
-        buffer.append(0x0A)
-        var length = UInt64(size)
-        while length >= 0x80 {
-            buffer.append(UInt8(truncatingIfNeeded: length) | 0x80)
-            length >>= 7
-        }
-        buffer.append(UInt8(length))
-    }
-
     /// The strings, properties and list items of one event, flattened for the C shim.
     private struct Scratch {
         /// NUL-terminated UTF-8 of every string of the event; offset 0 is "".
@@ -144,30 +133,68 @@ public final class EventEncoder {
             // protobuf-c strings end at the first NUL, so one inside a string would cut it short.
             if text.hasEmbeddedNUL { throw Self.embeddedNULError(in: event) }
 
-            // The prepared message points into `text`, `listOffsets` and `props`:
-            // prepare and pack inside one borrow of the arrays.
+            // The message points into `text`, `listOffsets` and `props`: build and pack
+            // inside one borrow of the arrays.
             let start = buffer.count
             let textBase = UnsafeRawPointer(text.base!).assumingMemoryBound(to: CChar.self)
-            let (size, written) = listOffsets.withUnsafeBufferPointer { lists in
+            let bound = sizeBound
+            let written = listOffsets.withUnsafeBufferPointer { lists in
                 props.withUnsafeBufferPointer { props in
                     input.text = textBase
                     input.list_offsets = lists.baseAddress
                     input.props = props.baseAddress
                     input.prop_count = props.count
-                    let size = spoor_encoder_prepare(encoder, &input)
-                    guard size > 0 else { return (0, 0) }
-                    if asBatchEntry { EventEncoder.appendBatchEntryHeader(size: size, to: &buffer) }
-                    let bodyStart = buffer.count
-                    buffer.append(contentsOf: repeatElement(0, count: size))
-                    let written = buffer.withUnsafeMutableBufferPointer { out in
+                    guard spoor_encoder_build(encoder, &input) != 0 else { return -1 }
+                    // Room for the batch entry's tag and longest length varint, then the body.
+                    let bodyStart = start + (asBatchEntry ? Self.maxBatchEntryHeader : 0)
+                    buffer.append(contentsOf: repeatElement(0, count: bodyStart - start + bound))
+                    return buffer.withUnsafeMutableBufferPointer { out in
                         spoor_encoder_pack(encoder, out.baseAddress! + bodyStart)
                     }
-                    return (size, written)
                 }
             }
-            guard size > 0, written == size else {
-                buffer.removeSubrange(start...)
-                throw EncodeError(field: "event", reason: size == 0 ? "out of memory" : "packed \(written) bytes, expected \(size)")
+            guard written >= 0 else {
+                throw EncodeError(field: "event", reason: "out of memory")
+            }
+            // `bound` is an upper bound by construction; past it, pack wrote out of bounds.
+            precondition(written <= bound, "Spoor: an event of \(written) bytes overran its bound of \(bound)")
+            let end = asBatchEntry ? Self.finishBatchEntry(in: &buffer, start: start, bodySize: written) : start + written
+            buffer.removeLast(buffer.count - end)
+        }
+
+        /// The largest batch entry header: the tag byte and a ten-byte length varint.
+        static let maxBatchEntryHeader = 11
+
+        /// An upper bound of the encoded size of the event in `text`, `props` and `listOffsets`.
+        ///
+        /// Every field costs at most a one-byte tag (all field numbers are below 16), a varint
+        /// of at most ten bytes (a length or a scalar; fixed64 and double take eight) and, for
+        /// a string, its bytes, which `text` holds with a NUL each to spare. An event has 12
+        /// fields and its lib 4; a property at most four (the map entry, its key, its value
+        /// message and the value's field); a list item one.
+        var sizeBound: Int {
+            text.count + 11 * (12 + 4) + 11 * 4 * props.count + 11 * listOffsets.count
+        }
+
+        /// Writes the `Batch.events` tag and the length varint before the body that was packed
+        /// `maxBatchEntryHeader` bytes after `start`, moves the body up against them, and
+        /// returns where the entry ends.
+        static func finishBatchEntry(in buffer: inout [UInt8], start: Int, bodySize: Int) -> Int {
+            return buffer.withUnsafeMutableBytes { bytes in
+                var at = start
+                bytes[at] = 0x0A
+                at += 1
+                var length = UInt64(bodySize)
+                while length >= 0x80 {
+                    bytes[at] = UInt8(truncatingIfNeeded: length) | 0x80
+                    length >>= 7
+                    at += 1
+                }
+                bytes[at] = UInt8(length)
+                at += 1
+                let base = bytes.baseAddress!
+                (base + at).copyMemory(from: base + start + maxBatchEntryHeader, byteCount: bodySize)
+                return at + bodySize
             }
         }
 

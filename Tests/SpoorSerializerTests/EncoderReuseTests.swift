@@ -38,6 +38,41 @@ import Testing
         #expect(try EventDecoder().decodeBatch(batch) == events)
     }
 
+    /// Fields whose encoding costs more than their text: empty strings, which the text block does
+    /// not hold but a oneof or a list still writes, and ten-byte varints.
+    @Test func eventsOfMostlyEmptyStringsAndLongVarintsRoundTrip() throws {
+        var properties: Properties = ["": "", "min": .int(.min), "date": .date(-1), "d": .double(-0.0)]
+        for index in 0..<50 { properties["e\(index)"] = index.isMultiple(of: 2) ? "" : .list(["", "", ""]) }
+        properties["blanks"] = .list(Array(repeating: "", count: 400))
+        let event = Event(name: "", type: .profileDelete, time: .min, trackID: .max, sequence: .max, distinctID: "",
+                          anonymousID: "", lib: LibInfo(lib: "", libVersion: "", method: .autoTrack), properties: properties)
+        let encoder = EventEncoder()
+        #expect(try EventDecoder().decode(try encoder.encode(event)) == event)
+        var batch: [UInt8] = []
+        try encoder.appendBatchEntry(event, to: &batch)
+        #expect(try EventDecoder().decodeBatch(batch) == [event])
+    }
+
+    /// Batch entries whose length varint takes one, two and three bytes.
+    @Test func batchEntriesOfEverySizeClassDecode() throws {
+        let small = Event(name: "s", time: 1, distinctID: "d", anonymousID: "a", lib: Self.lib)
+        let medium = Self.event(properties: 12)
+        var large = Self.event(properties: 3)
+        for index in 0..<3 { large.properties["big\(index)"] = .string(String(repeating: "z", count: 8000)) }
+        let events = [small, large, medium, small, large]
+        let encoder = EventEncoder()
+        var batch: [UInt8] = [0xFF] // bytes already in the buffer stay in front
+        for event in events { try encoder.appendBatchEntry(event, to: &batch) }
+        #expect(batch[0] == 0xFF)
+        #expect(try EventDecoder().decodeBatch(Array(batch.dropFirst())) == events)
+        // An entry is its tag, its length and the event's own encoding.
+        let single = try encoder.encode(large)
+        var entry: [UInt8] = []
+        try encoder.appendBatchEntry(large, to: &entry)
+        #expect(entry.count == single.count + 4) // tag + three-byte length
+        #expect(Array(entry.suffix(single.count)) == single)
+    }
+
     @Test func aFailedEncodingLeavesTheBufferAndTheEncoderUsable() throws {
         let encoder = EventEncoder()
         var buffer: [UInt8] = []
