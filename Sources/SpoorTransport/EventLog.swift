@@ -235,9 +235,9 @@ public final class EventLog: @unchecked Sendable {
     /// records are kept in memory until the disk works again. If the log is
     /// over a cap afterwards, its oldest records are dropped and counted.
     public func append(_ records: RecordBuffer) {
-        if records.oversized > 0 {
-            lock.withLock { state.counters.dropped += UInt64(records.oversized) }
-            logger.error("spoor: records larger than 16 MiB were dropped", metadata: ["records": "\(records.oversized)"])
+        if records.rejected > 0 {
+            lock.withLock { state.counters.dropped += UInt64(records.rejected) }
+            logger.error("spoor: records larger than 16 MiB or not Batch entries were dropped", metadata: ["records": "\(records.rejected)"])
         }
         guard !records.isEmpty else { return }
         let now = configuration.now()

@@ -302,3 +302,41 @@ import SpoorSerializer
         #expect(Fixtures.sequences(try open(directory, .init(maxRecords: 100_000))).sorted() == Array(0..<4000))
     }
 }
+
+@Suite struct RecordShapeTests {
+    @Test func entriesThatAreNotOneBatchEntryAreRejected() throws {
+        var buffer = RecordBuffer()
+        buffer.append(entry: [0x0A, 0x01, 0x00])
+        buffer.append(entry: [0x12, 0x01, 0x00])
+        buffer.append(entry: [0x0A, 0x05, 0x00])
+        buffer.append(entry: [])
+        #expect(buffer.count == 1)
+        #expect(buffer.rejected == 3)
+        let directory = TemporaryDirectory()
+        let log = try open(directory)
+        log.append(buffer)
+        #expect(log.recordCount == 1)
+        #expect(log.counters.dropped == 3)
+    }
+
+    /// A record whose checksum is right but whose payload is not a Batch entry is treated as damage.
+    @Test func aForgedRecordIsCorrupt() throws {
+        let directory = TemporaryDirectory()
+        do {
+            let log = try open(directory)
+            log.append(Fixtures.buffer(0..<2))
+            log.close()
+        }
+        let segment = try #require(directory.segmentPaths().last)
+        var forged = [UInt8](repeating: 0, count: RecordFormat.headerSize) + [0x12, 0x01, 0x00]
+        forged.withUnsafeMutableBytes { RecordFormat.writeHeader(into: $0, at: 0, payloadLength: 3) }
+        var bytes = FileHandle.bytes(segment)
+        var payloadSizes: [Int] = []
+        try open(directory).forEachRecord { payloadSizes.append($0.count) }
+        bytes.insert(contentsOf: forged, at: SegmentFormat.headerSize + RecordFormat.headerSize + payloadSizes[0])
+        writeBytes(bytes, to: segment)
+        let log = try open(directory)
+        #expect(Fixtures.sequences(log) == [0, 1])
+        #expect(log.counters.corrupt == 1)
+    }
+}
