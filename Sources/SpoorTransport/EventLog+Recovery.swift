@@ -62,6 +62,10 @@ extension EventLog {
             head = pending.end
         }
 
+        // New segments must sort after the head even when every segment file is gone,
+        // or the next recovery would take their records for consumed ones.
+        state.nextSegmentID = max(state.nextSegmentID, head.segment + 1)
+
         let names = try FileIO.list(path)
         let foreign = names.filter { !DirectoryLayout.isOwn($0) }
         if !foreign.isEmpty {

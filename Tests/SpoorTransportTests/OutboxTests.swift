@@ -175,4 +175,28 @@ func everything(_ log: EventLog) throws -> [Int] {
         #expect(parsed?.end == LogPosition(segment: 0x1F, offset: 4096))
         #expect(OutboxName.parse("junk.spb") == nil)
     }
+
+    /// After everything was sealed and released no segment file is left; new ones must still come after the head.
+    @Test func aLogEmptiedCompletelyKeepsNewRecordsAcrossReopens() throws {
+        let directory = TemporaryDirectory()
+        do {
+            let log = try open(directory)
+            log.append(Fixtures.buffer(0..<20))
+            log.close()
+        }
+        do {
+            let log = try open(directory)
+            let batch = try #require(try log.seal())
+            try log.release(batch.id)
+            log.close()
+        }
+        #expect(directory.segmentPaths().isEmpty)
+        // A crash after the next appends, before the state file is written again.
+        let log = try open(directory)
+        log.append(Fixtures.buffer(20..<25))
+        let crashed = snapshot(directory)
+        #expect(Fixtures.sequences(try open(crashed)) == Array(20..<25))
+        log.close()
+        #expect(Fixtures.sequences(try open(directory)) == Array(20..<25))
+    }
 }
