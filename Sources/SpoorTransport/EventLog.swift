@@ -418,7 +418,6 @@ public final class EventLog: @unchecked Sendable {
                 throw error
             }
             var offset = start
-            state.segments[index].records.reserveCapacity(state.segments[index].records.count + sizes.count)
             for size in sizes {
                 state.segments[index].records.append(RecordRef(offset: UInt32(offset), size: size))
                 offset += Int(size)

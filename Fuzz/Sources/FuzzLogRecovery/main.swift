@@ -29,7 +29,7 @@ func fuzzOne(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
     try? FileManager.default.removeItem(at: directory)
     try! FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
     defer { try? FileManager.default.removeItem(at: directory) }
-    FileManager.default.createFile(atPath: directory.path + "/seg-0000000000000001.log", contents: Data(file))
+    _ = FileManager.default.createFile(atPath: directory.path + "/seg-0000000000000001.log", contents: Data(file))
 
     let first: [[UInt8]]
     let counters: LogCounters
