@@ -66,7 +66,10 @@ extension EventLog {
 
     private struct Take {
         var segment: UInt64
-        var refs: ArraySlice<RecordRef>
+        /// The index of the first record taken, to put them back if the seal fails.
+        var first: Int
+        /// A copy, so the segment's index is not shared while appends go on.
+        var refs: [RecordRef]
     }
 
     private func sealLocked(maxRecords: Int, maxBytes: Int, codec: Codec) throws(StorageError) -> SealedBatch? {
@@ -94,8 +97,8 @@ extension EventLog {
                     last += 1
                 }
                 guard last > segment.head else { break }
-                let refs = segment.records[segment.head..<last]
-                takes.append(Take(segment: segment.id, refs: refs))
+                let refs = Array(segment.records[segment.head..<last])
+                takes.append(Take(segment: segment.id, first: segment.head, refs: refs))
                 let taken = refs.reduce(0) { $0 + Int($1.size) }
                 state.segments[index].head = last
                 state.liveBytes -= taken
@@ -198,7 +201,7 @@ extension EventLog {
     private func restore(_ takes: [Take], memory: [[UInt8]]) {
         for take in takes {
             guard let index = state.segments.firstIndex(where: { $0.id == take.segment }) else { continue }
-            state.segments[index].head = take.refs.startIndex
+            state.segments[index].head = take.first
             state.recordCount += take.refs.count
             state.liveBytes += take.refs.reduce(0) { $0 + Int($1.size) }
         }
