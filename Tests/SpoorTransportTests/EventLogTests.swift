@@ -138,6 +138,26 @@ import SpoorSerializer
         #expect(log.counters.corrupt == 1)
     }
 
+    /// Junk shorter than a record header cannot be padded over; it is still counted only once.
+    @Test func shortJunkBetweenRecordsIsCountedOnce() throws {
+        let directory = TemporaryDirectory()
+        do {
+            let log = try open(directory)
+            log.append(Fixtures.buffer(1..<4))
+            log.close()
+        }
+        let segment = try #require(directory.segmentPaths().last)
+        var bytes = FileHandle.bytes(segment)
+        bytes.insert(contentsOf: [1, 2, 3, 4, 5], at: SegmentFormat.headerSize + (bytes.count - SegmentFormat.headerSize) / 3)
+        writeBytes(bytes, to: segment)
+        for _ in 0..<3 {
+            let log = try open(directory)
+            #expect(Fixtures.sequences(log) == [1, 2, 3])
+            #expect(log.counters.corrupt == 1)
+            log.close()
+        }
+    }
+
     @Test func corruptLengthDoesNotSwallowTheRest() throws {
         let directory = TemporaryDirectory()
         do {
@@ -208,7 +228,7 @@ import SpoorSerializer
             log.append(Fixtures.buffer(0..<5))
             log.close()
         }
-        writeBytes(Array(repeating: 7, count: StateFile.size), to: directory.path + "/state")
+        writeBytes(Array(repeating: 7, count: 96), to: directory.path + "/state")
         let log = try open(directory)
         #expect(Fixtures.sequences(log) == Array(0..<5))
         #expect(log.counters.corrupt == 1)
