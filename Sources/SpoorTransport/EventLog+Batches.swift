@@ -232,7 +232,8 @@ extension EventLog {
     /// come back after a restart.
     public func release(_ id: BatchID) throws(StorageError) {
         try sealLock.withLock { () throws(StorageError) in
-            let found = lock.withLock { state.pending.first { $0.info.id == id } }
+            let (found, closed) = lock.withLock { (state.pending.first { $0.info.id == id }, state.closed) }
+            if closed { throw StorageError(.closed, path: path, reason: "the log is closed") }
             guard let found else { throw StorageError(.unknownBatch, path: outboxPath, reason: "no pending batch \(id)") }
             let persisted = lock.withLock { state.persistedHead }
             if persisted < found.end {
