@@ -14,13 +14,26 @@ import Logging
         }
     }
 
+    /// The same input mapping as FuzzFrameDecoder: inputs starting with 0xFF get a header made for them.
+    static func frame(fromFuzzInput input: [UInt8]) -> [UInt8] {
+        guard input.first == 0xFF, input.count >= 8 else { return input }
+        let stored = Array(input[8...])
+        let codec = input[1] % 3
+        let declared = UInt32(input[2]) | UInt32(input[3]) << 8 | UInt32(input[4]) << 16 | UInt32(input[5]) << 24
+        return forgeFrame(
+            codec: codec, stored: stored, uncompressedLength: Int(codec == 0 ? UInt32(stored.count) : declared % (1 << 21)),
+            recordCount: Int(UInt32(input[6]) | UInt32(input[7]) << 8), payloadCRC: codec == 0 ? CRC32C.checksum(stored) : 0,
+            sealedAt: 0
+        )
+    }
+
     @Test func frameDecoderCorpus() throws {
         let inputs = Self.inputs("FuzzFrameDecoder")
         #expect(inputs.count >= 3)
         let decoder = FrameDecoder(limits: FrameLimits(maxFrameBytes: 1 << 20, maxUncompressedBytes: 1 << 20, maxRecords: 1000))
         var decoded = 0
         for url in inputs {
-            let bytes = [UInt8](try Data(contentsOf: url))
+            let bytes = Self.frame(fromFuzzInput: [UInt8](try Data(contentsOf: url)))
             guard let frame = try? decoder.decode(bytes) else { continue }
             decoded += 1
             #expect(frame.payload.count == Int(frame.header.uncompressedLength), "\(url.lastPathComponent)")

@@ -1,4 +1,5 @@
-// Fuzzes FrameDecoder with arbitrary bytes, as a collector receives them. Bad input must only
+// Fuzzes FrameDecoder with arbitrary bytes, as a collector receives them (or, for inputs that start
+// with 0xFF, with a header made to fit; see `frame(fromFuzzInput:)`). Bad input must only
 // ever throw a FrameError; a frame that decodes must encode again (in its codec and as `none`)
 // to a frame that decodes to the same payload. Any crash, trap or sanitizer report is a bug.
 import CFuzzDriver
@@ -10,8 +11,30 @@ import SpoorTransport
 let decoder = FrameDecoder(limits: FrameLimits(maxFrameBytes: 1 << 20, maxUncompressedBytes: 1 << 20, maxRecords: 1000))
 nonisolated(unsafe) let events = EventDecoder()
 
+/// Inputs starting with 0xFF get a header made for them, so the fuzzer reaches decompression with
+/// any codec, declared length and count despite the header checksum:
+/// 0xFF, codec, u32 LE declared length, u16 LE record count, then the stored payload.
+/// The payload checksum is right for `none` payloads and zero otherwise. Other inputs are frames as they are.
+func frame(fromFuzzInput input: [UInt8]) -> [UInt8] {
+    guard input.first == 0xFF, input.count >= 8 else { return input }
+    let stored = Array(input[8...])
+    let codec = input[1] % 3
+    let declared = UInt32(input[2]) | UInt32(input[3]) << 8 | UInt32(input[4]) << 16 | UInt32(input[5]) << 24
+    var frame = BatchFrame.magic + [BatchFrame.version, codec]
+    func put<T: FixedWidthInteger>(_ value: T) { withUnsafeBytes(of: value.littleEndian) { frame.append(contentsOf: $0) } }
+    put(UInt16(BatchFrame.headerLength))
+    put(UInt32(input[6]) | UInt32(input[7]) << 8)
+    put(codec == 0 ? UInt32(stored.count) : declared % (1 << 21))
+    put(UInt32(stored.count))
+    put(codec == 0 ? CRC32C.checksum(stored) : 0)
+    frame.append(contentsOf: BatchID(high: 1, low: 2).wireBytes)
+    put(Int64(0))
+    put(CRC32C.checksum(frame))
+    return frame + stored
+}
+
 func fuzzOne(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
-    let bytes = size > 0 ? Array(UnsafeBufferPointer(start: data, count: size)) : []
+    let bytes = frame(fromFuzzInput: size > 0 ? Array(UnsafeBufferPointer(start: data, count: size)) : [])
     let frame: DecodedFrame
     do {
         frame = try decoder.decode(bytes)
@@ -32,7 +55,7 @@ func fuzzOne(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
             if decoded.payload != frame.payload || decoded.header.batchID != header.batchID {
                 fatalError("re-encoding as \(codec) changed the frame")
             }
-            if codec == .none && header.codec == .none && again != bytes {
+            if codec == .none && header.codec == .none && again != bytes && bytes.first != 0xFF {
                 fatalError("an uncompressed frame did not re-encode byte for byte")
             }
         } catch {
