@@ -1,11 +1,32 @@
 // swift-tools-version: 6.1
-// Benchmarks of Spoor's event encoder against swift-protobuf, Foundation's JSONEncoder and a
-// pure-C protobuf-c loop, on one reference event. Run from this folder:
+// Spoor's benchmarks. Run from this folder:
 //
-//   swift package benchmark
+//   swift package benchmark                                   # all
+//   swift package benchmark --target SerializerBenchmarks     # the encoder against swift-protobuf, JSONEncoder, pure C
+//   swift package benchmark --target TransportBenchmarks      # log appends against write(2), sealing per codec
 //
 // (or `scripts/bench` from the repository root). See docs/benchmarks.md for the figures.
 import PackageDescription
+
+let strictSwift: [SwiftSetting] = [
+    .swiftLanguageMode(.v6),
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("InternalImportsByDefault"),
+]
+
+/// A benchmark executable under Benchmarks/NAME, run by the benchmark plugin.
+func benchmark(_ name: String, dependencies: [Target.Dependency] = []) -> Target {
+    .executableTarget(
+        name: name,
+        dependencies: [
+            .product(name: "Benchmark", package: "benchmark"),
+            .product(name: "Spoor", package: "Spoor"),
+        ] + dependencies,
+        path: "Benchmarks/\(name)",
+        swiftSettings: strictSwift,
+        plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+    )
+}
 
 let package = Package(
     name: "SpoorBenchmarks",
@@ -34,21 +55,7 @@ let package = Package(
             exclude: ["generated/spoor/v1/event.pb-c.c"],
             cSettings: [.headerSearchPath("generated")]
         ),
-        .executableTarget(
-            name: "SerializerBenchmarks",
-            dependencies: [
-                .product(name: "Benchmark", package: "benchmark"),
-                .product(name: "Spoor", package: "Spoor"),
-                "SwiftProtobufSchema",
-                "CProtobufCFloor",
-            ],
-            path: "Benchmarks/SerializerBenchmarks",
-            swiftSettings: [
-                .swiftLanguageMode(.v6),
-                .enableUpcomingFeature("ExistentialAny"),
-                .enableUpcomingFeature("InternalImportsByDefault"),
-            ],
-            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
-        ),
+        benchmark("SerializerBenchmarks", dependencies: ["SwiftProtobufSchema", "CProtobufCFloor"]),
+        benchmark("TransportBenchmarks"),
     ]
 )

@@ -8,6 +8,12 @@ public struct EncodeError: Error, Sendable, Hashable, CustomStringConvertible {
     /// What is wrong with it.
     public var reason: String
 
+    /// Creates an encode error.
+    public init(field: String, reason: String) {
+        self.field = field
+        self.reason = reason
+    }
+
     public var description: String { "\(field): \(reason)" }
 }
 
