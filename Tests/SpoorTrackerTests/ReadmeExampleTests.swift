@@ -1,0 +1,49 @@
+import Foundation
+import SpoorCore
+import SpoorSerializer
+import SpoorTransport
+import SpoorTracker
+import Testing
+
+/// The README's example, kept compiling and true.
+@Suite struct ReadmeExampleTests {
+    struct Search: TrackedEvent {
+        static let eventName = "Search"
+        var keyword: String
+        var properties: Properties { ["keyword": .string(keyword)] }
+    }
+
+    @Test func readmeExampleRecordsItsEvents() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("spoor-readme-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        var configuration = Configuration(storageDirectory: directory)
+        configuration.autoTrack = .all
+        configuration.enableSession = true
+        let clock = ManualClock(wall: 1_767_225_600_000)
+        configuration.wallClock = clock
+        configuration.monotonicClock = clock
+        let tracker = try Tracker(configuration: configuration)
+
+        tracker.track("BuyProduct", properties: ["product": "green tea", "quantity": 3, "price": 12.5, "gift": false])
+        tracker.track(Search(keyword: "oolong"))
+        tracker.registerSuperProperties(["plan": "pro"])
+        tracker.login("user-1024")
+        let timer = tracker.timerStart("WatchVideo")
+        tracker.timerEnd(timer, properties: ["video": "intro"])
+        tracker.profileSet(["city": "Hangzhou"])
+        #expect(tracker.track("bad name") == false)
+        #expect(await tracker.shutdown())
+
+        #expect(tracker.counters.accepted == 5)
+        #expect(tracker.counters.rejectedTotal == 1)
+
+        let log = try EventLog(directory: Tracker.logDirectory(in: directory))
+        defer { log.close() }
+        var events: [Event] = []
+        try log.forEachRecord { events += try EventDecoder().decodeBatch($0) }
+        #expect(events.map(\.name) == ["BuyProduct", "Search", "$SignUp", "WatchVideo", ""])
+        #expect(events.last?.type == .profileSet)
+        #expect(events[3].properties["plan"] == "pro")
+        #expect(events[3].distinctID == "user-1024")
+    }
+}
