@@ -1,0 +1,199 @@
+import Dispatch
+import Foundation
+internal import Logging
+internal import SpoorCore
+
+/// What auto-tracking needs from the tracker. The tracker implements it; tests use a recording fake.
+protocol AutoTrackSink: AnyObject, Sendable {
+    /// Tracks an auto event through the tracker's normal path (super properties, identity, the log).
+    /// `time`, when given, replaces the clock's wall time (recovered events are timed to the past).
+    func trackAutoEvent(name: String, properties: Properties, time: EpochMilliseconds?)
+    /// Pauses every running event timer.
+    func pauseAllTimers()
+    /// Resumes the timers `pauseAllTimers` paused.
+    func resumeAllTimers()
+    /// Starts an upload of what is stored.
+    func flush()
+    /// Makes everything tracked so far durable, waiting at most `timeout`.
+    func syncDurably(timeout: Duration)
+}
+
+/// How the lifecycle machinery is set up.
+struct AutoTrackOptions: Sendable {
+    /// The tracker's storage directory: the checkpoint and the crash marker live there.
+    var storageDirectory: URL
+    /// The auto events that are emitted; the machinery behind the others keeps running (§6).
+    var enabled: Set<AutoTrackEventKind> = Set(AutoTrackEventKind.allCases)
+    /// Whether this process is the first launch ever on this install.
+    var isFirstLaunch: Bool
+    /// Whether to install the fatal-signal handler that records crashes.
+    var installsCrashHandler: Bool = true
+    /// How often the checkpoint's last-alive time is refreshed while started; `nil` for never (manual
+    /// clocks drive `heartbeat()` themselves).
+    var heartbeatInterval: Duration? = .seconds(5)
+    /// The longest `willTerminate` waits for events to become durable (L9).
+    var terminateTimeout: Duration = .seconds(2)
+}
+
+/// Runs auto-tracking: feeds signals, page and click calls into the engine and carries out its effects
+/// on the tracker (the sink), the checkpoint and the heartbeat. Thread-safe; calls are applied in order.
+final class AutoTrackController: @unchecked Sendable {
+    private let lock = NSLock()
+    private var engine: AutoTrackEngine
+    private let options: AutoTrackOptions
+    private let sink: any AutoTrackSink
+    private let now: @Sendable () -> LifecycleInstant
+    private let checkpoints: LifecycleCheckpointStore
+    private var crashMarker: CrashMarker?
+    private var heartbeatTimer: (any DispatchSourceTimer)?
+    private let logger = Logger(label: "spoor.lifecycle")
+    private var recovered = false
+
+    /// Checkpoints that could not be read or written.
+    private(set) var checkpointErrorCount = 0
+
+    init(options: AutoTrackOptions, sink: any AutoTrackSink, now: @escaping @Sendable () -> LifecycleInstant) {
+        self.options = options
+        self.sink = sink
+        self.now = now
+        engine = AutoTrackEngine(isFirstLaunch: options.isFirstLaunch)
+        checkpoints = LifecycleCheckpointStore(directory: options.storageDirectory)
+    }
+
+    deinit {
+        heartbeatTimer?.cancel()
+    }
+
+    /// The lifecycle state.
+    var state: LifecycleState { lock.withLock { engine.state } }
+
+    /// Emits what the previous process left unsaid (L10), then arms crash recording for this one. Call
+    /// once, before the first signal. Later calls do nothing.
+    func recoverPreviousProcess() {
+        lock.withLock {
+            guard !recovered else { return }
+            recovered = true
+            var checkpoint: LifecycleCheckpoint?
+            switch checkpoints.load() {
+            case .success(let loaded):
+                checkpoint = loaded
+            case .failure(let error):
+                checkpointErrorCount += 1
+                logger.warning("\(error.description); nothing to recover")
+            }
+            let crash = CrashMarker.readPrevious(in: options.storageDirectory)
+            apply(CrashRecovery.effects(checkpoint: checkpoint, crash: crash))
+            // The recovered events are in the log: only now forget the previous process.
+            saveCheckpoint(at: now())
+            crashMarker = CrashMarker(directory: options.storageDirectory)
+            if crashMarker == nil { logger.warning("cannot open the crash marker; crashes go unrecorded") }
+            if options.installsCrashHandler, let crashMarker { CrashSignalHandler.install(marker: crashMarker) }
+        }
+    }
+
+    /// Applies a lifecycle signal.
+    func handle(_ signal: LifecycleSignal) {
+        lock.withLock {
+            let instant = now()
+            apply(engine.handle(signal, now: instant), at: instant)
+            updateHeartbeat()
+        }
+    }
+
+    /// A page appears.
+    func pageAppear(id: String, info: PageInfo) {
+        lock.withLock {
+            let instant = now()
+            apply(engine.pageAppear(id: id, info: info, now: instant), at: instant)
+        }
+    }
+
+    /// A page disappears.
+    func pageDisappear(id: String) {
+        lock.withLock {
+            let instant = now()
+            apply(engine.pageDisappear(id: id, now: instant), at: instant)
+        }
+    }
+
+    /// A click on the current page.
+    func click(_ click: ClickInfo) {
+        lock.withLock {
+            let instant = now()
+            apply(engine.click(click, now: instant), at: instant)
+        }
+    }
+
+    /// Refreshes the checkpoint's last-alive time while a session is open. The heartbeat timer calls it;
+    /// with a manual clock the host (or `spoor simulate`) calls it.
+    func heartbeat() {
+        lock.withLock {
+            guard engine.state == .started else { return }
+            saveCheckpoint(at: now())
+        }
+    }
+
+    /// Records a crash with `reason` at the clock's time, exactly as the fatal-signal handler would. After
+    /// it the process is expected to die.
+    func recordCrash(reason: String) {
+        lock.withLock {
+            crashMarker.map { $0.record(reason: reason, time: now().wall) }
+        }
+    }
+
+    /// Stops the heartbeat (the process is going away or the tracker is being replaced).
+    func stopHeartbeat() {
+        lock.withLock {
+            heartbeatTimer?.cancel()
+            heartbeatTimer = nil
+        }
+    }
+
+    // MARK: - Effects (called with the lock held)
+
+    private func apply(_ effects: [AutoTrackEffect], at instant: LifecycleInstant? = nil) {
+        for effect in effects {
+            switch effect {
+            case .emit(let kind, let properties, let time):
+                guard options.enabled.contains(kind) else { continue }
+                sink.trackAutoEvent(name: kind.eventName, properties: properties, time: time)
+            case .pauseTimers:
+                sink.pauseAllTimers()
+            case .resumeTimers:
+                sink.resumeAllTimers()
+            case .flush:
+                sink.flush()
+            case .syncDurably:
+                sink.syncDurably(timeout: options.terminateTimeout)
+            case .checkpoint:
+                saveCheckpoint(at: instant ?? now())
+            }
+        }
+    }
+
+    private func saveCheckpoint(at instant: LifecycleInstant) {
+        do {
+            try checkpoints.save(engine.checkpoint(lastAlive: instant))
+        } catch {
+            checkpointErrorCount += 1
+            logger.warning("cannot save the lifecycle checkpoint: \(error)")
+        }
+    }
+
+    private func updateHeartbeat() {
+        guard let interval = options.heartbeatInterval else { return }
+        if engine.state == .started {
+            guard heartbeatTimer == nil else { return }
+            let timer = DispatchSource.makeTimerSource(queue: .global(qos: .utility))
+            let nanoseconds = Int(interval.components.seconds) * 1_000_000_000
+                + Int(interval.components.attoseconds / 1_000_000_000)
+            timer.schedule(deadline: .now() + .nanoseconds(nanoseconds), repeating: .nanoseconds(nanoseconds))
+            timer.setEventHandler { [weak self] in self?.heartbeat() }
+            timer.resume()
+            heartbeatTimer = timer
+        } else {
+            heartbeatTimer?.cancel()
+            heartbeatTimer = nil
+        }
+    }
+}
