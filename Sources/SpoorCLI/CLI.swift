@@ -1,0 +1,52 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Foundation
+
+/// Input and output helpers shared by the subcommands.
+enum CLI {
+    /// Writes `message` and a newline to standard error and returns `status`.
+    static func fail(_ message: String, status: Int32 = 2) -> Int32 {
+        FileHandle.standardError.write(Data((message + "\n").utf8))
+        return status
+    }
+
+    /// Reads standard input to its end.
+    static func readStandardInput() -> [UInt8] {
+        [UInt8](FileHandle.standardInput.readDataToEndOfFile())
+    }
+
+    /// Writes bytes to standard output.
+    static func output(_ bytes: [UInt8]) {
+        bytes.withUnsafeBufferPointer { buffer in
+            var offset = 0
+            while offset < buffer.count {
+                let written = write(1, buffer.baseAddress! + offset, buffer.count - offset)
+                if written <= 0 {
+                    if written < 0, errno == EINTR { continue }
+                    return
+                }
+                offset += written
+            }
+        }
+    }
+
+    /// Splits input into lines, numbered from 1, without their line ends.
+    static func lines(_ bytes: [UInt8]) -> [(number: Int, text: String)] {
+        var result: [(Int, String)] = []
+        var number = 0
+        for line in bytes.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false) {
+            number += 1
+            var slice = line
+            if slice.last == UInt8(ascii: "\r") { slice = slice.dropLast() }
+            result.append((number, String(decoding: slice, as: UTF8.self)))
+        }
+        if let last = result.last, last.1.isEmpty { result.removeLast() }
+        return result
+    }
+}
+

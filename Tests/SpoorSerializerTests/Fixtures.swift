@@ -1,0 +1,33 @@
+import SpoorCore
+import SpoorSerializer
+
+/// Events and byte helpers shared by the serializer tests.
+enum Fixtures {
+    static let lib = LibInfo(lib: "Linux", libVersion: "0.1.0", method: .code, appVersion: "1.2.3")
+
+    static func event(_ properties: Properties = [:], name: String = "BuyProduct") -> Event {
+        Event(name: name, type: .track, time: 1_767_225_600_123, trackID: 0xDEAD_BEEF_0123_4567, sequence: 42,
+              distinctID: "user-1", anonymousID: "anon-1", loginID: "user-1", lib: lib,
+              properties: properties, sessionID: "session-1")
+    }
+
+    /// The reference event of the benchmarks: name, time and five properties.
+    static let reference = event(["product": "green tea", "quantity": 3, "price": 12.5, "gift": false, "channel": "search"])
+
+    static func encode(_ event: Event) throws -> [UInt8] {
+        try EventEncoder().encode(event)
+    }
+}
+
+/// A small deterministic generator (SplitMix64) so randomised tests repeat exactly.
+struct SeededGenerator: RandomNumberGenerator {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
