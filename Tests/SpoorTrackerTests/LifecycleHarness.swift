@@ -82,7 +82,7 @@ struct LifecycleHarness {
         self.directory = directory
         self.clock = clock
         sink = RecordingSink(clock: clock)
-        let options = AutoTrackOptions(
+        let options = LifecycleOptions(
             storageDirectory: directory, enabled: enabled, isFirstLaunch: isFirstLaunch,
             installsCrashHandler: false, heartbeatInterval: nil
         )

@@ -19,7 +19,7 @@ protocol AutoTrackSink: AnyObject, Sendable {
 }
 
 /// How the lifecycle machinery is set up.
-struct AutoTrackOptions: Sendable {
+struct LifecycleOptions: Sendable {
     /// The tracker's storage directory: the checkpoint and the crash marker live there.
     var storageDirectory: URL
     /// The auto events that are emitted; the machinery behind the others keeps running (§6).
@@ -40,7 +40,7 @@ struct AutoTrackOptions: Sendable {
 final class AutoTrackController: @unchecked Sendable {
     private let lock = NSLock()
     private var engine: AutoTrackEngine
-    private let options: AutoTrackOptions
+    private let options: LifecycleOptions
     private let sink: any AutoTrackSink
     private let now: @Sendable () -> LifecycleInstant
     private let checkpoints: LifecycleCheckpointStore
@@ -52,7 +52,7 @@ final class AutoTrackController: @unchecked Sendable {
     /// Checkpoints that could not be read or written.
     private(set) var checkpointErrorCount = 0
 
-    init(options: AutoTrackOptions, sink: any AutoTrackSink, now: @escaping @Sendable () -> LifecycleInstant) {
+    init(options: LifecycleOptions, sink: any AutoTrackSink, now: @escaping @Sendable () -> LifecycleInstant) {
         self.options = options
         self.sink = sink
         self.now = now
