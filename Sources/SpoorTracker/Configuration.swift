@@ -1,0 +1,163 @@
+public import Foundation
+public import SpoorCore
+public import Logging
+
+/// The auto-track events a tracker emits (lifecycle spec §6).
+///
+/// An event left out is not emitted, but the bookkeeping behind it keeps running,
+/// so turning it on later gives correct values.
+public struct AutoTrackOptions: OptionSet, Sendable, Hashable {
+    public let rawValue: UInt16
+
+    public init(rawValue: UInt16) { self.rawValue = rawValue }
+
+    /// `$AppStart`.
+    public static let appStart = AutoTrackOptions(rawValue: 1 << 0)
+    /// `$AppStartPassively`.
+    public static let appStartPassively = AutoTrackOptions(rawValue: 1 << 1)
+    /// `$AppEnd`.
+    public static let appEnd = AutoTrackOptions(rawValue: 1 << 2)
+    /// `$AppViewScreen`.
+    public static let appViewScreen = AutoTrackOptions(rawValue: 1 << 3)
+    /// `$AppClick`.
+    public static let appClick = AutoTrackOptions(rawValue: 1 << 4)
+    /// `$AppPageLeave`.
+    public static let appPageLeave = AutoTrackOptions(rawValue: 1 << 5)
+    /// `AppCrashed`.
+    public static let appCrashed = AutoTrackOptions(rawValue: 1 << 6)
+
+    /// Every auto-track event.
+    public static let all: AutoTrackOptions = [
+        .appStart, .appStartPassively, .appEnd, .appViewScreen, .appClick, .appPageLeave, .appCrashed,
+    ]
+}
+
+/// A configuration field that is out of range, reported when a ``Tracker`` is created.
+public struct ConfigurationError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The field at fault, such as `flushBulkSize`.
+    public var field: String
+    /// Why it is invalid.
+    public var reason: String
+
+    public init(field: String, reason: String) {
+        self.field = field
+        self.reason = reason
+    }
+
+    public var description: String { "invalid configuration: \(field): \(reason)" }
+}
+
+/// Everything a ``Tracker`` needs to know when it is created.
+///
+/// ```swift
+/// var configuration = Configuration(storageDirectory: URL(fileURLWithPath: "/var/lib/myapp/spoor"))
+/// configuration.serverURL = URL(string: "https://collector.example/v1/events")
+/// configuration.autoTrack = [.appStart, .appEnd]
+/// let tracker = try Tracker(configuration: configuration)
+/// ```
+public struct Configuration: Sendable {
+    /// When the durable log makes appended records durable.
+    public enum Durability: Sendable, Hashable {
+        /// Never forces data to disk; the OS writes it back when it likes.
+        case none
+        /// Forces data to disk at most once per `interval`.
+        case batched(interval: Duration)
+        /// Forces data to disk after every append.
+        case always
+    }
+
+    /// How upload batches are compressed.
+    public enum Codec: String, Sendable, Hashable, CaseIterable {
+        /// No compression.
+        case identity
+        /// gzip.
+        case gzip
+        /// Zstandard.
+        case zstd
+    }
+
+    /// Where the tracker keeps its state file and its durable event log. Created when missing.
+    public var storageDirectory: URL
+    /// The collector's URL (used by the uploader); `nil` keeps events local.
+    public var serverURL: URL?
+    /// Upload when this many events are waiting. Default 100.
+    public var flushBulkSize: Int = 100
+    /// Upload at least this often while events are waiting. Default 15 s.
+    public var flushInterval: Duration = .seconds(15)
+    /// The most events kept locally (in memory and in the log); older ones are dropped beyond it. Default 10,000.
+    public var maxQueuedEvents: Int = 10_000
+    /// The most bytes the durable log may hold. Default 32 MiB.
+    public var maxLogBytes: Int = 32 << 20
+    /// When appended events are forced to disk. Default: at most once a second.
+    public var durability: Durability = .batched(interval: .seconds(1))
+    /// Compression for uploads. Default zstd.
+    public var codec: Codec = .zstd
+    /// Which auto-track events are emitted. Default: none.
+    public var autoTrack: AutoTrackOptions = []
+    /// Whether events carry `$event_session_id`. Default off.
+    public var enableSession: Bool = false
+    /// A session ends after this long without events. Default 30 minutes.
+    public var sessionIdleTimeout: Duration = .seconds(30 * 60)
+    /// A session ends after this long whatever happens. Default 12 hours.
+    public var sessionMaxDuration: Duration = .seconds(12 * 3600)
+    /// The host application's version (`$app_version`); empty when unknown.
+    public var appVersion: String = ""
+    /// Where warnings (rejected events, storage trouble) are logged.
+    public var logger: Logger = Logger(label: "spoor.tracker")
+    /// Wall-clock time for event `time`.
+    public var wallClock: any WallClock = SystemWallClock()
+    /// Monotonic time for durations.
+    public var monotonicClock: any MonotonicClock = SystemMonotonicClock()
+    /// The time zone that decides calendar days (`$is_first_day`) and `$timezone_offset`.
+    public var timeZone: TimeZone = .current
+    /// Preset properties to use instead of reading them from the system, mainly for tests and
+    /// platforms where the host knows better (screen size). Merged over what was read.
+    public var presetOverrides: [String: PropertyValue] = [:]
+    /// Called, on the calling thread, with every rejected event's reason (besides the log and the counters).
+    public var onRejection: (@Sendable (ValidationError) -> Void)?
+
+    /// Creates a configuration with default values for everything but the storage directory.
+    public init(storageDirectory: URL) {
+        self.storageDirectory = storageDirectory
+    }
+
+    /// Throws the first field that is out of range.
+    public func validate() throws(ConfigurationError) {
+        guard storageDirectory.isFileURL, !storageDirectory.path.isEmpty else {
+            throw ConfigurationError(field: "storageDirectory", reason: "must be a file URL")
+        }
+        if let serverURL {
+            let scheme = serverURL.scheme?.lowercased()
+            guard scheme == "http" || scheme == "https", serverURL.host != nil else {
+                throw ConfigurationError(field: "serverURL", reason: "must be an http or https URL with a host")
+            }
+        }
+        guard (1...10_000).contains(flushBulkSize) else {
+            throw ConfigurationError(field: "flushBulkSize", reason: "must be between 1 and 10000, got \(flushBulkSize)")
+        }
+        guard flushInterval >= .milliseconds(100), flushInterval <= .seconds(24 * 3600) else {
+            throw ConfigurationError(field: "flushInterval", reason: "must be between 100 ms and 24 h, got \(flushInterval)")
+        }
+        guard maxQueuedEvents >= flushBulkSize, maxQueuedEvents <= 100_000_000 else {
+            throw ConfigurationError(
+                field: "maxQueuedEvents", reason: "must be at least flushBulkSize (\(flushBulkSize)), got \(maxQueuedEvents)")
+        }
+        guard maxLogBytes >= 64 << 10 else {
+            throw ConfigurationError(field: "maxLogBytes", reason: "must be at least 64 KiB, got \(maxLogBytes)")
+        }
+        if case .batched(let interval) = durability, interval <= .zero {
+            throw ConfigurationError(field: "durability", reason: "batched interval must be positive")
+        }
+        guard sessionIdleTimeout > .zero else {
+            throw ConfigurationError(field: "sessionIdleTimeout", reason: "must be positive")
+        }
+        guard sessionMaxDuration >= sessionIdleTimeout else {
+            throw ConfigurationError(field: "sessionMaxDuration", reason: "must be at least sessionIdleTimeout")
+        }
+        for (key, value) in presetOverrides {
+            if let error = PropertyValidator.check(key: key, value: value, event: "presetOverrides") {
+                throw ConfigurationError(field: "presetOverrides", reason: error.description)
+            }
+        }
+    }
+}

@@ -1,0 +1,366 @@
+import Dispatch
+import Foundation
+import Logging
+import SpoorCore
+import Synchronization
+
+/// An event as the caller hands it on: captured and validated, not yet merged or encoded.
+struct PendingEvent {
+    var name: String
+    var type: EventType
+    var method: LibMethod
+    var time: EpochMilliseconds
+    /// Call-site (or auto-track) properties, already validated.
+    var properties: Properties
+    /// The dynamic super properties evaluated at `track` time, already validated.
+    var dynamicProperties: Properties?
+    /// Some key starts with `$`, so the never-overridable keys are re-applied after merging.
+    var hasDollarKey: Bool
+    var originalID: String?
+    // Assigned under the pipeline lock, so they follow the order events enter the log.
+    var sequence: UInt64 = 0
+    var snapshot: Snapshot? = nil
+    var sessionID: String? = nil
+
+    var isProfile: Bool { type != .track && type != .trackSignup }
+}
+
+/// Identity and the merged preset + super properties, immutable; replaced whole when either changes,
+/// so `track` captures it with one retain.
+final class Snapshot: Sendable {
+    let distinctID: String
+    let anonymousID: String
+    let loginID: String?
+    let deviceID: String
+    /// Preset properties, then super properties over them, then `$device_id` (never overridable).
+    let base: Properties
+    let libCode: LibInfo
+    let libAuto: LibInfo
+    let firstDay: Range<EpochMilliseconds>
+
+    init(state: PersistedState, context: PipelineContext) {
+        anonymousID = state.anonymousID
+        loginID = state.loginID
+        distinctID = state.loginID ?? state.anonymousID
+        deviceID = state.deviceID
+        // Room for the call-site properties, so the writer's copy does not grow while merging.
+        var base = Properties(minimumCapacity: context.preset.count + state.superProperties.count + 32)
+        for (key, value) in context.preset { base[key] = value }
+        for (key, value) in state.superProperties { base[key] = value.value }
+        base["$device_id"] = .string(state.deviceID)
+        base["$event_session_id"] = nil
+        self.base = base
+        libCode = LibInfo(lib: context.platform, libVersion: PresetProperties.libVersion, method: .code, appVersion: context.appVersion)
+        libAuto = LibInfo(lib: context.platform, libVersion: PresetProperties.libVersion, method: .autoTrack, appVersion: context.appVersion)
+        firstDay = context.firstDay
+    }
+}
+
+/// What the pipeline needs to know that never changes while it runs.
+struct PipelineContext: Sendable {
+    var preset: Properties
+    var platform: String
+    var appVersion: String
+    var firstDay: Range<EpochMilliseconds>
+    var enableSession: Bool
+    var sessionIdleMilliseconds: Int64
+    var sessionMaxMilliseconds: Int64
+    /// The most events held in memory before callers wait for the writer.
+    var memoryLimit: Int
+}
+
+/// Everything guarded by the pipeline lock. Small, and touched only briefly.
+struct HotState {
+    enum WriterState { case busy, idle, lingering }
+
+    let context: PipelineContext
+    /// The front buffer: callers append, the writer swaps it for its empty back buffer.
+    var buffer: [PendingEvent]
+    var persisted: PersistedState
+    var snapshot: Snapshot
+    var nextSequence: UInt64
+    var accepted = 0
+    var droppedAfterShutdown = 0
+    var stateDirty = false
+    var writerState = WriterState.busy
+    var blockedProducers = 0
+    var flushRequested: UInt64 = 0
+    var flushCompleted: UInt64 = 0
+    var waiters: [(generation: UInt64, done: @Sendable (Bool) -> Void)] = []
+    var stopping = false
+    var stopped = false
+    // Sessions (events spec §6).
+    var sessionID: String?
+    var sessionStart: EpochMilliseconds = 0
+    var sessionLast: EpochMilliseconds = 0
+
+    init(context: PipelineContext, persisted: PersistedState, capacity: Int) {
+        self.context = context
+        self.persisted = persisted
+        self.snapshot = Snapshot(state: persisted, context: context)
+        self.nextSequence = persisted.nextSequence
+        buffer = []
+        buffer.reserveCapacity(capacity)
+    }
+
+    /// Rebuilds the snapshot after identity or super properties changed, and marks the state for saving.
+    mutating func stateChanged() {
+        snapshot = Snapshot(state: persisted, context: context)
+        stateDirty = true
+    }
+
+    mutating func session(at time: EpochMilliseconds) -> String {
+        if let id = sessionID, time - sessionLast < context.sessionIdleMilliseconds,
+            time - sessionStart < context.sessionMaxMilliseconds
+        {
+            sessionLast = max(sessionLast, time)
+            return id
+        }
+        let id = UUID().uuidString
+        sessionID = id
+        sessionStart = time
+        sessionLast = time
+        return id
+    }
+}
+
+/// The memory double buffer and its single writer (seed 003's design).
+///
+/// Callers append captured events to the front buffer under a short lock; one writer thread swaps it for the
+/// back buffer, merges properties, and hands the finished events to the ``EventStore``. No lock is held while
+/// the writer merges, encodes or does I/O.
+final class EventPipeline: @unchecked Sendable {
+    // @unchecked: `hot` is a Mutex; `rng` is used only by the writer thread; the rest is immutable.
+    let hot: Mutex<HotState>
+    private let wake = DispatchSemaphore(value: 0)
+    private let space = DispatchSemaphore(value: 0)
+    let store: any EventStore
+    private let stateFile: StateFile
+    private let logger: Logger
+    private var rng: SplitMix64
+    /// Wake a lingering writer once this many events wait.
+    private let wakeThreshold = 512
+    /// How long the writer lets a small batch grow before writing it.
+    private let linger: DispatchTimeInterval = .milliseconds(2)
+
+    init(context: PipelineContext, persisted: PersistedState, store: any EventStore, stateFile: StateFile, logger: Logger) {
+        hot = Mutex(HotState(context: context, persisted: persisted, capacity: 1024))
+        self.store = store
+        self.stateFile = stateFile
+        self.logger = logger
+        var system = SystemRandomNumberGenerator()
+        rng = SplitMix64(seed: system.next())
+    }
+
+    func start() {
+        let thread = Thread { [self] in run() }
+        thread.name = "spoor.writer"
+        thread.start()
+    }
+
+    // MARK: Callers' side
+
+    /// Hands an event on to the writer. Returns false when the pipeline is already shut down.
+    @inline(__always)
+    func enqueue(_ event: consuming PendingEvent) -> Bool {
+        var event = event
+        while true {
+            enum Outcome { case appended(signal: Bool), full, stopped }
+            let outcome = hot.withLock { s -> Outcome in
+                if s.stopping {
+                    s.droppedAfterShutdown += 1
+                    return .stopped
+                }
+                if s.buffer.count >= s.context.memoryLimit {
+                    s.blockedProducers += 1
+                    let signal = s.writerState != .busy
+                    s.writerState = .busy
+                    if signal { wake.signal() }
+                    return .full
+                }
+                event.sequence = s.nextSequence
+                s.nextSequence &+= 1
+                event.snapshot = s.snapshot
+                if s.context.enableSession, !event.isProfile {
+                    event.sessionID = s.session(at: event.time)
+                }
+                s.buffer.append(event)
+                s.accepted += 1
+                switch s.writerState {
+                case .idle:
+                    s.writerState = .busy
+                    return .appended(signal: true)
+                case .lingering where s.buffer.count >= wakeThreshold:
+                    s.writerState = .busy
+                    return .appended(signal: true)
+                default:
+                    return .appended(signal: false)
+                }
+            }
+            switch outcome {
+            case .appended(let signal):
+                if signal { wake.signal() }
+                return true
+            case .stopped:
+                return false
+            case .full:
+                space.wait()
+            }
+        }
+    }
+
+    /// Asks the writer to write and sync everything accepted so far; `done(true)` runs when it has.
+    func requestFlush(stop: Bool = false, done: (@Sendable (Bool) -> Void)? = nil) {
+        let alreadyStopped = hot.withLock { s -> Bool in
+            if s.stopped { return true }
+            s.flushRequested += 1
+            if stop { s.stopping = true }
+            if let done { s.waiters.append((stop ? .max : s.flushRequested, done)) }
+            if s.writerState != .busy {
+                s.writerState = .busy
+                wake.signal()
+            }
+            return false
+        }
+        if alreadyStopped { done?(true) }
+    }
+
+    /// Marks persisted state dirty and makes sure the writer saves it soon.
+    func wakeForState() {
+        hot.withLock { s in
+            if s.writerState != .busy {
+                s.writerState = .busy
+                wake.signal()
+            }
+        }
+    }
+
+    // MARK: The writer
+
+    private func run() {
+        var back: [PendingEvent] = []
+        back.reserveCapacity(1024)
+        var events: [Event] = []
+        events.reserveCapacity(1024)
+        var lingered = false
+
+        enum Step {
+            case waitIdle, waitLinger
+            case process(flushGeneration: UInt64, sync: Bool, save: PersistedState?, release: Int)
+            case exit(save: PersistedState, waiters: [@Sendable (Bool) -> Void])
+        }
+
+        while true {
+            let step = hot.withLock { s -> Step in
+                let flushPending = s.flushRequested > s.flushCompleted
+                if s.buffer.isEmpty, !flushPending, !s.stateDirty, s.blockedProducers == 0 {
+                    if s.stopping {
+                        s.stopped = true
+                        s.persisted.nextSequence = s.nextSequence
+                        let waiters = s.waiters.map(\.done)
+                        s.waiters = []
+                        return .exit(save: s.persisted, waiters: waiters)
+                    }
+                    s.writerState = .idle
+                    return .waitIdle
+                }
+                if !lingered, !flushPending, !s.stopping, !s.stateDirty, s.blockedProducers == 0,
+                    s.buffer.count < wakeThreshold
+                {
+                    s.writerState = .lingering
+                    return .waitLinger
+                }
+                swap(&s.buffer, &back)
+                let release = s.blockedProducers
+                s.blockedProducers = 0
+                s.writerState = .busy
+                var save: PersistedState?
+                if s.stateDirty || (flushPending && s.persisted.nextSequence != s.nextSequence) {
+                    s.persisted.nextSequence = s.nextSequence
+                    save = s.persisted
+                    s.stateDirty = false
+                }
+                return .process(flushGeneration: s.flushRequested, sync: flushPending, save: save, release: release)
+            }
+            lingered = false
+            switch step {
+            case .waitIdle:
+                wake.wait()
+            case .waitLinger:
+                _ = wake.wait(timeout: .now() + linger)
+                lingered = true
+            case .process(let generation, let sync, let save, let release):
+                for _ in 0..<release { space.signal() }
+                if !back.isEmpty {
+                    for pending in back { events.append(materialize(pending)) }
+                    store.append(events)
+                    events.removeAll(keepingCapacity: true)
+                    back.removeAll(keepingCapacity: true)
+                }
+                if let save { saveState(save) }
+                if sync {
+                    do { try store.sync() } catch { logger.error("spoor: syncing the event store failed: \(error)") }
+                    let ready = hot.withLock { s -> [@Sendable (Bool) -> Void] in
+                        s.flushCompleted = max(s.flushCompleted, generation)
+                        let ready = s.waiters.filter { $0.generation <= generation }.map(\.done)
+                        s.waiters.removeAll { $0.generation <= generation }
+                        return ready
+                    }
+                    for done in ready { done(true) }
+                }
+            case .exit(let save, let waiters):
+                saveState(save)
+                store.close()
+                for done in waiters { done(true) }
+                return
+            }
+        }
+    }
+
+    private func saveState(_ state: PersistedState) {
+        do { try stateFile.save(state) } catch {
+            logger.error("spoor: saving the state file failed", metadata: ["path": "\(stateFile.url.path)", "error": "\(error)"])
+        }
+    }
+
+    /// Merges the property sources in the order of events spec §2 and builds the record.
+    private func materialize(_ pending: PendingEvent) -> Event {
+        let snapshot = pending.snapshot!
+        var properties: Properties
+        if pending.isProfile {
+            properties = pending.properties
+        } else {
+            properties = snapshot.base  // 1. preset, 2. super properties
+            if let dynamic = pending.dynamicProperties {  // 2. dynamic super properties
+                for (key, value) in dynamic { properties[key] = value }
+            }
+            for (key, value) in pending.properties { properties[key] = value }  // 3. call site (4. auto-track)
+            properties["$is_first_day"] = .bool(snapshot.firstDay.contains(pending.time))  // 4.
+            if pending.hasDollarKey {  // 5. never overridable
+                properties["$device_id"] = .string(snapshot.deviceID)
+                properties["$event_session_id"] = nil
+            }
+        }
+        return Event(
+            name: pending.name, type: pending.type, time: pending.time, trackID: rng.next(), sequence: pending.sequence,
+            distinctID: pending.type == .trackSignup ? (snapshot.loginID ?? snapshot.distinctID) : snapshot.distinctID,
+            anonymousID: snapshot.anonymousID, loginID: snapshot.loginID,
+            lib: pending.method == .autoTrack ? snapshot.libAuto : snapshot.libCode,
+            properties: properties, sessionID: pending.sessionID, originalID: pending.originalID)
+    }
+}
+
+/// A small, fast generator for `track_id`s (SplitMix64), seeded from the system's generator.
+struct SplitMix64: RandomNumberGenerator {
+    private var state: UInt64
+
+    init(seed: UInt64) { state = seed }
+
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE5_E4B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}

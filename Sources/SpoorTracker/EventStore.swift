@@ -1,0 +1,54 @@
+import SpoorCore
+import Synchronization
+
+/// Where the tracker's writer puts finished events: the durable log in production, memory in tests.
+///
+/// `append`, `sync` and `close` are called from the writer thread only, one at a time.
+protocol EventStore: AnyObject, Sendable {
+    /// Stores a group of events, in order. Never throws: failures are logged and counted by the store.
+    func append(_ events: [Event])
+    /// Makes everything appended so far durable.
+    func sync() throws
+    /// Syncs and releases the store; nothing is appended afterwards.
+    func close()
+    /// The highest sequence number stored, so a restart after a crash never reuses one.
+    func lastSequence() -> UInt64?
+    /// Events the store dropped (full, or unwritable).
+    var droppedCount: Int { get }
+    /// Corrupt records the store found and skipped.
+    var corruptCount: Int { get }
+}
+
+/// Keeps events in memory: for tests and for hosts that want no disk at all.
+final class InMemoryEventStore: EventStore {
+    private struct Contents {
+        var events: [Event] = []
+        var appendCalls = 0
+        var syncCalls = 0
+        var closed = false
+    }
+
+    private let contents = Mutex(Contents())
+
+    init() {}
+
+    func append(_ events: [Event]) {
+        contents.withLock {
+            $0.events.append(contentsOf: events)
+            $0.appendCalls += 1
+        }
+    }
+
+    func sync() throws { contents.withLock { $0.syncCalls += 1 } }
+    func close() { contents.withLock { $0.closed = true } }
+    func lastSequence() -> UInt64? { contents.withLock { $0.events.map(\.sequence).max() } }
+    var droppedCount: Int { 0 }
+    var corruptCount: Int { 0 }
+
+    /// Everything stored so far.
+    var events: [Event] { contents.withLock { $0.events } }
+    /// How many times the store was synced.
+    var syncCount: Int { contents.withLock { $0.syncCalls } }
+    /// Whether the store was closed.
+    var isClosed: Bool { contents.withLock { $0.closed } }
+}

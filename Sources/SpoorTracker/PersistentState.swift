@@ -1,0 +1,150 @@
+import Foundation
+import Logging
+import SpoorCore
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// What survives a restart (events spec §4): identity, super properties, first-launch and first-day flags,
+/// and the sequence number. Kept as one small JSON file, replaced atomically.
+struct PersistedState: Codable, Equatable, Sendable {
+    var version = 1
+    var deviceID: String
+    var anonymousID: String
+    var loginID: String?
+    var superProperties: [String: StoredValue]
+    /// The install's first calendar day, `yyyy-MM-dd` in the configured time zone.
+    var firstDay: String
+    /// True until the lifecycle code consumes it for `$is_first_time`.
+    var firstLaunchPending: Bool
+    /// The sequence number the next record gets.
+    var nextSequence: UInt64
+
+    static func fresh(day: String) -> PersistedState {
+        let device = UUID().uuidString
+        return PersistedState(
+            deviceID: device, anonymousID: UUID().uuidString, loginID: nil, superProperties: [:], firstDay: day,
+            firstLaunchPending: true, nextSequence: 1)
+    }
+}
+
+/// A ``PropertyValue`` in the state file: `{"int": 3}`, `{"list": ["a"]}`, …
+struct StoredValue: Codable, Equatable, Sendable {
+    var value: PropertyValue
+
+    init(_ value: PropertyValue) { self.value = value }
+
+    private enum Key: String, CodingKey { case string, int, double, bool, date, list }
+
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: Key.self)
+        guard let key = container.allKeys.first, container.allKeys.count == 1 else {
+            throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: "one typed value expected"))
+        }
+        switch key {
+        case .string: value = .string(try container.decode(String.self, forKey: key))
+        case .int: value = .int(try container.decode(Int64.self, forKey: key))
+        case .double: value = .double(try container.decode(Double.self, forKey: key))
+        case .bool: value = .bool(try container.decode(Bool.self, forKey: key))
+        case .date: value = .date(try container.decode(Int64.self, forKey: key))
+        case .list: value = .list(try container.decode([String].self, forKey: key))
+        }
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: Key.self)
+        switch value {
+        case .string(let v): try container.encode(v, forKey: .string)
+        case .int(let v): try container.encode(v, forKey: .int)
+        case .double(let v): try container.encode(v, forKey: .double)
+        case .bool(let v): try container.encode(v, forKey: .bool)
+        case .date(let v): try container.encode(v, forKey: .date)
+        case .list(let v): try container.encode(v, forKey: .list)
+        }
+    }
+}
+
+/// Reads and atomically replaces `state.json` in the storage directory.
+struct StateFile: Sendable {
+    enum LoadOutcome: Equatable, Sendable {
+        case loaded
+        case created
+        /// The file was unreadable; it was moved aside to `state.json.corrupt` and a fresh state was made.
+        case replacedCorrupt(reason: String)
+    }
+
+    let url: URL
+
+    init(directory: URL) {
+        url = directory.appendingPathComponent("state.json")
+    }
+
+    func load(today: String) -> (PersistedState, LoadOutcome) {
+        guard let data = FileManager.default.contents(atPath: url.path) else {
+            return (.fresh(day: today), .created)
+        }
+        do {
+            let state = try JSONDecoder().decode(PersistedState.self, from: data)
+            guard state.version == 1, !state.anonymousID.isEmpty, !state.deviceID.isEmpty,
+                state.superProperties.allSatisfy({ PropertyValidator.check(key: $0.key, value: $0.value.value, event: "state") == nil })
+            else {
+                throw CocoaError(.coderInvalidValue)
+            }
+            return (state, .loaded)
+        } catch {
+            let aside = url.deletingLastPathComponent().appendingPathComponent("state.json.corrupt")
+            try? FileManager.default.removeItem(at: aside)
+            try? FileManager.default.moveItem(at: url, to: aside)
+            return (.fresh(day: today), .replacedCorrupt(reason: "\(error)"))
+        }
+    }
+
+    /// Writes to a temporary file, forces it to disk, then renames it over the old one.
+    func save(_ state: PersistedState) throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        let data = try encoder.encode(state)
+        let temporary = url.path + ".tmp"
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        guard fd >= 0 else { throw CocoaError(.fileWriteUnknown) }
+        let written = data.withUnsafeBytes { raw in write(fd, raw.baseAddress, raw.count) }
+        let synced = fsync(fd)
+        close(fd)
+        guard written == data.count, synced == 0, rename(temporary, url.path) == 0 else {
+            unlink(temporary)
+            throw CocoaError(.fileWriteUnknown)
+        }
+    }
+}
+
+/// Calendar days in a time zone, for `$is_first_day`.
+struct CalendarDay: Sendable {
+    let calendar: Calendar
+
+    init(timeZone: TimeZone) {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = timeZone
+        self.calendar = calendar
+    }
+
+    func name(of time: EpochMilliseconds) -> String {
+        let parts = calendar.dateComponents([.year, .month, .day], from: Date(timeIntervalSince1970: Double(time) / 1000))
+        let y = parts.year ?? 1970, m = parts.month ?? 1, d = parts.day ?? 1
+        return "\(y)-\(m < 10 ? "0" : "")\(m)-\(d < 10 ? "0" : "")\(d)"
+    }
+
+    /// The day's bounds in epoch milliseconds, `start..<end`.
+    func range(of name: String) -> Range<EpochMilliseconds>? {
+        let parts = name.split(separator: "-").compactMap { Int($0) }
+        guard parts.count == 3,
+            let start = calendar.date(from: DateComponents(year: parts[0], month: parts[1], day: parts[2])),
+            let end = calendar.date(byAdding: .day, value: 1, to: start)
+        else { return nil }
+        return EpochMilliseconds(start.timeIntervalSince1970 * 1000)..<EpochMilliseconds(end.timeIntervalSince1970 * 1000)
+    }
+}

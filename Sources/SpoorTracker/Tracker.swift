@@ -1,0 +1,481 @@
+import Foundation
+import Logging
+public import SpoorCore
+import Synchronization
+
+/// The tracker: the API an app calls to record events, identity and profiles.
+///
+/// ```swift
+/// let tracker = try Tracker(configuration: Configuration(storageDirectory: directory))
+/// tracker.registerSuperProperties(["plan": "pro"])
+/// tracker.login("user-42")
+/// tracker.track("BuyProduct", properties: ["product": "tea", "price": 3.5])
+/// await tracker.shutdown()
+/// ```
+///
+/// Every method is safe to call from any thread or task at once. `track` is cheap: it captures the time,
+/// the identity and super-property snapshot and the properties, checks them, and hands the event to a
+/// writer thread that merges, encodes and stores it.
+public final class Tracker: Sendable {
+    /// The configuration the tracker was created with.
+    public let configuration: Configuration
+    let pipeline: EventPipeline
+    let logger: Logger
+    let wallClock: any WallClock
+    let monotonicClock: any MonotonicClock
+    private let dynamicSuper = Mutex<(@Sendable () -> Properties)?>(nil)
+    private let hasDynamicSuper = Atomic<Bool>(false)
+    private let rejections = Mutex<[ValidationRule: Int]>([:])
+    private let timers = Mutex(EventTimers())
+    private let corruptStateFiles: Int
+
+    /// Creates a tracker, loading its state from the storage directory (and creating both when missing).
+    ///
+    /// - Throws: ``ConfigurationError`` naming the first invalid field, or `storageDirectory` when it cannot be used.
+    public convenience init(configuration: Configuration) throws(ConfigurationError) {
+        try self.init(configuration: configuration, store: InMemoryEventStore())
+    }
+
+    init(configuration: Configuration, store: any EventStore) throws(ConfigurationError) {
+        try configuration.validate()
+        do {
+            try FileManager.default.createDirectory(at: configuration.storageDirectory, withIntermediateDirectories: true)
+        } catch {
+            throw ConfigurationError(field: "storageDirectory", reason: "cannot be created: \(error.localizedDescription)")
+        }
+        self.configuration = configuration
+        logger = configuration.logger
+        wallClock = configuration.wallClock
+        monotonicClock = configuration.monotonicClock
+
+        let now = wallClock.nowMilliseconds()
+        let days = CalendarDay(timeZone: configuration.timeZone)
+        let stateFile = StateFile(directory: configuration.storageDirectory)
+        var (state, outcome) = stateFile.load(today: days.name(of: now))
+        var corrupt = 0
+        if case .replacedCorrupt(let reason) = outcome {
+            corrupt = 1
+            logger.error(
+                "spoor: the state file was corrupt; it was moved aside and replaced",
+                metadata: ["path": "\(stateFile.url.path)", "reason": "\(reason)"])
+        }
+        corruptStateFiles = corrupt
+        // A crash may have left records in the log after the last saved sequence number.
+        if let last = store.lastSequence(), last >= state.nextSequence { state.nextSequence = last + 1 }
+        let firstDay = days.range(of: state.firstDay) ?? days.range(of: days.name(of: now))!
+
+        var preset = PresetProperties.read(
+            appVersion: configuration.appVersion, deviceID: state.deviceID, timeZone: configuration.timeZone, now: now)
+        for (key, value) in configuration.presetOverrides { preset[key] = value }
+        let context = PipelineContext(
+            preset: preset, platform: PresetProperties.platform, appVersion: configuration.appVersion,
+            firstDay: firstDay, enableSession: configuration.enableSession,
+            sessionIdleMilliseconds: Self.milliseconds(configuration.sessionIdleTimeout),
+            sessionMaxMilliseconds: Self.milliseconds(configuration.sessionMaxDuration),
+            memoryLimit: max(configuration.maxQueuedEvents, 4096))
+        pipeline = EventPipeline(context: context, persisted: state, store: store, stateFile: stateFile, logger: logger)
+        if outcome != .loaded { pipeline.hot.withLock { $0.stateDirty = true } }
+        pipeline.start()
+        if outcome != .loaded { pipeline.wakeForState() }
+    }
+
+    private static func milliseconds(_ duration: Duration) -> Int64 {
+        let (seconds, attoseconds) = duration.components
+        return seconds * 1000 + attoseconds / 1_000_000_000_000_000
+    }
+
+    // MARK: Events
+
+    /// Records an event with the given properties. Returns false when the event was rejected (events spec §3).
+    ///
+    /// A rejected event is not recorded; the reason goes to the logger, to ``counters`` and to
+    /// ``Configuration/onRejection``.
+    @discardableResult
+    public func track(_ name: String, properties: Properties = [:]) -> Bool {
+        let time = wallClock.nowMilliseconds()
+        return submit(name: name, type: .track, method: .code, time: time, properties: properties, originalID: nil)
+    }
+
+    /// Records a typed event.
+    @discardableResult
+    public func track<E: TrackedEvent>(_ event: E) -> Bool {
+        let time = wallClock.nowMilliseconds()
+        return submit(name: E.eventName, type: .track, method: .code, time: time, properties: event.properties, originalID: nil)
+    }
+
+    /// The entry point for auto-tracking: records `name` as an auto-track event at `time` (now when `nil`).
+    /// Whether the event type is enabled is for the caller to decide (see ``trackAutomatic(_:at:)``).
+    @discardableResult
+    func trackAutomatic(_ name: String, properties: Properties, at time: EpochMilliseconds? = nil) -> Bool {
+        submit(
+            name: name, type: .track, method: .autoTrack, time: time ?? wallClock.nowMilliseconds(),
+            properties: properties, originalID: nil)
+    }
+
+    /// Records a preset auto-track event if its ``AutoTrackOptions`` member is enabled; returns whether it was recorded.
+    @discardableResult
+    func trackAutomatic<E: AutoTrackedEvent>(_ event: E, at time: EpochMilliseconds? = nil) -> Bool {
+        guard configuration.autoTrack.contains(E.option) else { return false }
+        return trackAutomatic(E.eventName, properties: event.properties, at: time)
+    }
+
+    @inline(__always)
+    private func submit(
+        name: String, type: EventType, method: LibMethod, time: EpochMilliseconds, properties: Properties,
+        originalID: String?
+    ) -> Bool {
+        if let error = PropertyValidator.check(eventName: name) { return reject(error) }
+        var properties = properties
+        var findings: PropertyValidator.Findings
+        switch PropertyValidator.check(properties, event: name) {
+        case .success(let found): findings = found
+        case .failure(let error): return reject(error)
+        }
+        if findings.needsTruncation { PropertyValidator.truncateLongStrings(&properties) }
+        var dynamic: Properties?
+        if hasDynamicSuper.load(ordering: .relaxed), let provider = dynamicSuper.withLock({ $0 }) {
+            var values = provider()
+            switch PropertyValidator.check(values, event: name) {
+            case .success(let found):
+                if found.needsTruncation { PropertyValidator.truncateLongStrings(&values) }
+                findings.hasDollarKey = findings.hasDollarKey || found.hasDollarKey
+                dynamic = values
+            case .failure(let error): return reject(error)
+            }
+        }
+        let pending = PendingEvent(
+            name: name, type: type, method: method, time: time, properties: properties, dynamicProperties: dynamic,
+            hasDollarKey: findings.hasDollarKey, originalID: originalID)
+        return pipeline.enqueue(pending)
+    }
+
+    private func submitProfile(_ type: EventType, operation: String, properties: Properties) -> Bool {
+        let time = wallClock.nowMilliseconds()
+        switch PropertyValidator.check(properties, event: operation) {
+        case .failure(let error): return reject(error)
+        case .success(let findings):
+            var properties = properties
+            if findings.needsTruncation { PropertyValidator.truncateLongStrings(&properties) }
+            return pipeline.enqueue(
+                PendingEvent(name: "", type: type, method: .code, time: time, properties: properties,
+                             dynamicProperties: nil, hasDollarKey: false, originalID: nil))
+        }
+    }
+
+    private func reject(_ error: ValidationError) -> Bool {
+        rejections.withLock { $0[error.rule, default: 0] += 1 }
+        logger.warning(
+            "spoor: event rejected",
+            metadata: ["event": "\(error.event)", "key": "\(error.key ?? "")", "rule": "\(error.rule)"])
+        configuration.onRejection?(error)
+        return false
+    }
+
+    // MARK: Super properties
+
+    /// Adds (or replaces) super properties: they are merged into every later event and survive restarts.
+    /// Returns false, changing nothing, when any of them is invalid.
+    @discardableResult
+    public func registerSuperProperties(_ properties: Properties) -> Bool {
+        var properties = properties
+        switch PropertyValidator.check(properties, event: "registerSuperProperties") {
+        case .failure(let error): return reject(error)
+        case .success(let findings):
+            if findings.needsTruncation { PropertyValidator.truncateLongStrings(&properties) }
+        }
+        changeState { state in
+            for (key, value) in properties { state.superProperties[key] = StoredValue(value) }
+        }
+        return true
+    }
+
+    /// Removes one super property.
+    public func unregisterSuperProperty(_ key: String) {
+        changeState { $0.superProperties[key] = nil }
+    }
+
+    /// Removes every super property.
+    public func clearSuperProperties() {
+        changeState { $0.superProperties.removeAll() }
+    }
+
+    /// The current super properties.
+    public var superProperties: Properties {
+        pipeline.hot.withLock { $0.persisted.superProperties.mapValues(\.value) }
+    }
+
+    /// Sets (or, with `nil`, removes) a closure evaluated on every `track` call, whose properties are merged
+    /// over the super properties and under the call site's. It runs on the calling thread, so keep it quick.
+    public func registerDynamicSuperProperties(_ provider: (@Sendable () -> Properties)?) {
+        dynamicSuper.withLock { $0 = provider }
+        hasDynamicSuper.store(provider != nil, ordering: .relaxed)
+    }
+
+    // MARK: Identity
+
+    /// The id analyses count by: the login id when logged in, else the anonymous id.
+    public var distinctID: String { pipeline.hot.withLock { $0.snapshot.distinctID } }
+    /// The install's anonymous id.
+    public var anonymousID: String { pipeline.hot.withLock { $0.snapshot.anonymousID } }
+    /// The login id, when a user is logged in.
+    public var loginID: String? { pipeline.hot.withLock { $0.snapshot.loginID } }
+
+    /// Replaces the anonymous id (for example with the app's own device id). Returns false when it is invalid.
+    @discardableResult
+    public func identify(_ anonymousID: String) -> Bool {
+        guard Self.isValidIdentity(anonymousID) else {
+            return reject(ValidationError(event: "identify", rule: .invalidIdentity))
+        }
+        changeState { $0.anonymousID = anonymousID }
+        return true
+    }
+
+    /// Makes a new random anonymous id.
+    public func resetAnonymousID() {
+        let id = UUID().uuidString
+        changeState { $0.anonymousID = id }
+    }
+
+    /// Logs a user in: later events carry `loginID` as `distinct_id`, and `$SignUp` is recorded (with
+    /// `original_id` = the anonymous id) unless the same id is already logged in.
+    @discardableResult
+    public func login(_ loginID: String) -> Bool {
+        guard Self.isValidIdentity(loginID) else {
+            return reject(ValidationError(event: "login", rule: .invalidIdentity))
+        }
+        let time = wallClock.nowMilliseconds()
+        // The identity change and the `$SignUp` enter the pipeline under one lock, so no event slips between.
+        let changed = pipeline.hot.withLock { s -> Bool in
+            guard s.persisted.loginID != loginID else { return false }
+            s.persisted.loginID = loginID
+            s.stateChanged()
+            return true
+        }
+        guard changed else { return true }
+        let anonymous = anonymousID
+        let signUp = PendingEvent(
+            name: "$SignUp", type: .trackSignup, method: .code, time: time, properties: [:], dynamicProperties: nil,
+            hasDollarKey: false, originalID: anonymous)
+        _ = pipeline.enqueue(signUp)
+        return true
+    }
+
+    /// Logs the user out: later events carry the anonymous id as `distinct_id`.
+    public func logout() {
+        changeState { $0.loginID = nil }
+    }
+
+    private static func isValidIdentity(_ id: String) -> Bool {
+        !id.isEmpty && id.utf8.count <= 255 && !id.allSatisfy(\.isWhitespace)
+    }
+
+    private func changeState(_ body: (inout PersistedState) -> Void) {
+        pipeline.hot.withLock { s in
+            body(&s.persisted)
+            s.stateChanged()
+        }
+        pipeline.wakeForState()
+    }
+
+    // MARK: Profiles
+
+    /// Sets profile properties of the current user.
+    @discardableResult
+    public func profileSet(_ properties: Properties) -> Bool {
+        submitProfile(.profileSet, operation: "profileSet", properties: properties)
+    }
+
+    /// Sets profile properties that are not set yet.
+    @discardableResult
+    public func profileSetOnce(_ properties: Properties) -> Bool {
+        submitProfile(.profileSetOnce, operation: "profileSetOnce", properties: properties)
+    }
+
+    /// Adds to numeric profile properties. Every value must be an integer or a double.
+    @discardableResult
+    public func profileIncrement(_ properties: Properties) -> Bool {
+        for (key, value) in properties {
+            switch value {
+            case .int, .double: continue
+            default: return reject(ValidationError(event: "profileIncrement", key: key, rule: .wrongValueType))
+            }
+        }
+        return submitProfile(.profileIncrement, operation: "profileIncrement", properties: properties)
+    }
+
+    /// Appends strings to list profile properties.
+    @discardableResult
+    public func profileAppend(_ properties: [String: [String]]) -> Bool {
+        submitProfile(.profileAppend, operation: "profileAppend", properties: properties.mapValues { .list($0) })
+    }
+
+    /// Removes profile properties.
+    @discardableResult
+    public func profileUnset(_ keys: [String]) -> Bool {
+        var properties = Properties(minimumCapacity: keys.count)
+        for key in keys { properties[key] = .bool(true) }
+        return submitProfile(.profileUnset, operation: "profileUnset", properties: properties)
+    }
+
+    /// Deletes the current user's whole profile.
+    @discardableResult
+    public func profileDelete() -> Bool {
+        submitProfile(.profileDelete, operation: "profileDelete", properties: [:])
+    }
+
+    // MARK: Timers
+
+    /// Starts a timer for the event `name`; ``timerEnd(_:properties:)`` records it with `event_duration`.
+    public func timerStart(_ name: String) -> TimerID {
+        let now = monotonicClock.nowNanoseconds()
+        return timers.withLock { $0.start(name, at: now) }
+    }
+
+    /// Pauses a timer. Returns false when there is no such timer.
+    @discardableResult
+    public func timerPause(_ id: TimerID) -> Bool {
+        let now = monotonicClock.nowNanoseconds()
+        return timers.withLock { $0.pause(id, at: now) }
+    }
+
+    /// Resumes a paused timer. Returns false when there is no such timer.
+    @discardableResult
+    public func timerResume(_ id: TimerID) -> Bool {
+        let now = monotonicClock.nowNanoseconds()
+        return timers.withLock { $0.resume(id, at: now) }
+    }
+
+    /// Ends a timer and records its event with `event_duration` in seconds (3 decimals; 0 when ≥ 24 h).
+    /// Returns false when there is no such timer or the event was rejected.
+    @discardableResult
+    public func timerEnd(_ id: TimerID, properties: Properties = [:]) -> Bool {
+        let now = monotonicClock.nowNanoseconds()
+        guard let elapsed = timers.withLock({ $0.end(id, at: now) }) else {
+            logger.warning("spoor: timerEnd for an unknown timer", metadata: ["timer": "\(id)"])
+            return false
+        }
+        var properties = properties
+        properties["event_duration"] = .double(EventDuration.seconds(fromNanoseconds: elapsed))
+        return track(id.eventName, properties: properties)
+    }
+
+    /// Removes a timer without recording anything. Returns false when there is no such timer.
+    @discardableResult
+    public func timerRemove(_ id: TimerID) -> Bool {
+        timers.withLock { $0.remove(id) }
+    }
+
+    /// Removes every timer.
+    public func timersClear() {
+        timers.withLock { $0.clear() }
+    }
+
+    /// The app ended (went to the background): running timers stop counting.
+    func pauseAllTimers(at now: UInt64? = nil) {
+        let now = now ?? monotonicClock.nowNanoseconds()
+        timers.withLock { $0.pauseAll(at: now) }
+    }
+
+    /// The app started again: timers paused by ``pauseAllTimers(at:)`` (and not by the user) run again.
+    func resumeAllTimers(at now: UInt64? = nil) {
+        let now = now ?? monotonicClock.nowNanoseconds()
+        timers.withLock { $0.resumeAll(at: now) }
+    }
+
+    // MARK: Sessions and first launch
+
+    /// Ends the current session: the next event starts a new one (a cold start does this on its own).
+    func startNewSession() {
+        pipeline.hot.withLock { $0.sessionID = nil }
+    }
+
+    /// Whether this is the first launch ever on this install, clearing the flag (persisted) so it is true once.
+    func consumeFirstLaunch() -> Bool {
+        let wasFirst = pipeline.hot.withLock { s -> Bool in
+            guard s.persisted.firstLaunchPending else { return false }
+            s.persisted.firstLaunchPending = false
+            s.stateDirty = true
+            return true
+        }
+        if wasFirst { pipeline.wakeForState() }
+        return wasFirst
+    }
+
+    // MARK: Counters, flush, shutdown
+
+    /// What happened to the events so far.
+    public var counters: TrackerCounters {
+        let (accepted, afterShutdown) = pipeline.hot.withLock { ($0.accepted, $0.droppedAfterShutdown) }
+        return TrackerCounters(
+            accepted: accepted, rejected: rejections.withLock { $0 }, droppedByLog: pipeline.store.droppedCount,
+            droppedAfterShutdown: afterShutdown, corrupt: pipeline.store.corruptCount, corruptStateFiles: corruptStateFiles)
+    }
+
+    /// Asks the writer to store and sync everything accepted so far, without waiting (lifecycle ends use this).
+    func requestFlush() {
+        pipeline.requestFlush()
+    }
+
+    /// Stores and syncs everything accepted so far, waiting at most `timeout`; returns whether it finished
+    /// in time. For `willTerminate`, where waiting must be short and bounded.
+    func flushAndWait(timeout: Duration) -> Bool {
+        let done = DispatchSemaphore(value: 0)
+        pipeline.requestFlush { _ in done.signal() }
+        return done.wait(timeout: .now() + .nanoseconds(Int(Self.milliseconds(timeout) * 1_000_000))) == .success
+    }
+
+    /// Stores and syncs every event accepted before the call.
+    public func flush() async {
+        let oneShot = OneShot()
+        pipeline.requestFlush { ok in oneShot.fire(ok) }
+        _ = await oneShot.value
+    }
+
+    /// Makes everything accepted durable, saves the state and closes the log, waiting at most `timeout`.
+    /// Returns whether it finished in time. Events tracked afterwards are not recorded.
+    @discardableResult
+    public func shutdown(timeout: Duration = .seconds(5)) async -> Bool {
+        let oneShot = OneShot()
+        pipeline.requestFlush(stop: true) { ok in oneShot.fire(ok) }
+        let timer = Task {
+            try? await Task.sleep(for: timeout)
+            oneShot.fire(false)
+        }
+        let finished = await oneShot.value
+        timer.cancel()
+        return finished
+    }
+}
+
+/// A value delivered once, by whichever of several parties comes first, to one waiting task.
+final class OneShot: Sendable {
+    private enum State {
+        case waiting(CheckedContinuation<Bool, Never>?)
+        case fired(Bool)
+    }
+
+    private let state = Mutex(State.waiting(nil))
+
+    func fire(_ value: Bool) {
+        let continuation = state.withLock { s -> CheckedContinuation<Bool, Never>? in
+            guard case .waiting(let continuation) = s else { return nil }
+            s = .fired(value)
+            return continuation
+        }
+        continuation?.resume(returning: value)
+    }
+
+    var value: Bool {
+        get async {
+            await withCheckedContinuation { continuation in
+                let ready = state.withLock { s -> Bool? in
+                    switch s {
+                    case .fired(let value): return value
+                    case .waiting: s = .waiting(continuation); return nil
+                    }
+                }
+                if let ready { continuation.resume(returning: ready) }
+            }
+        }
+    }
+}

@@ -1,0 +1,21 @@
+/// Counts the app can read to see what happened to its events.
+///
+/// `accepted` = events handed on to be stored; each of them is either in the log, or counted in
+/// `droppedByLog`. Rejected events were never accepted.
+public struct TrackerCounters: Sendable, Hashable {
+    /// Events (including profile records and `$SignUp`) that passed validation and were handed on.
+    public var accepted: Int
+    /// Rejected events, by the rule they broke.
+    public var rejected: [ValidationRule: Int]
+    /// Events the log dropped (full, or a write failed).
+    public var droppedByLog: Int
+    /// Events tracked after ``Tracker/shutdown(timeout:)`` began, which were not recorded.
+    public var droppedAfterShutdown: Int
+    /// Corrupt records the log found and skipped.
+    public var corrupt: Int
+    /// Times the state file was unreadable and had to be replaced.
+    public var corruptStateFiles: Int
+
+    /// All rejected events, whatever the rule.
+    public var rejectedTotal: Int { rejected.values.reduce(0, +) }
+}
