@@ -28,17 +28,21 @@ final class RecordingSink: AutoTrackSink, @unchecked Sendable {
     var events: [RecordedEvent] { lock.withLock { _events } }
     var calls: [String] { lock.withLock { _calls } }
 
-    func trackAutoEvent(name: String, properties: Properties, time: EpochMilliseconds?) {
+    func trackAutomatic(_ name: String, properties: Properties, at time: EpochMilliseconds?) -> Bool {
         let wall = time ?? clock.now().wall
         lock.withLock {
             _events.append(RecordedEvent(name: name, properties: properties, time: wall))
             _calls.append(name)
         }
+        return true
     }
-    func pauseAllTimers() { lock.withLock { _calls.append("pause") } }
-    func resumeAllTimers() { lock.withLock { _calls.append("resume") } }
-    func flush() { lock.withLock { _calls.append("flush") } }
-    func syncDurably(timeout: Duration) { lock.withLock { _calls.append("sync") } }
+    func pauseAllTimers(at now: UInt64?) { lock.withLock { _calls.append("pause") } }
+    func resumeAllTimers(at now: UInt64?) { lock.withLock { _calls.append("resume") } }
+    func requestFlush() { lock.withLock { _calls.append("flush") } }
+    func flushAndWait(timeout: Duration) -> Bool {
+        lock.withLock { _calls.append("sync") }
+        return true
+    }
 }
 
 /// A manual clock: wall time starts at 2026-01-01T00:00:00Z, monotonic at an arbitrary base.
@@ -82,12 +86,9 @@ struct LifecycleHarness {
         self.directory = directory
         self.clock = clock
         sink = RecordingSink(clock: clock)
-        let options = LifecycleOptions(
-            storageDirectory: directory, enabled: enabled, isFirstLaunch: isFirstLaunch,
-            installsCrashHandler: false, heartbeatInterval: nil
-        )
-        controller = AutoTrackController(options: options, sink: sink, now: { [clock] in clock.now() })
-        controller.recoverPreviousProcess()
+        let options = LifecycleOptions(storageDirectory: directory, enabled: enabled, heartbeatInterval: nil)
+        controller = AutoTrackController(options: options, now: { [clock] in clock.now() })
+        controller.connect(sink, isFirstLaunch: isFirstLaunch)
     }
 
     func send(_ signals: LifecycleSignal...) {

@@ -117,7 +117,7 @@ struct LifecyclePageTests {
         let harness = LifecycleHarness()
         harness.coldStart()
         harness.appear("cart", url: "app://cart", title: "Cart")
-        harness.controller.click(ClickInfo(
+        harness.controller.click(AppClick(
             elementType: "button", elementContent: "Pay", elementID: "pay",
             elementPosition: "0:1", elementPath: "cart/footer/pay"
         ))
@@ -136,7 +136,7 @@ struct LifecyclePageTests {
         let harness = LifecycleHarness()
         harness.coldStart()
         harness.appear("cart")
-        let button = ClickInfo(elementType: "button", elementPath: "cart/pay")
+        let button = AppClick(elementType: "button", elementPath: "cart/pay")
         harness.controller.click(button)
         harness.advance(gap)
         harness.controller.click(button)
@@ -147,11 +147,11 @@ struct LifecyclePageTests {
     func differentElements() {
         let harness = LifecycleHarness()
         harness.coldStart()
-        harness.controller.click(ClickInfo(elementPath: "a"))
+        harness.controller.click(AppClick(elementType: "button", elementPath: "a"))
         harness.advance(10)
-        harness.controller.click(ClickInfo(elementPath: "b"))
+        harness.controller.click(AppClick(elementType: "button", elementPath: "b"))
         harness.advance(10)
-        harness.controller.click(ClickInfo(elementPath: "a"))
+        harness.controller.click(AppClick(elementType: "button", elementPath: "a"))
         #expect(harness.events.filter { $0.name == "$AppClick" }.count == 3)
     }
 }

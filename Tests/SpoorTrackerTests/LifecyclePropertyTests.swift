@@ -99,7 +99,7 @@ struct LifecyclePropertyTests {
                 drain(step: step)
                 checker.hostHid(page)
             case 76..<84:
-                harness.controller.click(ClickInfo(elementPath: "button\(Int.random(in: 0..<3, using: &random))"))
+                harness.controller.click(AppClick(elementType: "button", elementPath: "button\(Int.random(in: 0..<3, using: &random))"))
             case 84..<90:
                 harness.controller.heartbeat()
             default:

@@ -3,19 +3,22 @@ import Foundation
 internal import Logging
 internal import SpoorCore
 
-/// What auto-tracking needs from the tracker. The tracker implements it; tests use a recording fake.
+/// What auto-tracking needs from the tracker. ``Tracker`` implements it with its internal entry points;
+/// tests use a recording fake.
 protocol AutoTrackSink: AnyObject, Sendable {
     /// Tracks an auto event through the tracker's normal path (super properties, identity, the log).
     /// `time`, when given, replaces the clock's wall time (recovered events are timed to the past).
-    func trackAutoEvent(name: String, properties: Properties, time: EpochMilliseconds?)
-    /// Pauses every running event timer.
-    func pauseAllTimers()
-    /// Resumes the timers `pauseAllTimers` paused.
-    func resumeAllTimers()
-    /// Starts an upload of what is stored.
-    func flush()
-    /// Makes everything tracked so far durable, waiting at most `timeout`.
-    func syncDurably(timeout: Duration)
+    @discardableResult
+    func trackAutomatic(_ name: String, properties: Properties, at time: EpochMilliseconds?) -> Bool
+    /// Pauses every running event timer at monotonic `now`.
+    func pauseAllTimers(at now: UInt64?)
+    /// Resumes the timers `pauseAllTimers` paused, at monotonic `now`.
+    func resumeAllTimers(at now: UInt64?)
+    /// Starts storing and syncing what was tracked, without waiting.
+    func requestFlush()
+    /// Makes everything tracked so far durable, waiting at most `timeout`; whether it finished in time.
+    @discardableResult
+    func flushAndWait(timeout: Duration) -> Bool
 }
 
 /// How the lifecycle machinery is set up.
@@ -24,10 +27,6 @@ struct LifecycleOptions: Sendable {
     var storageDirectory: URL
     /// The auto events that are emitted; the machinery behind the others keeps running (§6).
     var enabled: Set<AutoTrackEventKind> = Set(AutoTrackEventKind.allCases)
-    /// Whether this process is the first launch ever on this install.
-    var isFirstLaunch: Bool
-    /// Whether to install the fatal-signal handler that records crashes.
-    var installsCrashHandler: Bool = true
     /// How often the checkpoint's last-alive time is refreshed while started; `nil` for never (manual
     /// clocks drive `heartbeat()` themselves).
     var heartbeatInterval: Duration? = .seconds(5)
@@ -41,7 +40,7 @@ final class AutoTrackController: @unchecked Sendable {
     private let lock = NSLock()
     private var engine: AutoTrackEngine
     private let options: LifecycleOptions
-    private let sink: any AutoTrackSink
+    private weak var sink: (any AutoTrackSink)?
     private let now: @Sendable () -> LifecycleInstant
     private let checkpoints: LifecycleCheckpointStore
     private var crashMarker: CrashMarker?
@@ -52,11 +51,11 @@ final class AutoTrackController: @unchecked Sendable {
     /// Checkpoints that could not be read or written.
     private(set) var checkpointErrorCount = 0
 
-    init(options: LifecycleOptions, sink: any AutoTrackSink, now: @escaping @Sendable () -> LifecycleInstant) {
+    /// Creates the controller; nothing happens until ``connect(_:isFirstLaunch:)``.
+    init(options: LifecycleOptions, now: @escaping @Sendable () -> LifecycleInstant) {
         self.options = options
-        self.sink = sink
         self.now = now
-        engine = AutoTrackEngine(isFirstLaunch: options.isFirstLaunch)
+        engine = AutoTrackEngine(isFirstLaunch: false)
         checkpoints = LifecycleCheckpointStore(directory: options.storageDirectory)
     }
 
@@ -67,12 +66,15 @@ final class AutoTrackController: @unchecked Sendable {
     /// The lifecycle state.
     var state: LifecycleState { lock.withLock { engine.state } }
 
-    /// Emits what the previous process left unsaid (L10), then arms crash recording for this one. Call
-    /// once, before the first signal. Later calls do nothing.
-    func recoverPreviousProcess() {
+    /// Connects the tracker (held weakly: it owns the controller), emits what the previous process left
+    /// unsaid (L10) and opens this process's crash marker. Call once, before the first signal; later
+    /// calls do nothing.
+    func connect(_ sink: any AutoTrackSink, isFirstLaunch: Bool) {
         lock.withLock {
             guard !recovered else { return }
             recovered = true
+            self.sink = sink
+            engine = AutoTrackEngine(isFirstLaunch: isFirstLaunch)
             var checkpoint: LifecycleCheckpoint?
             switch checkpoints.load() {
             case .success(let loaded):
@@ -87,7 +89,13 @@ final class AutoTrackController: @unchecked Sendable {
             saveCheckpoint(at: now())
             crashMarker = CrashMarker(directory: options.storageDirectory)
             if crashMarker == nil { logger.warning("cannot open the crash marker; crashes go unrecorded") }
-            if options.installsCrashHandler, let crashMarker { CrashSignalHandler.install(marker: crashMarker) }
+        }
+    }
+
+    /// Installs the fatal-signal handler that records crashes in this tracker's marker.
+    func installCrashHandler() {
+        lock.withLock {
+            if let crashMarker { CrashSignalHandler.install(marker: crashMarker) }
         }
     }
 
@@ -117,7 +125,7 @@ final class AutoTrackController: @unchecked Sendable {
     }
 
     /// A click on the current page.
-    func click(_ click: ClickInfo) {
+    func click(_ click: AppClick) {
         lock.withLock {
             let instant = now()
             apply(engine.click(click, now: instant), at: instant)
@@ -156,15 +164,17 @@ final class AutoTrackController: @unchecked Sendable {
             switch effect {
             case .emit(let kind, let properties, let time):
                 guard options.enabled.contains(kind) else { continue }
-                sink.trackAutoEvent(name: kind.eventName, properties: properties, time: time)
+                sink?.trackAutomatic(kind.eventName, properties: properties, at: time)
             case .pauseTimers:
-                sink.pauseAllTimers()
+                sink?.pauseAllTimers(at: instant?.monotonic)
             case .resumeTimers:
-                sink.resumeAllTimers()
+                sink?.resumeAllTimers(at: instant?.monotonic)
             case .flush:
-                sink.flush()
+                sink?.requestFlush()
             case .syncDurably:
-                sink.syncDurably(timeout: options.terminateTimeout)
+                if sink?.flushAndWait(timeout: options.terminateTimeout) == false {
+                    logger.warning("willTerminate: events not durable within \(options.terminateTimeout)")
+                }
             case .checkpoint:
                 saveCheckpoint(at: instant ?? now())
             }

@@ -60,18 +60,13 @@ struct AutoTrackEngine: Sendable {
         switch transition.to {
         case .started:
             sessionStart = now
-            effects.append(.emit(.appStart, [
-                "$resume_from_background": .bool(transition.from != .initial),
-                "$is_first_time": .bool(takeFirstTime()),
-            ]))
+            let start = AppStart(resumeFromBackground: transition.from != .initial, isFirstTime: takeFirstTime())
+            effects.append(.emit(.appStart, start.properties))
             effects.append(.resumeTimers)
             effects += pages.appStarted(now: now.monotonic).map(Self.effect)
             effects.append(.flush)
         case .startedPassively:
-            effects.append(.emit(.appStartPassively, [
-                "$resume_from_background": false,
-                "$is_first_time": .bool(takeFirstTime()),
-            ]))
+            effects.append(.emit(.appStartPassively, AppStartPassively(isFirstTime: takeFirstTime()).properties))
         case .ended, .terminated:
             effects += endSession(now: now)
             effects.append(.pauseTimers)
@@ -98,10 +93,12 @@ struct AutoTrackEngine: Sendable {
     }
 
     /// A click on an element of the current page (§5).
-    mutating func click(_ click: ClickInfo, now: LifecycleInstant) -> [AutoTrackEffect] {
-        let page = pages.currentPage
-        guard clicks.accept(click, screenName: page?.screenName, now: now.monotonic) else { return [] }
-        return [.emit(.appClick, click.properties(page: page))]
+    /// A click without a page gets the current page (the most recently appeared visible one).
+    mutating func click(_ click: AppClick, now: LifecycleInstant) -> [AutoTrackEffect] {
+        var click = click
+        if click.page == nil { click.page = pages.currentPage?.page }
+        guard clicks.accept(click, screenName: click.page?.screenName, now: now.monotonic) else { return [] }
+        return [.emit(.appClick, click.properties)]
     }
 
     /// The state crash recovery needs if this process dies now.
@@ -123,9 +120,8 @@ struct AutoTrackEngine: Sendable {
     private mutating func endSession(now: LifecycleInstant) -> [AutoTrackEffect] {
         var effects = pages.appEnded(now: now.monotonic).map(Self.effect)
         if let start = sessionStart {
-            effects.append(.emit(.appEnd, [
-                "event_duration": .double(EventDuration.seconds(from: start.monotonic, to: now.monotonic)),
-            ]))
+            let duration = EventDuration.seconds(from: start.monotonic, to: now.monotonic)
+            effects.append(.emit(.appEnd, AppEnd(duration: duration).properties))
             sessionStart = nil
         }
         return effects

@@ -2,7 +2,7 @@ internal import SpoorCore
 
 /// Recovers what a process that died left unsaid (L10, P7): `AppCrashed` after a crash, then
 /// `$AppPageLeave` for the pages it was timing, then the missing `$AppEnd`, all timed to the last moment
-/// the process is known to have been alive.
+/// the process is known to have been alive and marked `$app_end_reason: "recovered"`.
 enum CrashRecovery {
     /// `$app_end_reason` on a recovered `$AppEnd`.
     static let recoveredReason = "recovered"
@@ -24,12 +24,10 @@ enum CrashRecovery {
         }
         for page in checkpoint.pages {
             guard let start = page.timerStart else { continue }
-            effects.append(.emit(.appPageLeave, page.leaveProperties(start: start, now: end.monotonic), time: end.wall))
+            effects.append(.emit(.appPageLeave, page.leaveProperties(start: start, now: end.monotonic, reason: recoveredReason), time: end.wall))
         }
-        effects.append(.emit(.appEnd, [
-            "event_duration": .double(EventDuration.seconds(from: sessionStart.monotonic, to: end.monotonic)),
-            "$app_end_reason": .string(recoveredReason),
-        ], time: end.wall))
+        let duration = EventDuration.seconds(from: sessionStart.monotonic, to: end.monotonic)
+        effects.append(.emit(.appEnd, AppEnd(duration: duration, reason: recoveredReason).properties, time: end.wall))
         return effects
     }
 }

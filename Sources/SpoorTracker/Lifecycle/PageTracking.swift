@@ -1,28 +1,9 @@
 internal import SpoorCore
 
-/// What the host knows about a page: a view controller on iOS, a route or window on Linux.
-public struct PageInfo: Sendable, Hashable {
-    /// `$screen_name`: the page's stable name, such as a view-controller class or a route pattern.
-    public var screenName: String
-    /// `$title`: the title shown to the user, when there is one.
-    public var title: String?
-    /// `$url`: the page's address, used as the next page's `$referrer`.
-    public var url: String?
-
-    /// Creates a page description.
-    public init(screenName: String, title: String? = nil, url: String? = nil) {
-        self.screenName = screenName
-        self.title = title
-        self.url = url
-    }
-}
-
 /// One visible page and its timer.
 struct VisiblePage: Sendable, Hashable, Codable {
     var id: String
-    var screenName: String
-    var title: String?
-    var url: String?
+    var page: PageInfo
     var referrer: String?
     var referrerTitle: String?
     /// `true` once its `$AppViewScreen` went out; `false` while it is held back (P6).
@@ -30,26 +11,55 @@ struct VisiblePage: Sendable, Hashable, Codable {
     /// Monotonic start of its running timer; `nil` while the app is not started.
     var timerStart: UInt64?
 
-    /// `$AppViewScreen` properties.
-    var viewProperties: Properties {
-        var properties: Properties = ["$screen_name": .string(screenName)]
-        if let title { properties["$title"] = .string(title) }
-        if let url { properties["$url"] = .string(url) }
-        if let referrer { properties["$referrer"] = .string(referrer) }
-        if let referrerTitle { properties["$referrer_title"] = .string(referrerTitle) }
-        return properties
+    private enum CodingKeys: String, CodingKey {
+        case id, screenName, title, url, referrer, referrerTitle, viewed, timerStart
     }
 
-    /// `$AppPageLeave` properties for a leave at monotonic `now` (P3).
-    func leaveProperties(start: UInt64, now: UInt64) -> Properties {
-        var properties: Properties = [
-            "$screen_name": .string(screenName),
-            "event_duration": .double(EventDuration.seconds(from: start, to: now)),
-        ]
-        if let title { properties["$title"] = .string(title) }
-        if let url { properties["$url"] = .string(url) }
-        if let referrer { properties["$referrer"] = .string(referrer) }
-        return properties
+    init(id: String, page: PageInfo, referrer: String?, referrerTitle: String?, viewed: Bool, timerStart: UInt64?) {
+        self.id = id
+        self.page = page
+        self.referrer = referrer
+        self.referrerTitle = referrerTitle
+        self.viewed = viewed
+        self.timerStart = timerStart
+    }
+
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        id = try container.decode(String.self, forKey: .id)
+        page = PageInfo(
+            screenName: try container.decode(String.self, forKey: .screenName),
+            title: try container.decode(String.self, forKey: .title),
+            url: try container.decode(String.self, forKey: .url)
+        )
+        referrer = try container.decodeIfPresent(String.self, forKey: .referrer)
+        referrerTitle = try container.decodeIfPresent(String.self, forKey: .referrerTitle)
+        viewed = try container.decode(Bool.self, forKey: .viewed)
+        timerStart = try container.decodeIfPresent(UInt64.self, forKey: .timerStart)
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(id, forKey: .id)
+        try container.encode(page.screenName, forKey: .screenName)
+        try container.encode(page.title, forKey: .title)
+        try container.encode(page.url, forKey: .url)
+        try container.encodeIfPresent(referrer, forKey: .referrer)
+        try container.encodeIfPresent(referrerTitle, forKey: .referrerTitle)
+        try container.encode(viewed, forKey: .viewed)
+        try container.encodeIfPresent(timerStart, forKey: .timerStart)
+    }
+
+    /// `$AppViewScreen` properties.
+    var viewProperties: Properties {
+        AppViewScreen(page: page, referrer: referrer, referrerTitle: referrerTitle).properties
+    }
+
+    /// `$AppPageLeave` properties for a leave at monotonic `now` (P3); `reason` marks recovered leaves.
+    func leaveProperties(start: UInt64, now: UInt64, reason: String? = nil) -> Properties {
+        AppPageLeave(
+            page: page, duration: EventDuration.seconds(from: start, to: now), referrer: referrer, reason: reason
+        ).properties
     }
 }
 
@@ -71,10 +81,7 @@ struct PageTracker: Sendable, Hashable {
     /// next start (P6). A page already visible changes nothing (P2).
     mutating func appear(id: String, info: PageInfo, started: Bool, now: UInt64) -> [PageEvent] {
         guard !visible.contains(where: { $0.id == id }) else { return [] }
-        visible.append(VisiblePage(
-            id: id, screenName: info.screenName, title: info.title, url: info.url,
-            referrer: nil, referrerTitle: nil, viewed: false, timerStart: nil
-        ))
+        visible.append(VisiblePage(id: id, page: info, referrer: nil, referrerTitle: nil, viewed: false, timerStart: nil))
         guard started else { return [] }
         return [view(at: visible.count - 1, now: now)]
     }
@@ -121,8 +128,8 @@ struct PageTracker: Sendable, Hashable {
         visible[index].referrerTitle = lastViewedTitle
         visible[index].viewed = true
         visible[index].timerStart = now
-        lastViewedURL = visible[index].url
-        lastViewedTitle = visible[index].title
+        lastViewedURL = visible[index].page.url
+        lastViewedTitle = visible[index].page.title
         return .view(visible[index].viewProperties)
     }
 }
