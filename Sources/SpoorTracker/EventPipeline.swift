@@ -109,6 +109,30 @@ struct HotState {
         stateDirty = true
     }
 
+    /// Stamps the event with its sequence number, snapshot and session, and appends it to the front buffer.
+    /// Returns whether the caller must wake the writer.
+    @inline(__always)
+    mutating func accept(_ event: inout PendingEvent) -> Bool {
+        event.sequence = nextSequence
+        nextSequence &+= 1
+        event.snapshot = snapshot
+        if context.enableSession, !event.isProfile {
+            event.sessionID = session(at: event.time)
+        }
+        buffer.append(event)
+        accepted += 1
+        switch writerState {
+        case .idle:
+            writerState = .busy
+            return true
+        case .lingering where buffer.count >= EventPipeline.wakeThreshold:
+            writerState = .busy
+            return true
+        default:
+            return false
+        }
+    }
+
     mutating func session(at time: EpochMilliseconds) -> String {
         if let id = sessionID, time - sessionLast < context.sessionIdleMilliseconds,
             time - sessionStart < context.sessionMaxMilliseconds
@@ -139,7 +163,7 @@ final class EventPipeline: @unchecked Sendable {
     private let logger: Logger
     private var rng: SplitMix64
     /// Wake a lingering writer once this many events wait.
-    private let wakeThreshold = 512
+    static let wakeThreshold = 512
     /// How long the writer lets a small batch grow before writing it.
     private let linger: DispatchTimeInterval = .milliseconds(2)
 
@@ -178,24 +202,7 @@ final class EventPipeline: @unchecked Sendable {
                     if signal { wake.signal() }
                     return .full
                 }
-                event.sequence = s.nextSequence
-                s.nextSequence &+= 1
-                event.snapshot = s.snapshot
-                if s.context.enableSession, !event.isProfile {
-                    event.sessionID = s.session(at: event.time)
-                }
-                s.buffer.append(event)
-                s.accepted += 1
-                switch s.writerState {
-                case .idle:
-                    s.writerState = .busy
-                    return .appended(signal: true)
-                case .lingering where s.buffer.count >= wakeThreshold:
-                    s.writerState = .busy
-                    return .appended(signal: true)
-                default:
-                    return .appended(signal: false)
-                }
+                return .appended(signal: s.accept(&event))
             }
             switch outcome {
             case .appended(let signal):
@@ -223,6 +230,20 @@ final class EventPipeline: @unchecked Sendable {
             return false
         }
         if alreadyStopped { done?(true) }
+    }
+
+    /// Runs `body` under the pipeline lock (identity changes that must be ordered with events), then wakes the
+    /// writer. `body` may call `accept` on the state to append an event.
+    func withStateChange<R>(_ body: (inout HotState) -> R) -> R {
+        let result = hot.withLock { s -> R in
+            let result = body(&s)
+            if s.writerState != .busy {
+                s.writerState = .busy
+                wake.signal()
+            }
+            return result
+        }
+        return result
     }
 
     /// Marks persisted state dirty and makes sure the writer saves it soon.
@@ -265,7 +286,7 @@ final class EventPipeline: @unchecked Sendable {
                     return .waitIdle
                 }
                 if !lingered, !flushPending, !s.stopping, !s.stateDirty, s.blockedProducers == 0,
-                    s.buffer.count < wakeThreshold
+                    s.buffer.count < Self.wakeThreshold
                 {
                     s.writerState = .lingering
                     return .waitLinger

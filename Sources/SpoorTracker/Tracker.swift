@@ -87,6 +87,11 @@ public final class Tracker: Sendable {
         lifecycle.connect(self, isFirstLaunch: consumeFirstLaunch())
     }
 
+    deinit {
+        // Let the writer finish what was accepted and exit; nothing can be tracked any more anyway.
+        pipeline.requestFlush(stop: true)
+    }
+
     private static func milliseconds(_ duration: Duration) -> Int64 {
         let (seconds, attoseconds) = duration.components
         return seconds * 1000 + attoseconds / 1_000_000_000_000_000
@@ -253,18 +258,16 @@ public final class Tracker: Sendable {
         }
         let time = wallClock.nowMilliseconds()
         // The identity change and the `$SignUp` enter the pipeline under one lock, so no event slips between.
-        let changed = pipeline.hot.withLock { s -> Bool in
-            guard s.persisted.loginID != loginID else { return false }
+        pipeline.withStateChange { s in
+            guard s.persisted.loginID != loginID else { return }
+            let anonymous = s.persisted.anonymousID
             s.persisted.loginID = loginID
             s.stateChanged()
-            return true
+            var signUp = PendingEvent(
+                name: "$SignUp", type: .trackSignup, method: .code, time: time, properties: [:], dynamicProperties: nil,
+                hasDollarKey: false, originalID: anonymous)
+            _ = s.accept(&signUp)
         }
-        guard changed else { return true }
-        let anonymous = anonymousID
-        let signUp = PendingEvent(
-            name: "$SignUp", type: .trackSignup, method: .code, time: time, properties: [:], dynamicProperties: nil,
-            hasDollarKey: false, originalID: anonymous)
-        _ = pipeline.enqueue(signUp)
         return true
     }
 
@@ -278,11 +281,10 @@ public final class Tracker: Sendable {
     }
 
     private func changeState(_ body: (inout PersistedState) -> Void) {
-        pipeline.hot.withLock { s in
+        pipeline.withStateChange { s in
             body(&s.persisted)
             s.stateChanged()
         }
-        pipeline.wakeForState()
     }
 
     // MARK: Profiles

@@ -1,0 +1,58 @@
+import Foundation
+import Testing
+
+@testable import SpoorTracker
+
+@Suite struct ConfigurationTests {
+    private func error(_ change: (inout Configuration) -> Void) -> ConfigurationError? {
+        let directory = TemporaryDirectory()
+        var configuration = Configuration(storageDirectory: directory.url)
+        change(&configuration)
+        do {
+            _ = try Tracker(configuration: configuration)
+            return nil
+        } catch {
+            return error
+        }
+    }
+
+    @Test func defaultsAreValidAndMatchTheIssue() throws {
+        let configuration = Configuration(storageDirectory: URL(fileURLWithPath: "/tmp/x"))
+        #expect(configuration.flushBulkSize == 100)
+        #expect(configuration.flushInterval == .seconds(15))
+        #expect(configuration.maxQueuedEvents == 10_000)
+        #expect(configuration.enableSession == false)
+        try configuration.validate()
+    }
+
+    @Test(arguments: [
+        "flushBulkSize", "flushInterval", "maxQueuedEvents", "maxLogBytes", "serverURL", "storageDirectory",
+        "durability", "sessionIdleTimeout", "sessionMaxDuration", "presetOverrides",
+    ])
+    func invalidFieldIsNamed(field: String) {
+        let error = error { c in
+            switch field {
+            case "flushBulkSize": c.flushBulkSize = 0
+            case "flushInterval": c.flushInterval = .milliseconds(1)
+            case "maxQueuedEvents": c.maxQueuedEvents = 10
+            case "maxLogBytes": c.maxLogBytes = 100
+            case "serverURL": c.serverURL = URL(string: "ftp://example.com")
+            case "storageDirectory": c.storageDirectory = URL(string: "https://example.com/x")!
+            case "durability": c.durability = .batched(interval: .zero)
+            case "sessionIdleTimeout": c.sessionIdleTimeout = .zero
+            case "sessionMaxDuration": c.sessionMaxDuration = .seconds(1)
+            default: c.presetOverrides = ["bad key": "x"]
+            }
+        }
+        #expect(error?.field == field)
+        #expect(error?.description.contains(field) == true)
+    }
+
+    @Test func unusableStorageDirectoryIsAnError() throws {
+        let directory = TemporaryDirectory()
+        let file = directory.url.appendingPathComponent("file")
+        try Data("x".utf8).write(to: file)
+        let error = error { $0.storageDirectory = file.appendingPathComponent("below-a-file") }
+        #expect(error?.field == "storageDirectory")
+    }
+}

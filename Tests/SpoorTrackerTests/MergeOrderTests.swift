@@ -1,0 +1,116 @@
+import Foundation
+import SpoorCore
+import Testing
+
+@testable import SpoorTracker
+
+@Suite struct MergeOrderTests {
+    @Test func presetPropertiesAreOnEveryEvent() async throws {
+        let harness = try Harness()
+        harness.tracker.track("E")
+        let event = try #require(await harness.flushedEvents(named: "E").first)
+        for (key, value) in testPresets { #expect(event.properties[key] == value) }
+        #expect(event.properties["$app_version"] == "9.9")
+        #expect(event.properties["$lib"] == .string(PresetProperties.platform))
+        #expect(event.properties["$lib_version"] == .string(PresetProperties.libVersion))
+        #expect(event.properties["$timezone_offset"] == 0)  // UTC
+        guard case .string(let device) = event.properties["$device_id"] else {
+            Issue.record("no $device_id")
+            return
+        }
+        #expect(!device.isEmpty)
+        #expect(event.lib == LibInfo(lib: PresetProperties.platform, libVersion: PresetProperties.libVersion, method: .code, appVersion: "9.9"))
+    }
+
+    @Test func timezoneOffsetUsesJavaScriptsSign() async throws {
+        let harness = try Harness { $0.timeZone = TimeZone(secondsFromGMT: 8 * 3600)! }
+        harness.tracker.track("E")
+        let event = try #require(await harness.flushedEvents(named: "E").first)
+        #expect(event.properties["$timezone_offset"] == -480)
+    }
+
+    @Test func laterSourcesWinInTheSpecOrder() async throws {
+        let harness = try Harness()
+        // Each key is set by every source from the lowest up to some level; the highest source must win.
+        harness.tracker.registerSuperProperties([
+            "$os": "super", "a": "super", "b": "super", "c": "super", "$is_first_day": false,
+        ])
+        harness.tracker.registerDynamicSuperProperties { ["b": "dynamic", "c": "dynamic", "$is_first_day": false] }
+        harness.tracker.track("E", properties: ["c": "call", "$is_first_day": false])
+        let event = try #require(await harness.flushedEvents(named: "E").first)
+        #expect(event.properties["$os"] == "super")  // 2 over 1
+        #expect(event.properties["a"] == "super")
+        #expect(event.properties["b"] == "dynamic")  // dynamic over super
+        #expect(event.properties["c"] == "call")  // 3 over 2
+        #expect(event.properties["$is_first_day"] == true)  // 4 over 3
+        #expect(event.properties["$model"] == "TestModel")  // untouched preset
+    }
+
+    @Test func deviceIDAndSessionIDCannotBeOverridden() async throws {
+        let harness = try Harness { $0.enableSession = true }
+        harness.tracker.registerSuperProperties(["$device_id": "super-device"])
+        harness.tracker.registerDynamicSuperProperties { ["$event_session_id": "dynamic-session"] }
+        harness.tracker.track("E", properties: ["$device_id": "call-device", "$event_session_id": "call-session"])
+        harness.tracker.track("F")
+        let events = await harness.flushedEvents()
+        let e = try #require(events.first { $0.name == "E" })
+        let f = try #require(events.first { $0.name == "F" })
+        #expect(e.properties["$device_id"] == f.properties["$device_id"])
+        #expect(e.properties["$device_id"] != "call-device")
+        #expect(e.properties["$device_id"] != "super-device")
+        #expect(e.properties["$event_session_id"] == nil)
+        #expect(e.sessionID != nil)
+        #expect(e.sessionID == f.sessionID)
+    }
+
+    @Test func dynamicSuperPropertiesAreEvaluatedWhenTrackIsCalled() async throws {
+        let harness = try Harness()
+        let clock = harness.clock
+        harness.tracker.registerDynamicSuperProperties { ["at": .date(clock.nowMilliseconds())] }
+        harness.tracker.track("One")
+        clock.advance(by: .seconds(5))
+        harness.tracker.track("Two")
+        harness.tracker.registerDynamicSuperProperties(nil)
+        harness.tracker.track("Three")
+        let events = await harness.flushedEvents()
+        #expect(events.map { $0.properties["at"] } == [.date(testEpoch), .date(testEpoch + 5000), nil])
+    }
+
+    @Test func superPropertiesCanBeRemoved() async throws {
+        let harness = try Harness()
+        harness.tracker.registerSuperProperties(["a": 1, "b": 2])
+        harness.tracker.unregisterSuperProperty("a")
+        harness.tracker.track("One")
+        harness.tracker.clearSuperProperties()
+        harness.tracker.track("Two")
+        let events = await harness.flushedEvents()
+        #expect(events[0].properties["a"] == nil)
+        #expect(events[0].properties["b"] == 2)
+        #expect(events[1].properties["b"] == nil)
+    }
+
+    @Test func isFirstDayIsTrueOnlyOnTheFirstCalendarDay() async throws {
+        // 2023-11-14T22:13:20Z; the day ends 1 h 46 min 40 s later.
+        let harness = try Harness()
+        harness.tracker.track("Day1")
+        harness.clock.advance(by: .seconds(6399))
+        harness.tracker.track("Day1Late")
+        harness.clock.advance(by: .seconds(2))
+        harness.tracker.track("Day2")
+        let events = await harness.flushedEvents()
+        #expect(events.map { $0.properties["$is_first_day"] } == [true, true, false])
+        // The first day is remembered across restarts.
+        await harness.tracker.shutdown()
+        let later = try harness.restarted()
+        later.tracker.track("AfterRestart")
+        #expect(await later.flushedEvents(named: "AfterRestart").first?.properties["$is_first_day"] == false)
+    }
+
+    @Test func firstDayFollowsTheConfiguredTimeZone() async throws {
+        // 22:13 UTC is already the next day at UTC+8, and that next day is the first one.
+        let harness = try Harness { $0.timeZone = TimeZone(secondsFromGMT: 8 * 3600)! }
+        harness.clock.advance(by: .seconds(3600 * 25))
+        harness.tracker.track("Later")
+        #expect(await harness.flushedEvents(named: "Later").first?.properties["$is_first_day"] == false)
+    }
+}
