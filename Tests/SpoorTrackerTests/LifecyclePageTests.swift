@@ -117,7 +117,7 @@ struct LifecyclePageTests {
         let harness = LifecycleHarness()
         harness.coldStart()
         harness.appear("cart", url: "app://cart", title: "Cart")
-        harness.controller.click(AppClick(
+        harness.click(AppClick(
             elementType: "button", elementContent: "Pay", elementID: "pay",
             elementPosition: "0:1", elementPath: "cart/footer/pay"
         ))
@@ -137,9 +137,9 @@ struct LifecyclePageTests {
         harness.coldStart()
         harness.appear("cart")
         let button = AppClick(elementType: "button", elementPath: "cart/pay")
-        harness.controller.click(button)
+        harness.click(button)
         harness.advance(gap)
-        harness.controller.click(button)
+        harness.click(button)
         #expect(harness.events.filter { $0.name == "$AppClick" }.count == expected)
     }
 
@@ -147,11 +147,11 @@ struct LifecyclePageTests {
     func differentElements() {
         let harness = LifecycleHarness()
         harness.coldStart()
-        harness.controller.click(AppClick(elementType: "button", elementPath: "a"))
+        harness.click(AppClick(elementType: "button", elementPath: "a"))
         harness.advance(10)
-        harness.controller.click(AppClick(elementType: "button", elementPath: "b"))
+        harness.click(AppClick(elementType: "button", elementPath: "b"))
         harness.advance(10)
-        harness.controller.click(AppClick(elementType: "button", elementPath: "a"))
+        harness.click(AppClick(elementType: "button", elementPath: "a"))
         #expect(harness.events.filter { $0.name == "$AppClick" }.count == 3)
     }
 }

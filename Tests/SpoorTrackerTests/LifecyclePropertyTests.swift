@@ -70,8 +70,8 @@ struct LifecyclePropertyTests {
         var random = SplitMix64(state: seed &* 7919 &+ 1)
         let directory = makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let clock = TestClock()
-        var harness = LifecycleHarness(directory: directory, clock: clock)
+        let clock = ManualClock.lifecycleTest()
+        var harness = LifecycleHarness(.controller, directory: directory, clock: clock)
         var checker = InvariantChecker()
         var seen = 0
         var visible: [String] = []
@@ -84,7 +84,7 @@ struct LifecyclePropertyTests {
         }
 
         for step in 0..<120 {
-            clock.advance(milliseconds: Int64.random(in: 0...5_000, using: &random))
+            clock.advance(by: .milliseconds(Int64.random(in: 0...5_000, using: &random)))
             switch Int.random(in: 0..<100, using: &random) {
             case 0..<45:
                 harness.send(Self.signals.randomElement(using: &random)!)
@@ -101,13 +101,13 @@ struct LifecyclePropertyTests {
             case 76..<84:
                 harness.controller.click(AppClick(elementType: "button", elementPath: "button\(Int.random(in: 0..<3, using: &random))"))
             case 84..<90:
-                harness.controller.heartbeat()
+                harness.heartbeat()
             default:
                 // The process dies (crash or kill -9) and a new one starts over the same storage.
-                if Bool.random(using: &random) { harness.controller.recordCrash(reason: "SIGSEGV") }
+                if Bool.random(using: &random) { harness.crash(reason: "SIGSEGV") }
                 drain(step: step)
-                clock.advance(milliseconds: Int64.random(in: 1...100_000, using: &random))
-                harness = LifecycleHarness(directory: directory, clock: clock, isFirstLaunch: false)
+                clock.advance(by: .milliseconds(Int64.random(in: 1...100_000, using: &random)))
+                harness = LifecycleHarness(.controller, directory: directory, clock: clock, isFirstLaunch: false)
                 seen = 0
                 visible = []
                 checker.newProcess()

@@ -8,15 +8,15 @@ struct LifecycleRecoveryTests {
     @Test("L10/P7 killed while started: the next launch emits the page leaves and $AppEnd, timed to last alive, before its $AppStart")
     func killRecovery() {
         let directory = makeTemporaryDirectory()
-        let clock = TestClock()
+        let clock = ManualClock.lifecycleTest()
         let first = LifecycleHarness(directory: directory, clock: clock)
         first.coldStart()
         first.advance(1_000)
         first.appear("home")
-        clock.advance(milliseconds: 4_000)
-        first.controller.heartbeat()  // the last moment the process is known alive
-        let lastAlive = clock.now().wall
-        clock.advance(milliseconds: 90_000)  // killed some time later, then relaunched
+        clock.advance(by: .milliseconds(4_000))
+        first.heartbeat()  // the last moment the process is known alive
+        let lastAlive = clock.nowMilliseconds()
+        clock.advance(by: .milliseconds(90_000))  // killed some time later, then relaunched
         // kill -9: nothing more from the first process.
 
         let second = LifecycleHarness(directory: directory, clock: clock, isFirstLaunch: false)
@@ -38,16 +38,16 @@ struct LifecycleRecoveryTests {
     @Test("L10 crash: AppCrashed first, then leaves and $AppEnd timed to the crash")
     func crashRecovery() {
         let directory = makeTemporaryDirectory()
-        let clock = TestClock()
+        let clock = ManualClock.lifecycleTest()
         let first = LifecycleHarness(directory: directory, clock: clock)
         first.coldStart()
         first.appear("player")
-        clock.advance(milliseconds: 2_000)
-        first.controller.heartbeat()
-        clock.advance(milliseconds: 1_500)
-        first.controller.recordCrash(reason: "SIGSEGV")
-        let crashTime = clock.now().wall
-        clock.advance(milliseconds: 10_000)
+        clock.advance(by: .milliseconds(2_000))
+        first.heartbeat()
+        clock.advance(by: .milliseconds(1_500))
+        first.crash(reason: "SIGSEGV")
+        let crashTime = clock.nowMilliseconds()
+        clock.advance(by: .milliseconds(10_000))
 
         let second = LifecycleHarness(directory: directory, clock: clock, isFirstLaunch: false)
         second.coldStart()
@@ -61,11 +61,11 @@ struct LifecycleRecoveryTests {
     @Test("A crash while in the background: AppCrashed only, no $AppEnd")
     func crashInBackground() {
         let directory = makeTemporaryDirectory()
-        let clock = TestClock()
+        let clock = ManualClock.lifecycleTest()
         let first = LifecycleHarness(directory: directory, clock: clock)
         first.coldStart()
         first.goHome()
-        first.controller.recordCrash(reason: "boom")
+        first.crash(reason: "boom")
         let second = LifecycleHarness(directory: directory, clock: clock, isFirstLaunch: false)
         #expect(second.names == ["AppCrashed"])
     }
@@ -122,7 +122,7 @@ struct LifecycleRecoveryTests {
         #expect(checkpoint.state == .started)
         #expect(checkpoint.sessionStart != nil)
         #expect(checkpoint.pages.map(\.id) == ["home", "detail"])
-        #expect(checkpoint.lastAlive == harness.clock.now())
+        #expect(checkpoint.lastAlive == harness.clock.instant)
         harness.goHome()
         checkpoint = try #require(try store.load().get())
         #expect(checkpoint.state == .ended)

@@ -98,13 +98,13 @@ struct LifecycleRuleTests {
 
     @Test("L9 terminate from the foreground: $AppEnd, then a durable sync before returning")
     func terminateFromForeground() {
-        let harness = LifecycleHarness()
+        let harness = LifecycleHarness(.controller)
         harness.coldStart()
         harness.advance(2_500)
         harness.send(.willTerminate)
         #expect(harness.names == ["$AppStart", "$AppEnd"])
         #expect(harness.events[1].duration == 2.5)
-        let calls = harness.sink.calls
+        let calls = harness.calls
         #expect(Array(calls.suffix(4)) == ["$AppEnd", "pause", "flush", "sync"])
         // Terminated is final.
         harness.send(.didBecomeActive, .didEnterBackground)
@@ -113,12 +113,12 @@ struct LifecycleRuleTests {
 
     @Test("L9 terminate after going home: no second $AppEnd, still a durable sync")
     func terminateFromBackground() {
-        let harness = LifecycleHarness()
+        let harness = LifecycleHarness(.controller)
         harness.coldStart()
         harness.goHome()
         harness.send(.willTerminate)
         #expect(harness.names == ["$AppStart", "$AppEnd"])
-        #expect(harness.sink.calls.last == "sync")
+        #expect(harness.calls.last == "sync")
     }
 
     @Test("L11 a duration of 24 h or more is reported as 0", arguments: [
@@ -134,11 +134,11 @@ struct LifecycleRuleTests {
 
     @Test("Every start resumes timers and flushes; every end pauses timers and flushes")
     func timersAndFlush() {
-        let harness = LifecycleHarness()
+        let harness = LifecycleHarness(.controller)
         harness.coldStart()
-        #expect(harness.sink.calls == ["$AppStart", "resume", "flush"])
+        #expect(harness.calls == ["$AppStart", "resume", "flush"])
         harness.goHome()
-        #expect(Array(harness.sink.calls.suffix(3)) == ["$AppEnd", "pause", "flush"])
+        #expect(Array(harness.calls.suffix(3)) == ["$AppEnd", "pause", "flush"])
     }
 
     @Test("State machine: a transition to the current state does nothing")

@@ -66,6 +66,9 @@ final class AutoTrackController: @unchecked Sendable {
     /// The lifecycle state.
     var state: LifecycleState { lock.withLock { engine.state } }
 
+    /// Whether this process is the install's first launch (`$is_first_time`).
+    var isFirstLaunch: Bool { lock.withLock { engine.isFirstLaunch } }
+
     /// Connects the tracker (held weakly: it owns the controller), emits what the previous process left
     /// unsaid (L10) and opens this process's crash marker. Call once, before the first signal; later
     /// calls do nothing.
