@@ -19,5 +19,15 @@ demo: bootstrap
 bench: bootstrap
 	scripts/bench
 
+# The long crash run: SIGKILL a writer ROUNDS times (make test runs 20 rounds).
+crash-test: bootstrap
+	scripts/crash-test $(ROUNDS)
+
+# One fuzz target for a while: make fuzz TARGET=FuzzEventDecoder SECONDS=600
+TARGET ?= FuzzEventDecoder
+SECONDS ?= 60
+fuzz: bootstrap
+	scripts/fuzz $(TARGET) $(SECONDS)
+
 generate-proto: bootstrap
 	scripts/generate-proto

@@ -63,6 +63,16 @@ let package = Package(
             swiftSettings: strictSwift
         ),
 
+        // A helper process for the transport's crash, disk-full and memory tests.
+        .executableTarget(
+            name: "SpoorCrashChild",
+            dependencies: [
+                "SpoorCore", "SpoorSerializer", "SpoorTransport",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strictSwift
+        ),
+
         .testTarget(
             name: "SpoorSerializerTests",
             dependencies: ["SpoorCore", "SpoorSerializer"],
@@ -70,7 +80,10 @@ let package = Package(
         ),
         .testTarget(
             name: "SpoorTransportTests",
-            dependencies: ["SpoorCore", "SpoorSerializer", "SpoorTransport"],
+            dependencies: [
+                "SpoorCore", "SpoorSerializer", "SpoorTransport",
+                .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: strictSwift
         ),
         .testTarget(

@@ -1,12 +1,20 @@
 import SpoorCore
 import SpoorSerializer
+import SpoorTransport
 
-/// `spoor decode`: a protobuf `spoor.v1.Batch` on stdin, JSON-lines events on stdout.
+/// `spoor decode`: a protobuf `spoor.v1.Batch`, or a batch frame (recognised by its magic), on stdin;
+/// JSON-lines events on stdout.
 enum DecodeCommand {
     static func run(_ args: [String]) -> Int32 {
         guard args.isEmpty else { return CLI.fail("usage: spoor decode < batch.pb > events.jsonl", status: 64) }
         let input = CLI.readStandardInput()
-        return decodeBatch(input)
+        guard BatchFrame.hasMagic(input) else { return decodeBatch(input) }
+        do {
+            let frame = try FrameDecoder().decode(input)
+            return decodeBatch(frame.payload)
+        } catch {
+            return CLI.fail("decode: frame: \(error)")
+        }
     }
 
     /// Prints every event of a Batch; the events before a malformed one are printed, then the error.

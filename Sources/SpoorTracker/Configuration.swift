@@ -1,5 +1,6 @@
 public import Foundation
 public import SpoorCore
+public import SpoorTransport
 public import Logging
 
 /// The auto-track events a tracker emits (lifecycle spec §6).
@@ -56,27 +57,14 @@ public struct ConfigurationError: Error, Sendable, Hashable, CustomStringConvert
 /// let tracker = try Tracker(configuration: configuration)
 /// ```
 public struct Configuration: Sendable {
-    /// When the durable log makes appended records durable.
-    public enum Durability: Sendable, Hashable {
-        /// Never forces data to disk; the OS writes it back when it likes.
-        case none
-        /// Forces data to disk at most once per `interval`.
-        case batched(interval: Duration)
-        /// Forces data to disk after every append.
-        case always
-    }
+    /// When the durable log forces appended events to disk (the transport's ``SpoorTransport/Durability``).
+    public typealias Durability = SpoorTransport.Durability
 
-    /// How upload batches are compressed.
-    public enum Codec: String, Sendable, Hashable, CaseIterable {
-        /// No compression.
-        case identity
-        /// gzip.
-        case gzip
-        /// Zstandard.
-        case zstd
-    }
+    /// How upload batches are compressed (the transport's ``SpoorTransport/Codec``).
+    public typealias Codec = SpoorTransport.Codec
 
-    /// Where the tracker keeps its state file and its durable event log. Created when missing.
+    /// Where the tracker keeps its state file (`state.json`) and its durable event log (the `log` folder,
+    /// see ``Tracker/logDirectory(in:)``). Created when missing.
     public var storageDirectory: URL
     /// The collector's URL (used by the uploader); `nil` keeps events local.
     public var serverURL: URL?
@@ -84,7 +72,11 @@ public struct Configuration: Sendable {
     public var flushBulkSize: Int = 100
     /// Upload at least this often while events are waiting. Default 15 s.
     public var flushInterval: Duration = .seconds(15)
-    /// The most events kept locally (in memory and in the log); older ones are dropped beyond it. Default 10,000.
+    /// The most events the durable log keeps; beyond it the oldest are dropped and counted. Default 10,000.
+    ///
+    /// Events not yet written wait in memory; when the writer falls this far behind (at least 4,096), `track`
+    /// waits for it rather than lose events or grow without bound. Only a burst far above what the disk can
+    /// take gets there.
     public var maxQueuedEvents: Int = 10_000
     /// The most bytes the durable log may hold. Default 32 MiB.
     public var maxLogBytes: Int = 32 << 20

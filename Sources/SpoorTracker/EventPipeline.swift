@@ -1,5 +1,9 @@
 import Dispatch
 import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#endif
 import Logging
 import SpoorCore
 import Synchronization
@@ -37,8 +41,11 @@ final class Snapshot: Sendable {
     let libCode: LibInfo
     let libAuto: LibInfo
     let firstDay: Range<EpochMilliseconds>
+    /// Whether there are super properties, which the event's own keys might collide with.
+    let hasSuperProperties: Bool
 
     init(state: PersistedState, context: PipelineContext) {
+        hasSuperProperties = !state.superProperties.isEmpty
         anonymousID = state.anonymousID
         loginID = state.loginID
         distinctID = state.loginID ?? state.anonymousID
@@ -164,6 +171,8 @@ final class EventPipeline: @unchecked Sendable {
     private var rng: SplitMix64
     /// Wake a lingering writer once this many events wait.
     static let wakeThreshold = 512
+    /// The most events handed to the store at once.
+    static let groupSize = 256
     /// How long the writer lets a small batch grow before writing it.
     private let linger: DispatchTimeInterval = .milliseconds(2)
 
@@ -259,9 +268,17 @@ final class EventPipeline: @unchecked Sendable {
     // MARK: The writer
 
     private func run() {
+        #if os(Linux)
+        // Name the thread for tools (top -H, perf, /proc): Foundation does not on Linux.
+        let fd = open("/proc/thread-self/comm", O_WRONLY)
+        if fd >= 0 {
+            _ = "spoor.writer".withCString { write(fd, $0, strlen($0)) }
+            close(fd)
+        }
+        #endif
         var back: [PendingEvent] = []
         back.reserveCapacity(1024)
-        var events: [Event] = []
+        var events: [StoredEvent] = []
         events.reserveCapacity(1024)
         var lingered = false
 
@@ -312,12 +329,16 @@ final class EventPipeline: @unchecked Sendable {
                 lingered = true
             case .process(let generation, let sync, let save, let release):
                 for _ in 0..<release { space.signal() }
-                if !back.isEmpty {
-                    for pending in back { events.append(materialize(pending)) }
+                // Small groups keep the merged events and their encoding in cache, whatever the backlog.
+                var index = 0
+                while index < back.count {
+                    let end = min(index + Self.groupSize, back.count)
+                    for i in index..<end { events.append(materialize(back[i])) }
                     store.append(events)
                     events.removeAll(keepingCapacity: true)
-                    back.removeAll(keepingCapacity: true)
+                    index = end
                 }
+                back.removeAll(keepingCapacity: true)
                 if let save { saveState(save) }
                 if sync {
                     do { try store.sync() } catch { logger.error("spoor: syncing the event store failed: \(error)") }
@@ -344,30 +365,70 @@ final class EventPipeline: @unchecked Sendable {
         }
     }
 
-    /// Merges the property sources in the order of events spec §2 and builds the record.
-    private func materialize(_ pending: PendingEvent) -> Event {
+    /// Builds the record. The preset and super properties (the snapshot's base) are left for the store to add
+    /// when nothing the event carries collides with them, so the log store can splice in their encoding, made
+    /// once per snapshot, instead of merging and encoding them again for every event.
+    private func materialize(_ pending: PendingEvent) -> StoredEvent {
         let snapshot = pending.snapshot!
-        var properties: Properties
-        if pending.isProfile {
-            properties = pending.properties
-        } else {
-            properties = snapshot.base  // 1. preset, 2. super properties
-            if let dynamic = pending.dynamicProperties {  // 2. dynamic super properties
-                for (key, value) in dynamic { properties[key] = value }
-            }
-            for (key, value) in pending.properties { properties[key] = value }  // 3. call site (4. auto-track)
-            properties["$is_first_day"] = .bool(snapshot.firstDay.contains(pending.time))  // 4.
-            if pending.hasDollarKey {  // 5. never overridable
-                properties["$device_id"] = .string(snapshot.deviceID)
-                properties["$event_session_id"] = nil
-            }
-        }
-        return Event(
+        var event = Event(
             name: pending.name, type: pending.type, time: pending.time, trackID: rng.next(), sequence: pending.sequence,
             distinctID: pending.type == .trackSignup ? (snapshot.loginID ?? snapshot.distinctID) : snapshot.distinctID,
             anonymousID: snapshot.anonymousID, loginID: snapshot.loginID,
             lib: pending.method == .autoTrack ? snapshot.libAuto : snapshot.libCode,
-            properties: properties, sessionID: pending.sessionID, originalID: pending.originalID)
+            properties: pending.properties, sessionID: pending.sessionID, originalID: pending.originalID)
+        if pending.isProfile { return StoredEvent(event: event, base: nil, firstDay: false) }
+        let firstDay = snapshot.firstDay.contains(pending.time)
+        if !pending.hasDollarKey, !collides(pending, with: snapshot) {
+            if let dynamic = pending.dynamicProperties {
+                event.properties = dynamic.merging(pending.properties) { $1 }
+            }
+            return StoredEvent(event: event, base: snapshot, firstDay: firstDay)
+        }
+        event.properties = StoredEvent.merge(
+            base: snapshot, dynamic: pending.dynamicProperties, own: pending.properties, firstDay: firstDay)
+        return StoredEvent(event: event, base: nil, firstDay: firstDay)
+    }
+
+    /// Whether some key of the event is also a super property (keys starting with `$` are handled by the caller).
+    @inline(__always)
+    private func collides(_ pending: PendingEvent, with snapshot: Snapshot) -> Bool {
+        guard snapshot.hasSuperProperties else { return false }
+        for key in pending.properties.keys where snapshot.base[key] != nil { return true }
+        if let dynamic = pending.dynamicProperties {
+            for key in dynamic.keys where snapshot.base[key] != nil { return true }
+        }
+        return false
+    }
+}
+
+/// A finished record as the writer hands it to the store.
+struct StoredEvent {
+    /// The record. When `base` is set its properties are only the event's own (dynamic super properties and
+    /// call site), none of which is a key of `base`; otherwise they are complete.
+    var event: Event
+    /// Preset and super properties to merge under the event's own, and `$is_first_day` over them.
+    var base: Snapshot?
+    /// `$is_first_day` for this event.
+    var firstDay: Bool
+
+    /// The complete record, all property sources merged in the order of events spec §2.
+    var merged: Event {
+        guard let base else { return event }
+        var event = event
+        event.properties = Self.merge(base: base, dynamic: nil, own: event.properties, firstDay: firstDay)
+        return event
+    }
+
+    static func merge(base snapshot: Snapshot, dynamic: Properties?, own: Properties, firstDay: Bool) -> Properties {
+        var properties = snapshot.base  // 1. preset, 2. super properties
+        if let dynamic {  // 2. dynamic super properties
+            for (key, value) in dynamic { properties[key] = value }
+        }
+        for (key, value) in own { properties[key] = value }  // 3. call site (4. auto-track)
+        properties["$is_first_day"] = .bool(firstDay)  // 4.
+        properties["$device_id"] = .string(snapshot.deviceID)  // 5. never overridable
+        properties["$event_session_id"] = nil  // it travels in its own field
+        return properties
     }
 }
 

@@ -6,7 +6,7 @@ import Synchronization
 /// `append`, `sync` and `close` are called from the writer thread only, one at a time.
 protocol EventStore: AnyObject, Sendable {
     /// Stores a group of events, in order. Never throws: failures are logged and counted by the store.
-    func append(_ events: [Event])
+    func append(_ events: [StoredEvent])
     /// Makes everything appended so far durable.
     func sync() throws
     /// Syncs and releases the store; nothing is appended afterwards.
@@ -32,9 +32,15 @@ final class InMemoryEventStore: EventStore {
 
     init() {}
 
+    /// Stores complete events (tests use this to stand for what an earlier run left behind).
     func append(_ events: [Event]) {
+        append(events.map { StoredEvent(event: $0, base: nil, firstDay: false) })
+    }
+
+    func append(_ events: [StoredEvent]) {
+        let complete = events.map(\.merged)
         contents.withLock {
-            $0.events.append(contentsOf: events)
+            $0.events.append(contentsOf: complete)
             $0.appendCalls += 1
         }
     }

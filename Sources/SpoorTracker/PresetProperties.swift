@@ -47,7 +47,7 @@ enum PresetProperties {
         if os.isEmpty { os = "unknown" }
         if osVersion.isEmpty { osVersion = "unknown" }
         let model = readText(root + "/sys/class/dmi/id/product_name").map(trimmed).flatMap { $0.isEmpty ? nil : $0 }
-            ?? (uname.machine.isEmpty ? "unknown" : uname.machine)
+            ?? "unknown"
         let manufacturer = readText(root + "/sys/class/dmi/id/sys_vendor").map(trimmed).flatMap { $0.isEmpty ? nil : $0 }
             ?? "unknown"
         let offsetSeconds = timeZone.secondsFromGMT(for: Date(timeIntervalSince1970: Double(now) / 1000))
@@ -65,16 +65,16 @@ enum PresetProperties {
         ]
     }
 
-    private static func unameFields() -> (sysname: String, release: String, machine: String) {
+    private static func unameFields() -> (sysname: String, release: String) {
         var info = utsname()
-        guard uname(&info) == 0 else { return ("", "", "") }
+        guard uname(&info) == 0 else { return ("", "") }
         func field<T>(_ value: inout T) -> String {
             withUnsafeBytes(of: &value) { raw in
                 let bytes = raw.prefix { $0 != 0 }
                 return String(decoding: bytes, as: UTF8.self)
             }
         }
-        return (field(&info.sysname), field(&info.release), field(&info.machine))
+        return (field(&info.sysname), field(&info.release))
     }
 
     private static func readText(_ path: String) -> String? {

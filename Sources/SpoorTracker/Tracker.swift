@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 import Logging
 public import SpoorCore
 import Synchronization
@@ -35,7 +35,9 @@ public final class Tracker: Sendable {
     ///
     /// - Throws: ``ConfigurationError`` naming the first invalid field, or `storageDirectory` when it cannot be used.
     public convenience init(configuration: Configuration) throws(ConfigurationError) {
-        try self.init(configuration: configuration, store: InMemoryEventStore())
+        try configuration.validate()
+        let store = try EventLogStore(directory: Self.logDirectory(in: configuration.storageDirectory), configuration: configuration)
+        try self.init(configuration: configuration, store: store)
     }
 
     init(configuration: Configuration, store: any EventStore) throws(ConfigurationError) {
@@ -85,6 +87,11 @@ public final class Tracker: Sendable {
                 LifecycleInstant(wall: wallClock.nowMilliseconds(), monotonic: monotonicClock.nowNanoseconds())
             })
         lifecycle.connect(self, isFirstLaunch: consumeFirstLaunch())
+    }
+
+    /// Where the durable event log lives: the `log` folder of the storage directory (beside `state.json`).
+    public static func logDirectory(in storageDirectory: URL) -> URL {
+        storageDirectory.appendingPathComponent("log", isDirectory: true)
     }
 
     deinit {
@@ -277,7 +284,7 @@ public final class Tracker: Sendable {
     }
 
     private static func isValidIdentity(_ id: String) -> Bool {
-        !id.isEmpty && id.utf8.count <= 255 && !id.allSatisfy(\.isWhitespace)
+        !id.isEmpty && id.utf8.count <= 255 && !id.allSatisfy(\.isWhitespace) && !PropertyValidator.containsNUL(id)
     }
 
     private func changeState(_ body: (inout PersistedState) -> Void) {

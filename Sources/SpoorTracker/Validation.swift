@@ -16,7 +16,9 @@ public enum ValidationRule: String, Sendable, Hashable, CaseIterable, CustomStri
     case listTooLong = "list_too_long"
     /// A profile operation got a value of the wrong type (e.g. a string for `profileIncrement`).
     case wrongValueType = "wrong_value_type"
-    /// An identity (anonymous or login id) is empty or longer than 255 bytes.
+    /// A string holds U+0000, which the wire format cannot carry.
+    case nulCharacter = "nul_character"
+    /// An identity (anonymous or login id) is empty, blank, longer than 255 bytes or holds U+0000.
     case invalidIdentity = "invalid_identity"
 
     public var description: String { rawValue }
@@ -125,9 +127,18 @@ enum PropertyValidator {
             return ValidationError(event: event, key: key, rule: .nonFiniteNumber)
         case .list(let list) where list.count > maxListCount:
             return ValidationError(event: event, key: key, rule: .listTooLong)
+        case .string(let string) where containsNUL(string):
+            return ValidationError(event: event, key: key, rule: .nulCharacter)
+        case .list(let list) where list.contains(where: containsNUL):
+            return ValidationError(event: event, key: key, rule: .nulCharacter)
         default:
             return nil
         }
+    }
+
+    @inline(__always)
+    static func containsNUL(_ string: String) -> Bool {
+        string.utf8.withContiguousStorageIfAvailable { $0.contains(0) } ?? string.utf8.contains(0)
     }
 
     /// What a property set needs besides acceptance.

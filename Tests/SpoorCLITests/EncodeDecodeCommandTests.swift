@@ -82,3 +82,28 @@ struct EncodeDecodeCommandTests {
         #expect(result.stderr.contains("unknown command 'frobnicate'"))
     }
 }
+
+@Suite("spoor decode of batch frames")
+struct DecodeFrameCommandTests {
+    /// Each committed frame vector decodes to the same events, whatever its codec.
+    @Test func frameVectorsDecodeToTheSameEvents() throws {
+        var outputs: [String] = []
+        for name in ["none", "gzip", "zstd"] {
+            let frame = try Data(contentsOf: SpoorProcess.root.appendingPathComponent("docs/vectors/\(name).spb"))
+            let result = try SpoorProcess.run(["decode"], input: frame)
+            #expect(result.status == 0, "\(name): \(result.stderr)")
+            #expect(result.stdoutText.split(separator: "\n").count == 3, "\(name)")
+            outputs.append(result.stdoutText)
+        }
+        #expect(Set(outputs).count == 1)
+    }
+
+    @Test func corruptFrameIsAnError() throws {
+        var frame = try Data(contentsOf: SpoorProcess.root.appendingPathComponent("docs/vectors/zstd.spb"))
+        frame[frame.count - 5] ^= 0xFF
+        let result = try SpoorProcess.run(["decode"], input: frame)
+        #expect(result.status == 2)
+        #expect(result.stderr.hasPrefix("decode: frame:"), "\(result.stderr)")
+        #expect(result.stdout.isEmpty)
+    }
+}

@@ -114,3 +114,40 @@ import Testing
         #expect(await harness.flushedEvents(named: "Later").first?.properties["$is_first_day"] == false)
     }
 }
+
+@Suite struct PresetPropertyTests {
+    @Test func linuxPresetsComeFromOSReleaseAndDMI() throws {
+        let root = TemporaryDirectory()
+        let fm = FileManager.default
+        try fm.createDirectory(at: root.url.appendingPathComponent("etc"), withIntermediateDirectories: true)
+        try fm.createDirectory(at: root.url.appendingPathComponent("sys/class/dmi/id"), withIntermediateDirectories: true)
+        try Data("NAME=\"Debian GNU/Linux\"\nVERSION_ID=\"12\"\n# comment\nID=debian\n".utf8)
+            .write(to: root.url.appendingPathComponent("etc/os-release"))
+        try Data("ThinkPad X1\n".utf8).write(to: root.url.appendingPathComponent("sys/class/dmi/id/product_name"))
+        try Data("LENOVO\n".utf8).write(to: root.url.appendingPathComponent("sys/class/dmi/id/sys_vendor"))
+        let presets = PresetProperties.read(
+            appVersion: "3.1", deviceID: "device", timeZone: TimeZone(secondsFromGMT: -5 * 3600)!, now: testEpoch,
+            root: root.url.path)
+        #expect(presets["$os"] == "Debian GNU/Linux")
+        #expect(presets["$os_version"] == "12")
+        #expect(presets["$model"] == "ThinkPad X1")
+        #expect(presets["$manufacturer"] == "LENOVO")
+        #expect(presets["$app_version"] == "3.1")
+        #expect(presets["$timezone_offset"] == 300)
+        #expect(presets["$device_id"] == "device")
+    }
+
+    @Test func unreadableSourcesGiveUnknown() {
+        let root = TemporaryDirectory()
+        let presets = PresetProperties.read(
+            appVersion: "", deviceID: "d", timeZone: TimeZone(identifier: "UTC")!, now: testEpoch, root: root.url.path)
+        #expect(presets["$model"] == "unknown")
+        #expect(presets["$manufacturer"] == "unknown")
+        // Without os-release the kernel's name and release from uname stand in.
+        guard case .string(let os) = presets["$os"], case .string(let version) = presets["$os_version"] else {
+            Issue.record("no $os")
+            return
+        }
+        #expect(!os.isEmpty && !version.isEmpty)
+    }
+}

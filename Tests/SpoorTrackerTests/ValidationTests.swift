@@ -109,6 +109,15 @@ import Testing
         #expect(list == ["short", cut])
     }
 
+    @Test func stringsWithNULAreRejected() async throws {
+        let harness = try Harness()
+        #expect(harness.tracker.track("N", properties: ["s": "a\u{0}b"]) == false)
+        #expect(harness.tracker.track("N", properties: ["l": ["ok", "\u{0}"]]) == false)
+        #expect(harness.tracker.login("user\u{0}") == false)
+        #expect(harness.tracker.counters.rejected == [.nulCharacter: 2, .invalidIdentity: 1])
+        #expect(await harness.flushedEvents().isEmpty)
+    }
+
     @Test func rejectedEventsLeaveOthersUntouched() async throws {
         let harness = try Harness()
         #expect(harness.tracker.track("Before", properties: ["n": 1]))

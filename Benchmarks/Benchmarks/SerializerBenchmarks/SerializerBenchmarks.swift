@@ -1,0 +1,104 @@
+import Benchmark
+import CProtobufCFloor
+import Foundation
+import SpoorCore
+import SpoorSerializer
+import SwiftProtobufSchema
+
+/// Each benchmark encodes the reference event 1000 times per iteration (`scalingFactor: .kilo`),
+/// so the scaled figures are per event. Buffers are reused wherever the API allows it.
+let benchmarks: @Sendable () -> Void = {
+    Benchmark.defaultConfiguration = .init(
+        metrics: [.throughput, .wallClock, .mallocCountTotal],
+        timeUnits: .nanoseconds,
+        warmupIterations: 10,
+        scalingFactor: .kilo,
+        maxDuration: .seconds(3),
+        maxIterations: 10_000
+    )
+
+    checkIdenticalWork()
+
+    Benchmark("Spoor EventEncoder.append (reused buffer)") { benchmark in
+        let encoder = EventEncoder()
+        let event = Reference.event
+        var buffer: [UInt8] = []
+        buffer.reserveCapacity(256)
+        benchmark.startMeasurement()
+        for _ in benchmark.scaledIterations {
+            buffer.removeAll(keepingCapacity: true)
+            try encoder.append(event, to: &buffer)
+            blackHole(buffer.count)
+        }
+    }
+
+    Benchmark("Spoor EventEncoder.encode (new array)") { benchmark in
+        let encoder = EventEncoder()
+        let event = Reference.event
+        benchmark.startMeasurement()
+        for _ in benchmark.scaledIterations {
+            blackHole(try encoder.encode(event))
+        }
+    }
+
+    Benchmark("swift-protobuf build + serialize") { benchmark in
+        let event = Reference.event
+        benchmark.startMeasurement()
+        for _ in benchmark.scaledIterations {
+            let bytes: [UInt8] = try Spoor_V1_Event(event).serializedBytes()
+            blackHole(bytes)
+        }
+    }
+
+    Benchmark("swift-protobuf serialize (prebuilt message)") { benchmark in
+        let message = Spoor_V1_Event(Reference.event)
+        benchmark.startMeasurement()
+        for _ in benchmark.scaledIterations {
+            let bytes: [UInt8] = try message.serializedBytes()
+            blackHole(bytes)
+        }
+    }
+
+    Benchmark("Foundation JSONEncoder (Codable struct)") { benchmark in
+        let encoder = JSONEncoder()
+        let value = JSONEvent(Reference.event)
+        benchmark.startMeasurement()
+        for _ in benchmark.scaledIterations {
+            blackHole(try encoder.encode(value))
+        }
+    }
+
+    Benchmark("protobuf-c in C (floor)") { benchmark in
+        var buffer = [UInt8](repeating: 0, count: 256)
+        benchmark.startMeasurement()
+        buffer.withUnsafeMutableBufferPointer { out in
+            for _ in benchmark.scaledIterations {
+                blackHole(floor_encode_reference(out.baseAddress!, out.count))
+            }
+        }
+    }
+}
+
+/// Stops the run unless every protobuf encoder produces an encoding of the same event
+/// with the same size, so that the benchmarks compare the same work.
+func checkIdenticalWork() {
+    do {
+        let spoor = try EventEncoder().encode(Reference.event)
+        let swiftProtobuf: [UInt8] = try Spoor_V1_Event(Reference.event).serializedBytes()
+        var floor = [UInt8](repeating: 0, count: 256)
+        floor.removeSubrange(floor_encode_reference(&floor, floor.count)...)
+
+        let decoder = EventDecoder()
+        for (name, bytes) in [("swift-protobuf", swiftProtobuf), ("protobuf-c", floor)] {
+            guard bytes.count == spoor.count, try decoder.decode(bytes) == Reference.event else {
+                fatalError("\(name) encodes another event than Spoor: \(bytes.count) bytes vs \(spoor.count)")
+            }
+        }
+        let json = try JSONDecoder().decode(JSONEvent.self, from: try JSONEncoder().encode(JSONEvent(Reference.event)))
+        guard json.properties.count == Reference.event.properties.count else {
+            fatalError("the JSON event lost properties")
+        }
+    } catch {
+        fatalError("the reference event does not encode: \(error)")
+    }
+}

@@ -1,0 +1,231 @@
+// Measures the tracker's hot path: `track` latency and allocations on the caller's thread, and sustained
+// throughput from two threads into the durable log. Build and run in release mode:
+//
+//     swift run -c release --package-path Benchmarks TrackerLoad [--samples N] [--per-thread N] [--rounds N]
+import CMallocCounter
+import Foundation
+import SpoorCore
+import SpoorSerializer
+import SpoorTracker
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+// The reference event of issue 4: a code event with 5 properties of mixed types.
+let referenceProperties: Properties = [
+    "product": "tea", "price": 3.5, "quantity": 2, "gift": false, "tags": ["green", "loose"],
+]
+
+func argument(_ name: String, default value: Int) -> Int {
+    let arguments = CommandLine.arguments
+    guard let index = arguments.firstIndex(of: name), index + 1 < arguments.count, let parsed = Int(arguments[index + 1])
+    else { return value }
+    return parsed
+}
+
+let samples = argument("--samples", default: 1_000_000)
+let perThread = argument("--per-thread", default: 1_000_000)
+let rounds = argument("--rounds", default: 5)
+
+@inline(__always) func nanoseconds() -> UInt64 {
+    var ts = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &ts)
+    return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
+}
+
+func makeTracker(_ configure: (inout Configuration) -> Void = { _ in }) throws -> (Tracker, URL) {
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("spoor-bench-\(UUID().uuidString)")
+    var configuration = Configuration(storageDirectory: directory)
+    configuration.appVersion = "1.0"
+    configure(&configuration)
+    return (try Tracker(configuration: configuration), directory)
+}
+
+/// CPU seconds used so far by the thread named `name` (Linux: /proc/self/task/*/stat), or nil.
+func threadCPUSeconds(named name: String) -> Double? {
+    #if os(Linux)
+    guard let tasks = try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task") else { return nil }
+    let ticks = Double(sysconf(Int32(_SC_CLK_TCK)))
+    for task in tasks {
+        guard let comm = try? String(contentsOfFile: "/proc/self/task/\(task)/comm", encoding: .utf8),
+            comm.trimmingCharacters(in: .whitespacesAndNewlines) == name,
+            let stat = try? String(contentsOfFile: "/proc/self/task/\(task)/stat", encoding: .utf8),
+            let close = stat.lastIndex(of: ")")
+        else { continue }
+        // Fields after the command: state is field 3; utime and stime are fields 14 and 15.
+        let fields = stat[stat.index(after: close)...].split(separator: " ")
+        guard fields.count > 13, let user = Double(fields[11]), let system = Double(fields[12]) else { return nil }
+        return (user + system) / ticks
+    }
+    #endif
+    return nil
+}
+
+func percentile(_ sorted: [UInt64], _ p: Double) -> UInt64 {
+    sorted[min(sorted.count - 1, Int(Double(sorted.count) * p))]
+}
+
+struct LatencyResult {
+    var name: String
+    var sorted: [UInt64]
+    var mallocsPerCall: Double
+    var overhead: UInt64
+
+    func line() -> String {
+        func f(_ p: Double) -> String { "\(percentile(sorted, p))" }
+        return "\(name.padding(toLength: 44, withPad: " ", startingAt: 0)) p50 \(f(0.5)) ns  p90 \(f(0.9)) ns  p99 \(f(0.99)) ns  "
+            + "p99.9 \(f(0.999)) ns  max \(sorted.last ?? 0) ns  mallocs/call \(String(format: "%.3f", mallocsPerCall))"
+    }
+}
+
+/// Times `samples` calls one by one; reported times have the timer's own cost (the median of an empty
+/// measurement) taken off.
+func measureLatency(name: String, pause: UInt64 = 0, _ body: (Int) -> Void) -> LatencyResult {
+    var times = [UInt64](repeating: 0, count: samples)
+    // The cost of reading the clock twice.
+    var empty = [UInt64](repeating: 0, count: 10_000)
+    for i in 0..<empty.count {
+        let start = nanoseconds()
+        empty[i] = nanoseconds() - start
+    }
+    empty.sort()
+    let overhead = empty[empty.count / 2]
+    for i in 0..<min(samples, 50_000) { body(i) }  // warm-up: buffers reach their steady capacity
+    let mallocsBefore = spoor_thread_malloc_count()
+    var untimedMallocs: UInt64 = 0
+    for i in 0..<samples {
+        let start = nanoseconds()
+        body(i)
+        let end = nanoseconds()
+        let elapsed = end - start
+        times[i] = elapsed > overhead ? elapsed - overhead : 0
+        if pause > 0 {
+            let before = spoor_thread_malloc_count()
+            while nanoseconds() - end < pause {}
+            untimedMallocs += spoor_thread_malloc_count() - before
+        }
+    }
+    let mallocs = spoor_thread_malloc_count() - mallocsBefore - untimedMallocs
+    times.sort()
+    return LatencyResult(name: name, sorted: times, mallocsPerCall: Double(mallocs) / Double(samples), overhead: overhead)
+}
+
+/// The writer's work without the tracker: merging a 16-property event and encoding it, one thread.
+func measureWriterParts() {
+    let base: Properties = [
+        "$os": "Debian GNU/Linux", "$os_version": "12", "$model": "Standard PC", "$manufacturer": "QEMU",
+        "$app_version": "1.0", "$timezone_offset": 0, "$device_id": "6F9619FF-8B86-D011-B42D-00CF4FC964FF",
+        "$lib": "Linux", "$lib_version": "0.1.0",
+    ]
+    let count = 200_000
+    var merged: [Properties] = []
+    merged.reserveCapacity(1)
+    var start = nanoseconds()
+    for _ in 0..<count {
+        var properties = base
+        for (key, value) in referenceProperties { properties[key] = value }
+        properties["$is_first_day"] = true
+        merged.append(properties)
+        merged.removeAll(keepingCapacity: true)
+    }
+    let mergeNanos = Double(nanoseconds() - start) / Double(count)
+    var properties = base
+    for (key, value) in referenceProperties { properties[key] = value }
+    properties["$is_first_day"] = true
+    let event = Event(
+        name: "BuyProduct", time: 1_700_000_000_000, trackID: 42, sequence: 7, distinctID: "user-1",
+        anonymousID: "6F9619FF-8B86-D011-B42D-00CF4FC964FF", lib: LibInfo(lib: "Linux", libVersion: "0.1.0", method: .code),
+        properties: properties)
+    let encoder = EventEncoder()
+    var bytes: [UInt8] = []
+    bytes.reserveCapacity(1 << 20)
+    start = nanoseconds()
+    for _ in 0..<count {
+        try! encoder.appendBatchEntry(event, to: &bytes)
+        if bytes.count > 1 << 19 { bytes.removeAll(keepingCapacity: true) }
+    }
+    let encodeNanos = Double(nanoseconds() - start) / Double(count)
+    print(String(format: "writer parts alone (1 thread): merge 16 properties %.0f ns, EventEncoder.appendBatchEntry %.0f ns (%d bytes)",
+                 mergeNanos, encodeNanos, (try! encoder.encode(event)).count))
+}
+
+print("Spoor tracker benchmarks (release build expected); samples \(samples), 2 threads x \(perThread) events, \(rounds) rounds")
+
+measureWriterParts()
+
+do {
+    let (tracker, directory) = try makeTracker()
+    let backToBack = measureLatency(name: "track(), 5 properties, back to back") { _ in
+        _ = tracker.track("BuyProduct", properties: referenceProperties)
+    }
+    await tracker.flush()
+    let paced = measureLatency(name: "track(), 5 properties, 1 per 5 µs", pause: 5_000) { _ in
+        _ = tracker.track("BuyProduct", properties: referenceProperties)
+    }
+    await tracker.flush()
+    let literal = measureLatency(name: "track(), 5-property literal at call site") { i in
+        _ = tracker.track("BuyProduct", properties: [
+            "product": "tea", "price": 3.5, "quantity": .int(Int64(i)), "gift": false, "tags": ["green", "loose"],
+        ])
+    }
+    await tracker.shutdown(timeout: .seconds(60))
+    try? FileManager.default.removeItem(at: directory)
+    print("clock overhead subtracted: \(backToBack.overhead) ns")
+    print(backToBack.line())
+    print(paced.line())
+    print(literal.line())
+    print("counters: accepted \(tracker.counters.accepted), dropped by log \(tracker.counters.droppedByLog)")
+}
+
+do {
+    var rates: [Double] = []
+    var writerCPU: [Double] = []
+    for _ in 0..<rounds {
+        let (tracker, directory) = try makeTracker {
+            $0.maxQueuedEvents = 2 * perThread
+            $0.maxLogBytes = 1 << 30
+        }
+        // Let the writer thread start and name itself, then read its CPU time.
+        await tracker.flush()
+        let writerCPUBefore = threadCPUSeconds(named: "spoor.writer")
+        let start = nanoseconds()
+        let group = DispatchGroup()
+        for thread in 0..<2 {
+            group.enter()
+            Thread {
+                var properties = referenceProperties
+                properties["thread"] = .int(Int64(thread))
+                for _ in 0..<perThread { _ = tracker.track("BuyProduct", properties: properties) }
+                group.leave()
+            }.start()
+        }
+        group.wait()
+        let callersDone = nanoseconds()
+        await tracker.flush()  // everything written to the log and synced
+        let end = nanoseconds()
+        let events = Double(2 * perThread)
+        rates.append(events / (Double(end - start) / 1e9))
+        if let before = writerCPUBefore, let after = threadCPUSeconds(named: "spoor.writer") {
+            let perEvent = (after - before) / events
+            writerCPU.append(perEvent)
+            print(String(format: "writer thread CPU: %.2f µs per event (merge, encode, checksum, write) = %.2f M events/s per core",
+                         perEvent * 1e6, 1 / perEvent / 1e6))
+        }
+        print(String(format: "throughput round: %.2f M events/s into the log (callers done after %.0f ms, log synced after %.0f ms), dropped %d",
+                     rates.last! / 1e6, Double(callersDone - start) / 1e6, Double(end - start) / 1e6, tracker.counters.droppedByLog))
+        await tracker.shutdown(timeout: .seconds(60))
+        try? FileManager.default.removeItem(at: directory)
+    }
+    rates.sort()
+    print(String(format: "sustained throughput, 2 threads into the log: median %.2f M events/s (min %.2f, max %.2f)",
+                 rates[rates.count / 2] / 1e6, rates.first! / 1e6, rates.last! / 1e6))
+    if !writerCPU.isEmpty {
+        writerCPU.sort()
+        print(String(format: "writer CPU per event: median %.2f µs", writerCPU[writerCPU.count / 2] * 1e6))
+    }
+    var load = [Double](repeating: 0, count: 3)
+    if getloadavg(&load, 3) == 3 { print(String(format: "load average during the run: %.2f (on %d cores)", load[0], ProcessInfo.processInfo.activeProcessorCount)) }
+}

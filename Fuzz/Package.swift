@@ -1,0 +1,46 @@
+// swift-tools-version: 6.1
+// libFuzzer targets for Spoor's decoders.
+//
+// This package is separate from the root one because its executables link only with the
+// fuzzer flags that `scripts/fuzz` passes; build and run a target with `scripts/fuzz NAME SECONDS`.
+//
+// To add a target NAME: write Sources/NAME/main.swift (a `fuzzOne` function handed to
+// `LLVMFuzzerRunDriver`, as in FuzzEventDecoder), create Corpus/NAME/ and FailCases/NAME/,
+// and add NAME to `fuzzTargets` below.
+import PackageDescription
+
+/// The fuzz targets; each is an executable under Sources/ with the same name.
+let fuzzTargets = [
+    "FuzzEventDecoder",
+]
+
+let strictSwift: [SwiftSetting] = [
+    .swiftLanguageMode(.v6),
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("InternalImportsByDefault"),
+]
+
+let package = Package(
+    name: "SpoorFuzz",
+    platforms: [.macOS(.v13)],
+    dependencies: [
+        // The root package; its folder name differs between checkouts, so it is named here.
+        .package(name: "Spoor", path: ".."),
+    ],
+    targets: [
+        // Declares libFuzzer's `LLVMFuzzerRunDriver`, which each target's main.swift calls.
+        .target(name: "CFuzzDriver"),
+        // Writes the seed inputs of Corpus/FuzzEventDecoder; an ordinary executable.
+        .executableTarget(
+            name: "FuzzSeeds",
+            dependencies: [.product(name: "Spoor", package: "Spoor")],
+            swiftSettings: strictSwift
+        ),
+    ] + fuzzTargets.map { name in
+        .executableTarget(
+            name: name,
+            dependencies: ["CFuzzDriver", .product(name: "Spoor", package: "Spoor")],
+            swiftSettings: strictSwift
+        )
+    }
+)

@@ -1,0 +1,192 @@
+// A helper process for the transport tests: it does storage work until it is
+// killed (crash test), fills a disk under a file-size limit, or holds a large
+// backlog while its memory is measured. It reports on stdout, one line per fact.
+import Foundation
+import Logging
+import SpoorCore
+import SpoorSerializer
+import SpoorTransport
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Writes one line straight to fd 1, so nothing sits in a buffer when the process is killed.
+func say(_ line: String) {
+    let bytes = Array((line + "\n").utf8)
+    bytes.withUnsafeBytes { raw in
+        var done = 0
+        while done < raw.count {
+            let n = write(1, raw.baseAddress! + done, raw.count - done)
+            if n <= 0 { return }
+            done += n
+        }
+    }
+}
+
+#if canImport(Glibc)
+let fileSizeLimit = __rlimit_resource_t(RLIMIT_FSIZE.rawValue)
+#else
+let fileSizeLimit = RLIMIT_FSIZE
+#endif
+
+/// A deterministic generator: a round replays from its seed.
+struct SplitMix: RandomNumberGenerator {
+    var state: UInt64
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
+
+func event(_ sequence: UInt64) -> Event {
+    Event(
+        name: "ViewProduct", time: 1_700_000_000_000 + Int64(sequence), trackID: sequence &* 0x9E37_79B9_7F4A_7C15,
+        sequence: sequence, distinctID: "user-\(sequence % 7)", anonymousID: "5F2C9A1E-0B7D-4C3A-9E61-2D8F4B7A1C30",
+        lib: LibInfo(lib: "Linux", libVersion: "0.1.0", method: .code, appVersion: "2.4.1"),
+        properties: [
+            "product_id": .string("sku-\(sequence % 1000)"), "price": .double(19.99), "quantity": .int(Int64(sequence % 5 + 1)),
+            "in_stock": .bool(true), "tags": .list(["sale", "summer"]), "$screen_name": .string("ProductDetailViewController"),
+            "$os": .string("Linux"), "$os_version": .string("6.8"), "$model": .string("x86_64"), "$network_type": .string("WIFI"),
+        ],
+        sessionID: "session-\(sequence / 100)"
+    )
+}
+
+let quiet = Logger(label: "child") { _ in SwiftLogNoOpLogHandler() }
+
+/// Appends, syncs, seals and releases at random until killed.
+func crash(directory: URL, start: UInt64, seed: UInt64) throws {
+    var random = SplitMix(state: seed)
+    let durability: Durability = [.none, .always, .batched(interval: .milliseconds(5))][Int(seed % 3)]
+    let log = try EventLog(
+        directory: directory,
+        configuration: .init(maxBytes: 1 << 30, maxRecords: 1_000_000, durability: durability, segmentBytes: 64 << 10, maxPendingBatches: 1000),
+        logger: quiet
+    )
+    let encoder = EventEncoder()
+    let decoder = EventDecoder()
+    var buffer = RecordBuffer()
+    var next = start
+    say("ready")
+    while true {
+        buffer.removeAll(keepingCapacity: true)
+        for _ in 0..<Int.random(in: 1...40, using: &random) {
+            try buffer.append(event(next), using: encoder)
+            next += 1
+        }
+        log.append(buffer)
+        if Int.random(in: 0..<4, using: &random) == 0 {
+            try log.sync()
+            say("synced \(next - 1)")
+        }
+        if Int.random(in: 0..<10, using: &random) == 0 {
+            let codec = Codec.allCases.randomElement(using: &random)!
+            try log.seal(maxRecords: Int.random(in: 1...150, using: &random), codec: codec)
+        }
+        if Int.random(in: 0..<12, using: &random) == 0, let oldest = log.pendingBatches().first {
+            let frame = try FrameDecoder().decode(log.frame(of: oldest.id))
+            let sequences = try decoder.decodeBatch(frame.payload).map(\.sequence)
+            say("releasing \(sequences.min()!) \(sequences.max()!)")
+            try log.release(oldest.id)
+            say("released \(sequences.min()!) \(sequences.max()!)")
+        }
+    }
+}
+
+/// Appends under a small file-size limit, then lifts it and syncs.
+func diskFull(directory: URL, count: Int) throws {
+    signal(SIGXFSZ, SIG_IGN)
+    var limit = rlimit()
+    getrlimit(fileSizeLimit, &limit)
+    let original = limit
+    limit.rlim_cur = 64 << 10
+    setrlimit(fileSizeLimit, &limit)
+
+    let log = try EventLog(
+        directory: directory,
+        configuration: .init(durability: .none, segmentBytes: 1 << 20, retryInterval: .seconds(3600)),
+        logger: Logger(label: "child") { _ in StreamLogHandler.standardError(label: "child") }
+    )
+    let encoder = EventEncoder()
+    var buffer = RecordBuffer()
+    for start in stride(from: 0, to: count, by: 10) {
+        buffer.removeAll(keepingCapacity: true)
+        for sequence in start..<min(start + 10, count) { try buffer.append(event(UInt64(sequence)), using: encoder) }
+        log.append(buffer)
+    }
+    say("full writeErrors=\(log.counters.writeErrors) records=\(log.recordCount)")
+    do {
+        try log.sync()
+        say("sync-while-full ok")
+    } catch {
+        say("sync-while-full \(error.kind.rawValue)")
+    }
+    var raised = original
+    setrlimit(fileSizeLimit, &raised)
+    try log.sync()
+    say("sync-after ok records=\(log.recordCount)")
+    log.close()
+}
+
+/// The peak resident set size in KiB (VmHWM).
+func peakRSS() -> Int {
+    guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return -1 }
+    for line in status.split(separator: "\n") where line.hasPrefix("VmHWM:") {
+        return Int(line.split(separator: " ", omittingEmptySubsequences: true)[1]) ?? -1
+    }
+    return -1
+}
+
+/// Fills a log with `count` events while offline, reopens it and reads it all, reporting peak memory.
+func backlog(directory: URL, count: Int) throws {
+    let configuration = EventLog.Configuration(maxBytes: 1 << 30, maxRecords: count, durability: .none)
+    do {
+        let log = try EventLog(directory: directory, configuration: configuration, logger: quiet)
+        let encoder = EventEncoder()
+        var entry: [UInt8] = []
+        var buffer = RecordBuffer()
+        for start in stride(from: 0, to: count, by: 100) {
+            buffer.removeAll(keepingCapacity: true)
+            for sequence in start..<min(start + 100, count) {
+                entry.removeAll(keepingCapacity: true)
+                try encoder.appendBatchEntry(event(UInt64(sequence)), to: &entry)
+                buffer.append(entry: entry)
+            }
+            log.append(buffer)
+        }
+        say("appended records=\(log.recordCount) bytes=\(log.byteCount) peakKiB=\(peakRSS())")
+        log.close()
+    }
+    let log = try EventLog(directory: directory, configuration: configuration, logger: quiet)
+    var seen = 0
+    log.forEachRecord { _ in seen += 1 }
+    var sealed = 0
+    for _ in 0..<10 {
+        if let batch = try log.seal() { sealed += batch.recordCount }
+    }
+    say("reopened records=\(log.recordCount) read=\(seen) sealed=\(sealed) peakKiB=\(peakRSS())")
+}
+
+let arguments = CommandLine.arguments
+do {
+    switch arguments.count > 2 ? arguments[1] : "" {
+    case "crash" where arguments.count == 5:
+        try crash(directory: URL(fileURLWithPath: arguments[2]), start: UInt64(arguments[3])!, seed: UInt64(arguments[4])!)
+    case "disk-full" where arguments.count == 4:
+        try diskFull(directory: URL(fileURLWithPath: arguments[2]), count: Int(arguments[3])!)
+    case "backlog" where arguments.count == 4:
+        try backlog(directory: URL(fileURLWithPath: arguments[2]), count: Int(arguments[3])!)
+    default:
+        FileHandle.standardError.write(Data("usage: SpoorCrashChild crash DIR START SEED | disk-full DIR COUNT | backlog DIR COUNT\n".utf8))
+        exit(2)
+    }
+} catch {
+    say("error \(error)")
+    exit(1)
+}

@@ -1,0 +1,143 @@
+public import SpoorCore
+public import SpoorSerializer
+
+/// How one record is framed in a segment file.
+///
+/// ```
+/// offset  size  field
+/// 0       4     sync marker F1 5E C0 DA
+/// 4       4     u32 LE: payload length (bits 0-30); bit 31 set = padding, not a record
+/// 8       4     u32 LE: CRC-32C of bytes 4..<8 followed by the payload
+/// 12      n     payload: one protobuf `Batch` entry (tag 0x0A, varint length, `Event` bytes)
+/// ```
+///
+/// The marker lets recovery find the next record after damage; the checksum
+/// covers the length so a damaged length is caught too. Padding records are
+/// written over corrupt regions at recovery so the region is counted once and
+/// later scans pass over it.
+enum RecordFormat {
+    static let marker: [UInt8] = [0xF1, 0x5E, 0xC0, 0xDA]
+    static let markerWord: UInt32 = 0xDAC0_5EF1  // the marker read as a little-endian u32
+    static let headerSize = 12
+    static let paddingFlag: UInt32 = 1 << 31
+    /// The largest payload a record may carry; larger lengths are treated as damage.
+    static let maxPayload = 16 << 20
+
+    /// Writes a record header for `payload` into `buffer` at `at` (12 bytes already reserved).
+    static func writeHeader(into buffer: UnsafeMutableRawBufferPointer, at: Int, payloadLength: Int, padding: Bool = false) {
+        let lengthField = UInt32(payloadLength) | (padding ? paddingFlag : 0)
+        let base = buffer.baseAddress! + at
+        base.storeBytes(of: markerWord.littleEndian, as: UInt32.self)
+        (base + 4).storeBytes(of: lengthField.littleEndian, toByteOffset: 0, as: UInt32.self)
+        var crc = CRC32C.update(0, UnsafeRawBufferPointer(start: base + 4, count: 4))
+        crc = CRC32C.update(crc, UnsafeRawBufferPointer(start: base + headerSize, count: payloadLength))
+        (base + 8).storeBytes(of: crc.littleEndian, as: UInt32.self)
+    }
+
+    /// A record found in a buffer: where it starts, its total size, and whether it is padding.
+    struct Found {
+        var offset: Int
+        var size: Int
+        var isPadding: Bool
+    }
+
+    /// The valid record starting at `offset` in `bytes`, if there is one.
+    static func record(in bytes: UnsafeRawBufferPointer, at offset: Int) -> Found? {
+        guard offset >= 0, bytes.count - offset >= headerSize else { return nil }
+        let base = bytes.baseAddress! + offset
+        guard UInt32(littleEndian: base.loadUnaligned(as: UInt32.self)) == markerWord else { return nil }
+        let lengthField = UInt32(littleEndian: (base + 4).loadUnaligned(as: UInt32.self))
+        let length = Int(lengthField & ~paddingFlag)
+        let isPadding = lengthField & paddingFlag != 0
+        guard isPadding || length <= maxPayload, length <= bytes.count - offset - headerSize else { return nil }
+        var crc = CRC32C.update(0, UnsafeRawBufferPointer(start: base + 4, count: 4))
+        crc = CRC32C.update(crc, UnsafeRawBufferPointer(start: base + headerSize, count: length))
+        guard crc == UInt32(littleEndian: (base + 8).loadUnaligned(as: UInt32.self)) else { return nil }
+        return Found(offset: offset, size: headerSize + length, isPadding: isPadding)
+    }
+
+    /// Whether the bytes from `offset` to the end look like a record cut short:
+    /// a prefix of a header, a header whose length runs past the end, or zeros.
+    static func looksTorn(_ bytes: UnsafeRawBufferPointer, at offset: Int) -> Bool {
+        let rest = UnsafeRawBufferPointer(rebasing: bytes[offset...])
+        if rest.allSatisfy({ $0 == 0 }) { return true }
+        if rest.count < 4 { return zip(rest, marker).allSatisfy { $0 == $1 } }
+        guard UInt32(littleEndian: rest.loadUnaligned(as: UInt32.self)) == markerWord else { return false }
+        if rest.count < 8 { return true }
+        let length = Int(UInt32(littleEndian: rest.loadUnaligned(fromByteOffset: 4, as: UInt32.self)) & ~paddingFlag)
+        return length <= maxPayload && headerSize + length > rest.count
+    }
+}
+
+/// Encoded records waiting to be appended to an ``EventLog`` as one write group.
+///
+/// Each record is framed (length, CRC-32C, sync marker) as it is added, so the
+/// work of encoding and checksumming happens on the caller's thread and the log
+/// only has to write the bytes. A record's payload is one protobuf `Batch`
+/// entry, so any run of payloads is a valid `spoor.v1.Batch`.
+public struct RecordBuffer: Sendable {
+    /// The framed records, back to back.
+    var bytes: [UInt8] = []
+    /// The framed size of each record, in order.
+    var sizes: [UInt32] = []
+    /// Records left out because they are larger than a record may be (16 MiB); the log counts them as dropped.
+    public private(set) var oversized = 0
+
+    /// Creates an empty buffer.
+    public init() {}
+
+    /// Encodes `event` as a `Batch` entry and adds it as one record.
+    ///
+    /// On error the buffer is left as it was. A record larger than 16 MiB is left out
+    /// and counted in ``oversized``.
+    public mutating func append(_ event: Event, using encoder: EventEncoder) throws(EncodeError) {
+        let start = bytes.count
+        bytes.append(contentsOf: repeatElement(0, count: RecordFormat.headerSize))
+        do {
+            try encoder.appendBatchEntry(event, to: &bytes)
+        } catch {
+            bytes.removeSubrange(start...)
+            throw error
+        }
+        finishRecord(start: start)
+    }
+
+    /// Adds one record whose payload is `entry`, which should be one protobuf `Batch` entry
+    /// (tag `0x0A`, varint length, the `Event` bytes).
+    public mutating func append(entry: some Collection<UInt8>) {
+        let start = bytes.count
+        bytes.append(contentsOf: repeatElement(0, count: RecordFormat.headerSize))
+        bytes.append(contentsOf: entry)
+        finishRecord(start: start)
+    }
+
+    private mutating func finishRecord(start: Int) {
+        let length = bytes.count - start - RecordFormat.headerSize
+        guard length <= RecordFormat.maxPayload else {
+            // EncodeError has no public initialiser: the log counts these as dropped instead.
+            bytes.removeSubrange(start...)
+            oversized += 1
+            return
+        }
+        bytes.withUnsafeMutableBytes { raw in
+            RecordFormat.writeHeader(into: raw, at: start, payloadLength: length)
+        }
+        sizes.append(UInt32(RecordFormat.headerSize + length))
+    }
+
+    /// The number of records in the buffer.
+    public var count: Int { sizes.count }
+
+    /// Whether the buffer holds no record.
+    public var isEmpty: Bool { sizes.isEmpty }
+
+    /// The size of the framed records in bytes, as they will be written.
+    public var byteCount: Int { bytes.count }
+
+    /// Removes every record.
+    public mutating func removeAll(keepingCapacity: Bool) {
+        bytes.removeAll(keepingCapacity: keepingCapacity)
+        sizes.removeAll(keepingCapacity: keepingCapacity)
+        oversized = 0
+    }
+}

@@ -1,0 +1,98 @@
+import Foundation
+import SpoorCore
+import Synchronization
+import Testing
+
+@testable import SpoorTracker
+
+/// A store that keeps only what the concurrency test checks, so 800,000 events fit in little memory.
+private final class OrderCheckingStore: EventStore {
+    struct Seen {
+        var lastIndex: [Int64]
+        var count = 0
+        var outOfOrder = 0
+        var malformed = 0
+        var lastSequence: UInt64 = 0
+        var sequenceNotIncreasing = 0
+        var trackIDs = Set<UInt64>()
+    }
+
+    private let seen: Mutex<Seen>
+
+    init(tasks: Int) { seen = Mutex(Seen(lastIndex: Array(repeating: -1, count: tasks))) }
+
+    func append(_ events: [StoredEvent]) {
+        seen.withLock { s in
+            for stored in events {
+                let event = stored.event
+                s.count += 1
+                if event.sequence <= s.lastSequence { s.sequenceNotIncreasing += 1 }
+                s.lastSequence = event.sequence
+                s.trackIDs.insert(event.trackID)
+                guard case .int(let task) = event.properties["task"], case .int(let index) = event.properties["i"],
+                    task >= 0, Int(task) < s.lastIndex.count
+                else {
+                    s.malformed += 1
+                    continue
+                }
+                // Each task's events must arrive in its own order, each exactly once.
+                if index != s.lastIndex[Int(task)] + 1 { s.outOfOrder += 1 }
+                s.lastIndex[Int(task)] = index
+            }
+        }
+    }
+
+    func sync() throws {}
+    func close() {}
+    func lastSequence() -> UInt64? { nil }
+    var droppedCount: Int { 0 }
+    var corruptCount: Int { 0 }
+    var result: Seen { seen.withLock { $0 } }
+}
+
+@Suite struct ConcurrencyTests {
+    #if DEBUG
+    // Debug builds are ~20x slower; 8 x 25,000 keeps the whole suite within seconds there.
+    static let perTask: Int64 = 25_000
+    #else
+    static let perTask: Int64 = 25_000
+    #endif
+
+    @Test func eightTasksEveryEventExactlyOnceInEachTasksOrder() async throws {
+        let tasks = 8
+        let store = OrderCheckingStore(tasks: tasks)
+        let directory = TemporaryDirectory()
+        var configuration = Configuration(storageDirectory: directory.url)
+        configuration.presetOverrides = testPresets
+        configuration.maxQueuedEvents = 10_000
+        let tracker = try Tracker(configuration: configuration, store: store)
+        let perTask = Self.perTask
+        await withTaskGroup(of: Int.self) { group in
+            for task in 0..<tasks {
+                group.addTask {
+                    var accepted = 0
+                    for i in 0..<perTask where tracker.track("Load", properties: ["task": .int(Int64(task)), "i": .int(i)]) {
+                        accepted += 1
+                    }
+                    // One invalid event per task, to check the counters add up.
+                    if !tracker.track("Load", properties: ["time": 1]) { accepted += 0 }
+                    return accepted
+                }
+            }
+            var total = 0
+            for await accepted in group { total += accepted }
+            #expect(total == tasks * Int(perTask))
+        }
+        #expect(await tracker.shutdown(timeout: .seconds(60)))
+        let seen = store.result
+        let counters = tracker.counters
+        #expect(seen.count == tasks * Int(perTask))
+        #expect(seen.lastIndex == Array(repeating: perTask - 1, count: tasks))
+        #expect(seen.outOfOrder == 0)
+        #expect(seen.malformed == 0)
+        #expect(seen.sequenceNotIncreasing == 0)
+        #expect(seen.trackIDs.count == seen.count)
+        #expect(counters.accepted == seen.count + counters.droppedByLog)
+        #expect(counters.rejected == [.reservedPropertyKey: tasks])
+    }
+}

@@ -1,0 +1,60 @@
+import Testing
+@testable import SpoorTransport
+
+@Suite struct CRC32CTests {
+    /// A bit-at-a-time reference, the definition of the checksum.
+    static func reference(_ bytes: [UInt8]) -> UInt32 {
+        var crc: UInt32 = 0xFFFF_FFFF
+        for byte in bytes {
+            crc ^= UInt32(byte)
+            for _ in 0..<8 { crc = crc & 1 != 0 ? (crc >> 1) ^ 0x82F6_3B78 : crc >> 1 }
+        }
+        return ~crc
+    }
+
+    @Test func checkValue() {
+        #expect(CRC32C.checksum(Array("123456789".utf8)) == 0xE306_9283)
+        #expect(CRC32C.checksum([]) == 0)
+    }
+
+    @Test func knownVectors() {
+        // RFC 3720 (iSCSI) appendix B.4 test patterns.
+        #expect(CRC32C.checksum([UInt8](repeating: 0, count: 32)) == 0x8A91_36AA)
+        #expect(CRC32C.checksum([UInt8](repeating: 0xFF, count: 32)) == 0x62A8_AB43)
+        #expect(CRC32C.checksum((0..<32).map { UInt8($0) }) == 0x46DD_794E)
+        #expect(CRC32C.checksum((0..<32).map { UInt8(31 - $0) }) == 0x113F_DB5C)
+    }
+
+    @Test func matchesReferenceAtEveryLengthAndAlignment() {
+        var generator = SplitMix(seed: 7)
+        let data = (0..<300).map { _ in UInt8(truncatingIfNeeded: generator.next()) }
+        for start in 0..<9 {
+            for end in stride(from: start, through: data.count, by: 7) {
+                let slice = Array(data[start..<end])
+                #expect(CRC32C.checksum(slice) == Self.reference(slice))
+            }
+        }
+    }
+
+    @Test func updateIsIncremental() {
+        let data = Array("The quick brown fox jumps over the lazy dog".utf8)
+        for split in 0...data.count {
+            let first = data[..<split].withUnsafeBytes { CRC32C.update(0, $0) }
+            let whole = data[split...].withUnsafeBytes { CRC32C.update(first, $0) }
+            #expect(whole == CRC32C.checksum(data))
+        }
+    }
+}
+
+/// A small deterministic generator for tests.
+struct SplitMix: RandomNumberGenerator {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
