@@ -67,7 +67,7 @@ struct ScenarioAction {
             var properties: Properties = [:]
             for member in members {
                 do {
-                    properties[member.key] = try EventJSON.propertyValue(member.value, key: "\(key).\(member.key)")
+                    properties[member.key] = try EventJSON.propertyValue(member.value, key: member.key)
                 } catch {
                     throw ScenarioError(error.description)
                 }
