@@ -47,6 +47,8 @@ final class AutoTrackController: @unchecked Sendable {
     private var heartbeatTimer: (any DispatchSourceTimer)?
     private let logger = Logger(label: "spoor.lifecycle")
     private var recovered = false
+    /// Attached sources, kept alive as long as the tracker.
+    private var sources: [any LifecycleSource] = []
 
     /// Checkpoints that could not be read or written.
     private(set) var checkpointErrorCount = 0
@@ -150,6 +152,11 @@ final class AutoTrackController: @unchecked Sendable {
         lock.withLock {
             crashMarker.map { $0.record(reason: reason, time: now().wall) }
         }
+    }
+
+    /// Keeps an attached source alive as long as the tracker.
+    func retain(_ source: any LifecycleSource) {
+        lock.withLock { sources.append(source) }
     }
 
     /// Stops the heartbeat (the process is going away or the tracker is being replaced).

@@ -22,6 +22,10 @@ private struct CrashHandlerState {
 nonisolated(unsafe) private var crashHandlerState: UnsafeMutablePointer<CrashHandlerState>?
 private let signalSlots = 65
 
+/// Set by the fatal-signal handler: the process is crashing, so the exit hooks must not end the session
+/// (recovery on the next launch does, after `AppCrashed`), and must not run code on a broken heap.
+nonisolated(unsafe) var processIsCrashing = false
+
 /// Records fatal signals in the crash marker, then lets the previous handler (or the default action)
 /// take the process down.
 enum CrashSignalHandler {
@@ -70,6 +74,7 @@ enum CrashSignalHandler {
 /// The handler: only async-signal-safe work — clock_gettime, the marker's pwrite, sigaction, raise.
 private func handleFatalSignal(_ signal: Int32) {
     guard let state = crashHandlerState, signal > 0, Int(signal) < signalSlots else { return }
+    processIsCrashing = true
     var now = timespec()
     clock_gettime(CLOCK_REALTIME, &now)
     let millis = Int64(now.tv_sec) * 1000 + Int64(now.tv_nsec) / 1_000_000

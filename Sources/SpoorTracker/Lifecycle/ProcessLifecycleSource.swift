@@ -1,4 +1,5 @@
 import Dispatch
+import Foundation
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -23,7 +24,6 @@ public final class ProcessLifecycleSource: LifecycleSource, @unchecked Sendable 
     private let handlesExit: Bool
     private let lock = NSLockBox()
     private var deliver: (@Sendable (LifecycleSignal) -> Void)?
-    private var signalSources: [any DispatchSourceSignal] = []
 
     /// Creates a process source.
     /// - Parameters:
@@ -39,35 +39,15 @@ public final class ProcessLifecycleSource: LifecycleSource, @unchecked Sendable 
     public func start(delivering deliver: @escaping @Sendable (LifecycleSignal) -> Void) {
         lock.withLock { self.deliver = deliver }
         if handlesExit { ProcessExitHooks.register(self) }
-        if handlesSignals {
-            var sources: [any DispatchSourceSignal] = []
-            for signalNumber in [SIGTERM, SIGINT] {
-                // Dispatch sees the signal only once its default action is off.
-                signal(signalNumber, SIG_IGN)
-                let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: .global(qos: .userInitiated))
-                source.setEventHandler { [weak self] in
-                    self?.terminate()
-                    // End the process the way the signal would have, so the exit status tells the truth.
-                    signal(signalNumber, SIG_DFL)
-                    raise(signalNumber)
-                }
-                source.resume()
-                sources.append(source)
-            }
-            lock.withLock { signalSources = sources }
-        }
+        if handlesSignals { TerminationSignals.register(self) }
         deliver(.didFinishLaunching(.inactive))
         deliver(.didBecomeActive)
     }
 
     public func stop() {
-        let sources = lock.withLock {
-            deliver = nil
-            defer { signalSources = [] }
-            return signalSources
-        }
-        for source in sources { source.cancel() }
+        lock.withLock { deliver = nil }
         ProcessExitHooks.unregister(self)
+        TerminationSignals.unregister(self)
     }
 
     /// The program comes back to the foreground: a hot start.
@@ -114,7 +94,79 @@ private enum ProcessExitHooks {
     }
 
     private static func runAll() {
+        guard !processIsCrashing else { return }
         let all = lock.withLock { Array(sources.values) }
         for source in all { source.terminate() }
     }
+}
+
+/// Ends the session of every registered source on `SIGTERM` or `SIGINT`, then lets the signal do what it
+/// would have done (the previous handler, or the default: the process ends).
+///
+/// The handler only writes the signal number to a pipe (async-signal-safe); a thread of ours reads it and
+/// does the work outside signal context. (A dispatch signal source cannot be used on Linux: it needs the
+/// signal ignored, and the kernel discards ignored signals.)
+private enum TerminationSignals {
+    static let signals: [Int32] = [SIGTERM, SIGINT]
+    private static let lock = NSLockBox()
+    nonisolated(unsafe) private static var sources: [ObjectIdentifier: ProcessLifecycleSource] = [:]
+    nonisolated(unsafe) private static var installed = false
+    nonisolated(unsafe) private static var previous: [Int32: sigaction] = [:]
+
+    static func register(_ source: ProcessLifecycleSource) {
+        lock.withLock {
+            sources[ObjectIdentifier(source)] = source
+            guard !installed else { return }
+            installed = true
+            var fds: [Int32] = [0, 0]
+            guard pipe(&fds) == 0 else { return }
+            terminationPipeWrite = fds[1]
+            let readEnd = fds[0]
+            let reader = Thread { TerminationSignals.waitForSignals(readEnd) }
+            reader.name = "spoor.termination"
+            reader.start()
+            for number in signals {
+                var action = sigaction()
+                #if canImport(Darwin)
+                action.__sigaction_u.__sa_handler = writeSignalToPipe
+                #else
+                action.__sigaction_handler.sa_handler = writeSignalToPipe
+                #endif
+                sigemptyset(&action.sa_mask)
+                action.sa_flags = SA_RESTART
+                var old = sigaction()
+                sigaction(number, &action, &old)
+                previous[number] = old
+            }
+        }
+    }
+
+    static func unregister(_ source: ProcessLifecycleSource) {
+        _ = lock.withLock { sources.removeValue(forKey: ObjectIdentifier(source)) }
+    }
+
+    private static func waitForSignals(_ readEnd: Int32) {
+        var byte: UInt8 = 0
+        while true {
+            let count = read(readEnd, &byte, 1)
+            if count < 0, errno == EINTR { continue }
+            guard count == 1 else { return }
+            let number = Int32(byte)
+            let (all, old) = lock.withLock { (Array(sources.values), previous[number]) }
+            for source in all { source.terminate() }
+            // Hand the signal on: put the previous disposition back and raise it again.
+            if var old { sigaction(number, &old, nil) } else { signal(number, SIG_DFL) }
+            raise(number)
+        }
+    }
+}
+
+/// The termination pipe's write end, read by the signal handler.
+nonisolated(unsafe) private var terminationPipeWrite: Int32 = -1
+
+private func writeSignalToPipe(_ signal: Int32) {
+    var byte = UInt8(truncatingIfNeeded: signal)
+    let savedErrno = errno
+    _ = write(terminationPipeWrite, &byte, 1)
+    errno = savedErrno
 }

@@ -30,7 +30,8 @@ extension AutoTrackEventKind {
 
 extension Tracker {
     /// Attaches a lifecycle source: from now on its signals drive `$AppStart`, `$AppEnd`, page timing and
-    /// flushes. Attach one source per tracker, right after creating it.
+    /// flushes. Attach one source per tracker, right after creating it; the tracker keeps the source. Keep
+    /// the tracker itself for the life of the process (a global or the app delegate).
     ///
     /// ```swift
     /// tracker.attach(ProcessLifecycleSource())          // Linux programs
@@ -41,6 +42,7 @@ extension Tracker {
     ///   next launch emits `AppCrashed` (it chains to any handler installed before it).
     public func attach(_ source: any LifecycleSource, recordsCrashes: Bool = true) {
         if recordsCrashes { lifecycle.installCrashHandler() }
+        lifecycle.retain(source)
         source.start { [weak self] signal in self?.handle(signal) }
     }
 
