@@ -1,11 +1,38 @@
 // swift-tools-version: 6.1
-// Benchmarks of Spoor's event encoder against swift-protobuf, Foundation's JSONEncoder and a
-// pure-C protobuf-c loop, on one reference event, and of the tracker's hot path. Run from this folder:
+// Spoor's benchmarks. Run from this folder:
 //
-//   swift package benchmark
+//   swift package benchmark                                   # all
+//   swift package benchmark --target SerializerBenchmarks     # the encoder against swift-protobuf, JSONEncoder, pure C
+//   swift package benchmark --target TransportBenchmarks      # log appends against write(2), sealing per codec
+//   swift package benchmark --target TrackerBenchmarks        # Tracker.track on the caller, 2 threads into the log
+//
+// TrackerLoad measures the tracker without the framework (per-call latency, mallocs per call, the writer
+// thread's CPU per event, sustained throughput):
+//
+//   swift run -c release TrackerLoad [--samples N] [--per-thread N] [--rounds N]
 //
 // (or `scripts/bench` from the repository root). See docs/benchmarks.md for the figures.
 import PackageDescription
+
+let strictSwift: [SwiftSetting] = [
+    .swiftLanguageMode(.v6),
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("InternalImportsByDefault"),
+]
+
+/// A benchmark executable under Benchmarks/NAME, run by the benchmark plugin.
+func benchmark(_ name: String, dependencies: [Target.Dependency] = []) -> Target {
+    .executableTarget(
+        name: name,
+        dependencies: [
+            .product(name: "Benchmark", package: "benchmark"),
+            .product(name: "Spoor", package: "Spoor"),
+        ] + dependencies,
+        path: "Benchmarks/\(name)",
+        swiftSettings: strictSwift,
+        plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+    )
+}
 
 let package = Package(
     name: "SpoorBenchmarks",
@@ -34,43 +61,16 @@ let package = Package(
             exclude: ["generated/spoor/v1/event.pb-c.c"],
             cSettings: [.headerSearchPath("generated")]
         ),
-        .executableTarget(
-            name: "SerializerBenchmarks",
-            dependencies: [
-                .product(name: "Benchmark", package: "benchmark"),
-                .product(name: "Spoor", package: "Spoor"),
-                "SwiftProtobufSchema",
-                "CProtobufCFloor",
-            ],
-            path: "Benchmarks/SerializerBenchmarks",
-            swiftSettings: [
-                .swiftLanguageMode(.v6),
-                .enableUpcomingFeature("ExistentialAny"),
-                .enableUpcomingFeature("InternalImportsByDefault"),
-            ],
-            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
-        ),
-        // `Tracker.track` on the caller's thread (latency distribution, mallocs) and sustained
-        // throughput from two threads into the durable log.
-        .executableTarget(
-            name: "TrackerBenchmarks",
-            dependencies: [
-                .product(name: "Benchmark", package: "benchmark"),
-                .product(name: "Spoor", package: "Spoor"),
-            ],
-            path: "Benchmarks/TrackerBenchmarks",
-            swiftSettings: [.swiftLanguageMode(.v6)],
-            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
-        ),
-        // The same measurements without the framework, plus the writer thread's CPU per event:
-        //   swift run -c release --package-path Benchmarks TrackerLoad [--samples N] [--per-thread N] [--rounds N]
+        benchmark("SerializerBenchmarks", dependencies: ["SwiftProtobufSchema", "CProtobufCFloor"]),
+        benchmark("TransportBenchmarks"),
+        benchmark("TrackerBenchmarks"),
         // Counts allocations per thread by defining malloc & co. in the executable.
         .target(name: "CMallocCounter", path: "Benchmarks/CMallocCounter"),
         .executableTarget(
             name: "TrackerLoad",
             dependencies: ["CMallocCounter", .product(name: "Spoor", package: "Spoor")],
             path: "Benchmarks/TrackerLoad",
-            swiftSettings: [.swiftLanguageMode(.v6)],
+            swiftSettings: strictSwift,
             // Export the executable's malloc so shared libraries (the Swift runtime) bind to it.
             linkerSettings: [.unsafeFlags(["-Xlinker", "--export-dynamic"], .when(platforms: [.linux]))]
         ),

@@ -12,6 +12,8 @@ import PackageDescription
 /// The fuzz targets; each is an executable under Sources/ with the same name.
 let fuzzTargets = [
     "FuzzEventDecoder",
+    "FuzzFrameDecoder",
+    "FuzzLogRecovery",
 ]
 
 let strictSwift: [SwiftSetting] = [

@@ -368,6 +368,12 @@ spoor_decode_status spoor_decode_event(spoor_decoder *dec, const uint8_t *data, 
         case SPOOR__V1__VALUE__KIND_LIST_VALUE: {
             const Spoor__V1__StringList *list = v->list_value;
             size_t n = list ? list->n_values : 0;
+            /* protobuf merges a list split over several `list_value` fields, so the scan's
+             * per-message count is checked again on the merged list. */
+            if (n > dec->limits.max_list_length) {
+                fail(err, SPOOR_DECODE_LIST_TOO_LONG, "properties.value.list_value.values", 0, n);
+                return err->status;
+            }
             spoor_str_view *items = NULL;
             if (n) {
                 items = arena_alloc(dec, n * sizeof *items);

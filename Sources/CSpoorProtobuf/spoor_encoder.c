@@ -44,6 +44,7 @@ static int grow(void **array, size_t *capacity, size_t needed, size_t size) {
     void *grown = realloc(*array, wanted * size);
     if (!grown) return 0;
     *array = grown;
+    *capacity = wanted;
     return 1;
 }
 
@@ -64,6 +65,11 @@ static int reserve_props(spoor_encoder *e, size_t count) {
 #define TEXT(in, offset) ((char *)((in)->text + (offset)))
 
 size_t spoor_encoder_prepare(spoor_encoder *e, const spoor_event_in *in) {
+    if (!spoor_encoder_build(e, in)) return 0;
+    return spoor__v1__event__get_packed_size(&e->event);
+}
+
+int spoor_encoder_build(spoor_encoder *e, const spoor_event_in *in) {
     if (!reserve_props(e, in->prop_count)) return 0;
 
     size_t list_total = 0;
@@ -141,7 +147,7 @@ size_t spoor_encoder_prepare(spoor_encoder *e, const spoor_event_in *in) {
     }
     ev->n_properties = in->prop_count;
     ev->properties = in->prop_count ? e->entry_ptrs : NULL;
-    return spoor__v1__event__get_packed_size(ev);
+    return 1;
 }
 
 size_t spoor_encoder_pack(spoor_encoder *e, uint8_t *out) {

@@ -1,6 +1,79 @@
-/// `spoor inspect DIR`: placeholder until the transport log lands.
+import Foundation
+import SpoorTransport
+
+/// `spoor inspect DIR [--json]`: what a storage directory holds, read without changing it.
 enum InspectCommand {
+    static let usage = "usage: spoor inspect DIR [--json]"
+
     static func run(_ args: [String]) -> Int32 {
-        CLI.fail("spoor inspect: not available in this build", status: 69)
+        let json = args.contains("--json")
+        let paths = args.filter { $0 != "--json" }
+        guard paths.count == 1, !paths[0].hasPrefix("-") else { return fail(usage, status: 64) }
+        let report: LogReport
+        do {
+            report = try EventLog.inspect(directory: URL(fileURLWithPath: paths[0]))
+        } catch {
+            return fail("spoor inspect: \(error)", status: 66)
+        }
+        if json {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+            guard let data = try? encoder.encode(report) else { return fail("spoor inspect: cannot encode the report", status: 70) }
+            FileHandle.standardOutput.write(data + Data("\n".utf8))
+        } else {
+            FileHandle.standardOutput.write(Data(text(report).utf8))
+        }
+        return 0
+    }
+
+    static func fail(_ message: String, status: Int32) -> Int32 {
+        FileHandle.standardError.write(Data((message + "\n").utf8))
+        return status
+    }
+
+    /// The human-readable report.
+    static func text(_ report: LogReport) -> String {
+        var out = "Spoor storage: \(report.directory)\(report.inUse ? " (open in another process: counters may be behind)" : "")\n"
+        let head = report.headSegment.map { " from \($0) @ \(report.headOffset)" } ?? ""
+        out += "  live records: \(report.liveRecords) (\(bytes(report.liveBytes))) in \(report.segments.count) segment\(report.segments.count == 1 ? "" : "s")\(head)\n"
+        out += "  sealed batches: \(report.batches.count), \(report.batches.compactMap(\.records).reduce(0, +)) records\n"
+        let c = report.counters
+        out += "  counters (state file \(report.stateFile)): dropped \(c.dropped), corrupt \(c.corrupt), torn tails \(c.tornTails), "
+            + "write errors \(c.writeErrors), quarantined \(c.quarantined), sealed \(c.sealed), released \(c.released), rejected \(c.rejected)\n"
+        if !report.segments.isEmpty {
+            out += "\nsegments:\n"
+            for segment in report.segments {
+                out += "  \(segment.file)  \(bytes(segment.bytes))  \(segment.records) records, \(segment.liveRecords) live"
+                if segment.corruptRegions > 0 { out += ", \(segment.corruptRegions) corrupt region\(segment.corruptRegions == 1 ? "" : "s")" }
+                if segment.tailBytes > 0 { out += ", \(segment.tailIsTorn ? "torn" : "damaged") tail of \(bytes(segment.tailBytes))" }
+                if let problem = segment.problem { out += "  UNUSABLE: \(problem)" }
+                out += "\n"
+            }
+        }
+        if !report.batches.isEmpty {
+            out += "\noutbox:\n"
+            for batch in report.batches {
+                if let problem = batch.problem {
+                    out += "  \(batch.file)  UNREADABLE: \(problem)\n"
+                    continue
+                }
+                let sealed = batch.sealedAt.map { date($0) } ?? "?"
+                out += "  \(batch.id ?? "?")  \(batch.codec ?? "?")  \(batch.records ?? 0) records  "
+                    + "\(bytes(batch.bytes)) (\(bytes(batch.uncompressedBytes ?? 0)) uncompressed)  sealed \(sealed)\n"
+            }
+        }
+        if !report.quarantined.isEmpty { out += "\nmoved aside as damaged: \(report.quarantined.joined(separator: ", "))\n" }
+        if !report.foreign.isEmpty { out += "\nnot Spoor's (left alone): \(report.foreign.joined(separator: ", "))\n" }
+        return out
+    }
+
+    static func bytes(_ count: Int) -> String {
+        count < 10 * 1024 ? "\(count) B" : count < 10 << 20 ? "\(count >> 10) KiB" : "\(count >> 20) MiB"
+    }
+
+    static func date(_ millis: Int64) -> String {
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        return formatter.string(from: Date(timeIntervalSince1970: Double(millis) / 1000))
     }
 }

@@ -64,11 +64,10 @@ let quiet = Logger(label: "child") { _ in SwiftLogNoOpLogHandler() }
 func crash(directory: URL, start: UInt64, seed: UInt64) throws {
     var random = SplitMix(state: seed)
     let durability: Durability = [.none, .always, .batched(interval: .milliseconds(5))][Int(seed % 3)]
-    let log = try EventLog(
-        directory: directory,
-        configuration: .init(maxBytes: 1 << 30, maxRecords: 1_000_000, durability: durability, segmentBytes: 64 << 10, maxPendingBatches: 1000),
-        logger: quiet
+    let configuration = EventLog.Configuration(
+        maxBytes: 1 << 30, maxRecords: 1_000_000, durability: durability, segmentBytes: 64 << 10, maxPendingBatches: 1000
     )
+    var log = try EventLog(directory: directory, configuration: configuration, logger: quiet)
     let encoder = EventEncoder()
     let decoder = EventDecoder()
     var buffer = RecordBuffer()
@@ -90,13 +89,28 @@ func crash(directory: URL, start: UInt64, seed: UInt64) throws {
             try log.seal(maxRecords: Int.random(in: 1...150, using: &random), codec: codec)
         }
         if Int.random(in: 0..<12, using: &random) == 0, let oldest = log.pendingBatches().first {
-            let frame = try FrameDecoder().decode(log.frame(of: oldest.id))
-            let sequences = try decoder.decodeBatch(frame.payload).map(\.sequence)
-            say("releasing \(sequences.min()!) \(sequences.max()!)")
-            try log.release(oldest.id)
-            say("released \(sequences.min()!) \(sequences.max()!)")
+            try release(oldest, from: log, decoder: decoder)
+        }
+        // Now and then empty the log completely (no segment file is left) ...
+        if Int.random(in: 0..<60, using: &random) == 0 {
+            while try log.seal(maxRecords: 150) != nil {}
+            for batch in log.pendingBatches() { try release(batch, from: log, decoder: decoder) }
+        }
+        // ... or close it and open it again, so kills also land in recoveries.
+        if Int.random(in: 0..<40, using: &random) == 0 {
+            log.close()
+            log = try EventLog(directory: directory, configuration: configuration, logger: quiet)
         }
     }
+}
+
+/// Releases a batch, saying which events it held before and after.
+func release(_ batch: SealedBatch, from log: EventLog, decoder: EventDecoder) throws {
+    let frame = try FrameDecoder().decode(log.frame(of: batch.id))
+    let sequences = try decoder.decodeBatch(frame.payload).map(\.sequence)
+    say("releasing \(sequences.min()!) \(sequences.max()!)")
+    try log.release(batch.id)
+    say("released \(sequences.min()!) \(sequences.max()!)")
 }
 
 /// Appends under a small file-size limit, then lifts it and syncs.

@@ -1,5 +1,4 @@
 public import SpoorCore
-import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -62,11 +61,11 @@ public final class ManualClock: WallClock, MonotonicClock, Sendable {
         var monotonic: UInt64
     }
 
-    private let reading: Mutex<Reading>
+    private let reading: Locked<Reading>
 
     /// Creates a manual clock reading `wall` epoch milliseconds and `monotonic` nanoseconds.
     public init(wall: EpochMilliseconds = 1_700_000_000_000, monotonic: UInt64 = 1_000_000_000) {
-        reading = Mutex(Reading(wall: wall, monotonic: monotonic))
+        reading = Locked(Reading(wall: wall, monotonic: monotonic))
     }
 
     public func nowMilliseconds() -> EpochMilliseconds {

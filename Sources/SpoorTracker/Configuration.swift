@@ -40,6 +40,7 @@ public struct ConfigurationError: Error, Sendable, Hashable, CustomStringConvert
     /// Why it is invalid.
     public var reason: String
 
+    /// Creates an error for `field`.
     public init(field: String, reason: String) {
         self.field = field
         self.reason = reason

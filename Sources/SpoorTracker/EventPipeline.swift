@@ -6,7 +6,6 @@ import Glibc
 #endif
 import Logging
 import SpoorCore
-import Synchronization
 
 /// An event as the caller hands it on: captured and validated, not yet merged or encoded.
 struct PendingEvent {
@@ -161,8 +160,8 @@ struct HotState {
 /// back buffer, merges properties, and hands the finished events to the ``EventStore``. No lock is held while
 /// the writer merges, encodes or does I/O.
 final class EventPipeline: @unchecked Sendable {
-    // @unchecked: `hot` is a Mutex; `rng` is used only by the writer thread; the rest is immutable.
-    let hot: Mutex<HotState>
+    // @unchecked: `hot` is locked; `rng` is used only by the writer thread; the rest is immutable.
+    let hot: Locked<HotState>
     private let wake = DispatchSemaphore(value: 0)
     private let space = DispatchSemaphore(value: 0)
     let store: any EventStore
@@ -177,7 +176,7 @@ final class EventPipeline: @unchecked Sendable {
     private let linger: DispatchTimeInterval = .milliseconds(2)
 
     init(context: PipelineContext, persisted: PersistedState, store: any EventStore, stateFile: StateFile, logger: Logger) {
-        hot = Mutex(HotState(context: context, persisted: persisted, capacity: 1024))
+        hot = Locked(HotState(context: context, persisted: persisted, capacity: 1024))
         self.store = store
         self.stateFile = stateFile
         self.logger = logger
@@ -245,8 +244,10 @@ final class EventPipeline: @unchecked Sendable {
     /// writer. `body` may call `accept` on the state to append an event.
     func withStateChange<R>(_ body: (inout HotState) -> R) -> R {
         let result = hot.withLock { s -> R in
+            // `body` may append an event, which marks a waiting writer busy: look at the state before it.
+            let writerWaiting = s.writerState != .busy
             let result = body(&s)
-            if s.writerState != .busy {
+            if writerWaiting || s.writerState != .busy {
                 s.writerState = .busy
                 wake.signal()
             }

@@ -1,5 +1,4 @@
 import SpoorCore
-import Synchronization
 
 /// Where the tracker's writer puts finished events: the durable log in production, memory in tests.
 ///
@@ -28,7 +27,7 @@ final class InMemoryEventStore: EventStore {
         var closed = false
     }
 
-    private let contents = Mutex(Contents())
+    private let contents = Locked(Contents())
 
     init() {}
 

@@ -21,6 +21,7 @@ public struct AppStart: AutoTrackedEvent, Hashable {
     /// `$is_first_time`: the first launch ever on this install.
     public var isFirstTime: Bool
 
+    /// Creates the event.
     public init(resumeFromBackground: Bool, isFirstTime: Bool) {
         self.resumeFromBackground = resumeFromBackground
         self.isFirstTime = isFirstTime
@@ -40,6 +41,7 @@ public struct AppStartPassively: AutoTrackedEvent, Hashable {
     /// `$is_first_time`: the first launch ever on this install.
     public var isFirstTime: Bool
 
+    /// Creates the event.
     public init(resumeFromBackground: Bool = false, isFirstTime: Bool) {
         self.resumeFromBackground = resumeFromBackground
         self.isFirstTime = isFirstTime
@@ -59,6 +61,7 @@ public struct AppEnd: AutoTrackedEvent, Hashable {
     /// `$app_end_reason`, such as `"recovered"` after a crash; absent when `nil`.
     public var reason: String?
 
+    /// Creates the event; `duration` in seconds.
     public init(duration: Double, reason: String? = nil) {
         self.duration = duration
         self.reason = reason
@@ -80,6 +83,7 @@ public struct PageInfo: Sendable, Hashable {
     /// `$url`.
     public var url: String
 
+    /// Describes a page.
     public init(screenName: String, title: String = "", url: String = "") {
         self.screenName = screenName
         self.title = title
@@ -98,6 +102,7 @@ public struct AppViewScreen: AutoTrackedEvent, Hashable {
     /// `$referrer_title`: the previous page's `$title`, when there was one.
     public var referrerTitle: String?
 
+    /// Creates the event.
     public init(page: PageInfo, referrer: String? = nil, referrerTitle: String? = nil) {
         self.page = page
         self.referrer = referrer
@@ -127,6 +132,7 @@ public struct AppPageLeave: AutoTrackedEvent, Hashable {
     /// `$app_end_reason`, such as `"recovered"`; absent when `nil`.
     public var reason: String?
 
+    /// Creates the event; `duration` in seconds.
     public init(page: PageInfo, duration: Double, referrer: String? = nil, reason: String? = nil) {
         self.page = page
         self.duration = duration
@@ -162,6 +168,7 @@ public struct AppClick: AutoTrackedEvent, Hashable {
     /// The page the element is on.
     public var page: PageInfo?
 
+    /// Creates the event.
     public init(
         elementType: String, elementContent: String = "", elementID: String = "", elementPosition: String? = nil,
         elementPath: String, page: PageInfo? = nil
@@ -195,6 +202,7 @@ public struct AppCrashed: AutoTrackedEvent, Hashable {
     /// `app_crashed_reason`: the signal or exception, as far as it is known.
     public var reason: String
 
+    /// Creates the event.
     public init(reason: String) {
         self.reason = reason
     }

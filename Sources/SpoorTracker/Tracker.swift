@@ -23,10 +23,10 @@ public final class Tracker: Sendable {
     let logger: Logger
     let wallClock: any WallClock
     let monotonicClock: any MonotonicClock
-    private let dynamicSuper = Mutex<(@Sendable () -> Properties)?>(nil)
+    private let dynamicSuper = Locked<(@Sendable () -> Properties)?>(nil)
     private let hasDynamicSuper = Atomic<Bool>(false)
-    private let rejections = Mutex<[ValidationRule: Int]>([:])
-    private let timers = Mutex(EventTimers())
+    private let rejections = Locked<[ValidationRule: Int]>([:])
+    private let timers = Locked(EventTimers())
     private let corruptStateFiles: Int
     /// Auto-tracking: the lifecycle state machine, pages, clicks and crash recovery (Lifecycle/).
     let lifecycle: AutoTrackController
@@ -471,7 +471,7 @@ final class OneShot: Sendable {
         case fired(Bool)
     }
 
-    private let state = Mutex(State.waiting(nil))
+    private let state = Locked(State.waiting(nil))
 
     func fire(_ value: Bool) {
         let continuation = state.withLock { s -> CheckedContinuation<Bool, Never>? in

@@ -33,6 +33,7 @@ public struct ValidationError: Error, Sendable, Hashable, CustomStringConvertibl
     /// The rule that was broken.
     public var rule: ValidationRule
 
+    /// Creates a validation error.
     public init(event: String, key: String? = nil, rule: ValidationRule) {
         self.event = event
         self.key = key

@@ -66,7 +66,10 @@ extension EventLog {
 
     private struct Take {
         var segment: UInt64
-        var refs: ArraySlice<RecordRef>
+        /// The index of the first record taken, to put them back if the seal fails.
+        var first: Int
+        /// A copy, so the segment's index is not shared while appends go on.
+        var refs: [RecordRef]
     }
 
     private func sealLocked(maxRecords: Int, maxBytes: Int, codec: Codec) throws(StorageError) -> SealedBatch? {
@@ -94,8 +97,8 @@ extension EventLog {
                     last += 1
                 }
                 guard last > segment.head else { break }
-                let refs = segment.records[segment.head..<last]
-                takes.append(Take(segment: segment.id, refs: refs))
+                let refs = Array(segment.records[segment.head..<last])
+                takes.append(Take(segment: segment.id, first: segment.head, refs: refs))
                 let taken = refs.reduce(0) { $0 + Int($1.size) }
                 state.segments[index].head = last
                 state.liveBytes -= taken
@@ -198,7 +201,7 @@ extension EventLog {
     private func restore(_ takes: [Take], memory: [[UInt8]]) {
         for take in takes {
             guard let index = state.segments.firstIndex(where: { $0.id == take.segment }) else { continue }
-            state.segments[index].head = take.refs.startIndex
+            state.segments[index].head = take.first
             state.recordCount += take.refs.count
             state.liveBytes += take.refs.reduce(0) { $0 + Int($1.size) }
         }
@@ -229,7 +232,8 @@ extension EventLog {
     /// come back after a restart.
     public func release(_ id: BatchID) throws(StorageError) {
         try sealLock.withLock { () throws(StorageError) in
-            let found = lock.withLock { state.pending.first { $0.info.id == id } }
+            let (found, closed) = lock.withLock { (state.pending.first { $0.info.id == id }, state.closed) }
+            if closed { throw StorageError(.closed, path: path, reason: "the log is closed") }
             guard let found else { throw StorageError(.unknownBatch, path: outboxPath, reason: "no pending batch \(id)") }
             let persisted = lock.withLock { state.persistedHead }
             if persisted < found.end {

@@ -52,6 +52,7 @@ extension EventLog {
             if let decoded = StateFile.decode(bytes) {
                 head = decoded.head
                 state.counters = decoded.counters
+                state.shortRegions = decoded.shortRegions
             } else {
                 state.counters.corrupt += 1
                 quarantine(statePath, reason: "the state file is damaged; the log head is rebuilt from the segments")
@@ -61,6 +62,10 @@ extension EventLog {
         for pending in state.pending where pending.end > head {
             head = pending.end
         }
+
+        // New segments must sort after the head even when every segment file is gone,
+        // or the next recovery would take their records for consumed ones.
+        state.nextSegmentID = max(state.nextSegmentID, head.segment + 1)
 
         let names = try FileIO.list(path)
         let foreign = names.filter { !DirectoryLayout.isOwn($0) }
@@ -74,6 +79,9 @@ extension EventLog {
             state.nextSegmentID = max(state.nextSegmentID, id + 1)
             recoverSegment(id: id, isLast: index == ids.count - 1, head: head)
         }
+        // Forget short regions of segments that are gone.
+        let present = Set(state.segments.map(\.id))
+        state.shortRegions = state.shortRegions.filter { present.contains($0.segment) }
         state.persistedHead = head
         let now = configuration.now()
         enforceCaps(now: now)
@@ -147,6 +155,12 @@ extension EventLog {
             }
         }
         for region in scan.corruptRegions {
+            // Regions too short for a padding header stay in the file; the state file remembers them.
+            if region.length < RecordFormat.headerSize {
+                let position = LogPosition(segment: id, offset: region.offset)
+                if state.shortRegions.contains(position) { continue }
+                state.shortRegions.insert(position)
+            }
             state.counters.corrupt += 1
             logger.error("spoor: skipped a corrupt region in a segment", metadata: [
                 "segment": "\(segmentPath)", "offset": "\(region.offset)", "bytes": "\(region.length)",

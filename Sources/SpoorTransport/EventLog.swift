@@ -169,6 +169,8 @@ public final class EventLog: @unchecked Sendable {
         var droppedSinceLog: UInt64 = 0
         var lastDropLog: Int64?
         var lockFile: OpenFile?
+        /// Corrupt regions too short to pad over, already counted; kept in the state file.
+        var shortRegions: Set<LogPosition> = []
 
         var memoryCount: Int { memory.count - memoryStart }
     }
@@ -235,9 +237,9 @@ public final class EventLog: @unchecked Sendable {
     /// records are kept in memory until the disk works again. If the log is
     /// over a cap afterwards, its oldest records are dropped and counted.
     public func append(_ records: RecordBuffer) {
-        if records.oversized > 0 {
-            lock.withLock { state.counters.dropped += UInt64(records.oversized) }
-            logger.error("spoor: records larger than 16 MiB were dropped", metadata: ["records": "\(records.oversized)"])
+        if records.rejected > 0 {
+            lock.withLock { state.counters.dropped += UInt64(records.rejected) }
+            logger.error("spoor: records larger than 16 MiB or not Batch entries were dropped", metadata: ["records": "\(records.rejected)"])
         }
         guard !records.isEmpty else { return }
         let now = configuration.now()
@@ -418,7 +420,6 @@ public final class EventLog: @unchecked Sendable {
                 throw error
             }
             var offset = start
-            state.segments[index].records.reserveCapacity(state.segments[index].records.count + sizes.count)
             for size in sizes {
                 state.segments[index].records.append(RecordRef(offset: UInt32(offset), size: size))
                 offset += Int(size)
@@ -599,7 +600,7 @@ public final class EventLog: @unchecked Sendable {
             state.directoryDirty = false
             let head = state.inflightStart.map { min($0, headPosition()) } ?? headPosition()
             let needsState = persistState && !state.memoryOnly && (state.stateVersion != state.persistedVersion || head != state.persistedHead)
-            return (ids, dirty, needsState ? StateFile.encode(head: head, counters: state.counters) : nil, head, state.stateVersion)
+            return (ids, dirty, needsState ? StateFile.encode(head: head, counters: state.counters, shortRegions: state.shortRegions) : nil, head, state.stateVersion)
         }
         var failure: StorageError?
         if force {
@@ -641,7 +642,8 @@ public final class EventLog: @unchecked Sendable {
     }
 }
 
-/// The `state` file: the head of the log and the counters, written atomically.
+/// The `state` file: the head of the log, the counters, and the short corrupt regions already
+/// counted, written atomically (temporary file and rename).
 ///
 /// ```
 /// 0   4   magic "SPST"
@@ -649,13 +651,21 @@ public final class EventLog: @unchecked Sendable {
 /// 8   8   u64 LE head segment id
 /// 16  8   u64 LE head offset
 /// 24  64  8 × u64 LE counters: dropped, corrupt, tornTails, writeErrors, quarantined, sealed, released, rejected
-/// 88  4   u32 LE CRC-32C of bytes 0..<88
+/// 88  4   u32 LE n, the number of short regions (at most 64)
+/// 92  12n n × (u64 LE segment id, u32 LE offset): corrupt regions too short to pad over
+/// end 4   u32 LE CRC-32C of everything before it
 /// ```
 enum StateFile {
     static let magic: [UInt8] = Array("SPST".utf8)
-    static let size = 92
+    static let maxShortRegions = 64
 
-    static func encode(head: LogPosition, counters: LogCounters) -> [UInt8] {
+    struct Contents {
+        var head: LogPosition
+        var counters: LogCounters
+        var shortRegions: Set<LogPosition>
+    }
+
+    static func encode(head: LogPosition, counters: LogCounters, shortRegions: Set<LogPosition>) -> [UInt8] {
         var bytes = magic
         func put<T: FixedWidthInteger>(_ value: T) {
             withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) }
@@ -667,17 +677,25 @@ enum StateFile {
                       counters.quarantined, counters.sealed, counters.released, counters.rejected] {
             put(value)
         }
+        // The newest regions matter most: older ones sit in segments that go first.
+        let kept = shortRegions.sorted().suffix(maxShortRegions)
+        put(UInt32(kept.count))
+        for region in kept {
+            put(region.segment)
+            put(UInt32(truncatingIfNeeded: region.offset))
+        }
         put(CRC32C.checksum(bytes))
         return bytes
     }
 
-    static func decode(_ bytes: [UInt8]) -> (head: LogPosition, counters: LogCounters)? {
-        guard bytes.count == size, bytes.starts(with: magic) else { return nil }
+    static func decode(_ bytes: [UInt8]) -> Contents? {
+        guard bytes.count >= 96, bytes.starts(with: magic) else { return nil }
         return bytes.withUnsafeBytes { raw in
             func get(_ offset: Int) -> UInt64 { UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: offset, as: UInt64.self)) }
-            guard UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: 4, as: UInt32.self)) == 1,
-                  UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: 88, as: UInt32.self))
-                    == CRC32C.checksum(UnsafeRawBufferPointer(rebasing: raw[0..<88])),
+            func get32(_ offset: Int) -> UInt32 { UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: offset, as: UInt32.self)) }
+            let count = Int(get32(88))
+            guard get32(4) == 1, count <= maxShortRegions, bytes.count == 96 + 12 * count,
+                  get32(bytes.count - 4) == CRC32C.checksum(UnsafeRawBufferPointer(rebasing: raw[0..<(bytes.count - 4)])),
                   get(16) <= UInt64(UInt32.max)
             else { return nil }
             var counters = LogCounters()
@@ -689,7 +707,11 @@ enum StateFile {
             counters.sealed = get(64)
             counters.released = get(72)
             counters.rejected = get(80)
-            return (LogPosition(segment: get(8), offset: Int(get(16))), counters)
+            var regions: Set<LogPosition> = []
+            for index in 0..<count {
+                regions.insert(LogPosition(segment: get(92 + 12 * index), offset: Int(get32(100 + 12 * index))))
+            }
+            return Contents(head: LogPosition(segment: get(8), offset: Int(get(16))), counters: counters, shortRegions: regions)
         }
     }
 }

@@ -53,7 +53,27 @@ enum RecordFormat {
         var crc = CRC32C.update(0, UnsafeRawBufferPointer(start: base + 4, count: 4))
         crc = CRC32C.update(crc, UnsafeRawBufferPointer(start: base + headerSize, count: length))
         guard crc == UInt32(littleEndian: (base + 8).loadUnaligned(as: UInt32.self)) else { return nil }
+        if !isPadding && !isBatchEntry(UnsafeRawBufferPointer(start: base + headerSize, count: length)) { return nil }
         return Found(offset: offset, size: headerSize + length, isPadding: isPadding)
+    }
+
+    /// Whether `payload` is exactly one protobuf `Batch.events` entry: tag 0x0A, a varint length, that many bytes.
+    ///
+    /// Checked on every record read, so a record that passes its CRC but holds anything
+    /// else (only a deliberately forged one can) never reaches a batch.
+    static func isBatchEntry(_ payload: UnsafeRawBufferPointer) -> Bool {
+        guard payload.count >= 2, payload[0] == 0x0A else { return false }
+        var length: UInt64 = 0
+        var index = 1
+        var shift: UInt64 = 0
+        while index < payload.count, index <= 10 {
+            let byte = payload[index]
+            index += 1
+            length |= UInt64(byte & 0x7F) << shift
+            if byte & 0x80 == 0 { return length == UInt64(payload.count - index) }
+            shift += 7
+        }
+        return false
     }
 
     /// Whether the bytes from `offset` to the end look like a record cut short:
@@ -80,8 +100,9 @@ public struct RecordBuffer: Sendable {
     var bytes: [UInt8] = []
     /// The framed size of each record, in order.
     var sizes: [UInt32] = []
-    /// Records left out because they are larger than a record may be (16 MiB); the log counts them as dropped.
-    public private(set) var oversized = 0
+    /// Records left out because they are larger than a record may be (16 MiB) or, from
+    /// ``append(entry:)``, not one `Batch` entry; the log counts them as dropped.
+    public private(set) var rejected = 0
 
     /// Creates an empty buffer.
     public init() {}
@@ -89,7 +110,7 @@ public struct RecordBuffer: Sendable {
     /// Encodes `event` as a `Batch` entry and adds it as one record.
     ///
     /// On error the buffer is left as it was. A record larger than 16 MiB is left out
-    /// and counted in ``oversized``.
+    /// and counted in ``rejected``.
     public mutating func append(_ event: Event, using encoder: EventEncoder) throws(EncodeError) {
         let start = bytes.count
         bytes.append(contentsOf: repeatElement(0, count: RecordFormat.headerSize))
@@ -104,10 +125,18 @@ public struct RecordBuffer: Sendable {
 
     /// Adds one record whose payload is `entry`, which should be one protobuf `Batch` entry
     /// (tag `0x0A`, varint length, the `Event` bytes).
+    ///
+    /// Anything else is left out and counted in ``rejected``.
     public mutating func append(entry: some Collection<UInt8>) {
         let start = bytes.count
         bytes.append(contentsOf: repeatElement(0, count: RecordFormat.headerSize))
         bytes.append(contentsOf: entry)
+        let valid = bytes.withUnsafeBytes { RecordFormat.isBatchEntry(UnsafeRawBufferPointer(rebasing: $0[(start + RecordFormat.headerSize)...])) }
+        guard valid else {
+            bytes.removeSubrange(start...)
+            rejected += 1
+            return
+        }
         finishRecord(start: start)
     }
 
@@ -116,7 +145,7 @@ public struct RecordBuffer: Sendable {
         guard length <= RecordFormat.maxPayload else {
             // EncodeError has no public initialiser: the log counts these as dropped instead.
             bytes.removeSubrange(start...)
-            oversized += 1
+            rejected += 1
             return
         }
         bytes.withUnsafeMutableBytes { raw in
@@ -138,6 +167,6 @@ public struct RecordBuffer: Sendable {
     public mutating func removeAll(keepingCapacity: Bool) {
         bytes.removeAll(keepingCapacity: keepingCapacity)
         sizes.removeAll(keepingCapacity: keepingCapacity)
-        oversized = 0
+        rejected = 0
     }
 }

@@ -207,3 +207,40 @@ struct MalformedInputTests {
         #expect(decoded > 0)
     }
 }
+
+@Suite("Limits hold on repeated occurrences")
+struct MergedFieldLimitTests {
+    private static func list(_ count: Int) -> [UInt8] {
+        let items = (0..<count).flatMap { _ in [0x0A, 0x01, 0x78] as [UInt8] }
+        return [0x32, UInt8(items.count)] + items
+    }
+
+    /// protobuf may merge repeated occurrences of a message field; a list spread over them must
+    /// still respect the limit, whichever way protobuf-c resolves the repetition.
+    @Test("a list spread over repeated fields", arguments: [
+        // one Value holding two list_value fields
+        { () -> [UInt8] in
+            let value = list(2) + list(2)
+            return [0x0A, 0x01, 0x6B, 0x12, UInt8(value.count)] + value
+        }(),
+        // one entry holding two Value fields
+        { () -> [UInt8] in
+            let value = list(2)
+            let one: [UInt8] = [0x12, UInt8(value.count)] + value
+            return [0x0A, 0x01, 0x6B] + one + one
+        }(),
+    ])
+    func repeatedListFields(entry: [UInt8]) throws {
+        let bytes: [UInt8] = [0x10, 0x01, 0x52, UInt8(entry.count)] + entry
+        do {
+            let event = try EventDecoder(limits: DecodeLimits(maxListLength: 3)).decode(bytes)
+            guard case .list(let items) = event.properties["k"] else {
+                Issue.record("no list decoded")
+                return
+            }
+            #expect(items.count <= 3)
+        } catch {
+            #expect(error.reason == .listTooLong)
+        }
+    }
+}

@@ -1,6 +1,5 @@
 import Foundation
 import SpoorCore
-import Synchronization
 import Testing
 
 @testable import SpoorTracker
@@ -17,9 +16,9 @@ private final class OrderCheckingStore: EventStore {
         var trackIDs = Set<UInt64>()
     }
 
-    private let seen: Mutex<Seen>
+    private let seen: Locked<Seen>
 
-    init(tasks: Int) { seen = Mutex(Seen(lastIndex: Array(repeating: -1, count: tasks))) }
+    init(tasks: Int) { seen = Locked(Seen(lastIndex: Array(repeating: -1, count: tasks))) }
 
     func append(_ events: [StoredEvent]) {
         seen.withLock { s in

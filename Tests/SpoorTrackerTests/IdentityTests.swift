@@ -110,3 +110,19 @@ import Testing
         #expect(try Harness().tracker.lifecycle.isFirstLaunch)
     }
 }
+
+@Suite struct WriterWakeupTests {
+    /// A login while the writer sleeps must wake it: a lost wake-up once left `flush` waiting forever.
+    /// Each round lets the writer go idle, then changes identity and flushes with a bounded wait.
+    @Test func identityChangesWakeAnIdleWriter() throws {
+        let harness = try Harness()
+        for round in 0..<200 {
+            try #require(harness.tracker.flushAndWait(timeout: .seconds(10)), "round \(round)")
+            if round.isMultiple(of: 2) { harness.tracker.login("user-\(round)") } else { harness.tracker.logout() }
+            try #require(harness.tracker.flushAndWait(timeout: .seconds(10)), "round \(round)")
+            harness.tracker.registerSuperProperties(["round": .int(Int64(round))])
+            try #require(harness.tracker.flushAndWait(timeout: .seconds(10)), "round \(round)")
+        }
+        #expect(harness.store.events.filter { $0.name == "$SignUp" }.count == 100)
+    }
+}

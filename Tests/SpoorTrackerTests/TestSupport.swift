@@ -1,7 +1,6 @@
 import Foundation
 import Logging
 import SpoorCore
-import Synchronization
 import Testing
 
 @testable import SpoorTracker
@@ -26,7 +25,7 @@ final class LogCapture: Sendable {
         var metadata: [String: String]
     }
 
-    private let entries = Mutex<[Entry]>([])
+    private let entries = Locked<[Entry]>([])
 
     var all: [Entry] { entries.withLock { $0 } }
 

@@ -1,6 +1,5 @@
 import Foundation
 import SpoorCore
-import Synchronization
 import Testing
 
 @testable import SpoorTracker
@@ -53,7 +52,7 @@ import Testing
         ("user_tag42", .reservedPropertyKey),
     ])
     func invalidKeysRejectTheWholeEvent(key: String, rule: ValidationRule) async throws {
-        let reported = Mutex<[ValidationError]>([])
+        let reported = Locked<[ValidationError]>([])
         let tracker = try Harness { configuration in
             configuration.onRejection = { error in reported.withLock { $0.append(error) } }
         }

@@ -77,6 +77,17 @@ let benchmarks: @Sendable () -> Void = {
             }
         }
     }
+
+    // Not a competitor: the floor without protobuf-c's size pass, to show what that pass costs.
+    Benchmark("protobuf-c in C, pack only (no size pass)") { benchmark in
+        var buffer = [UInt8](repeating: 0, count: 256)
+        benchmark.startMeasurement()
+        buffer.withUnsafeMutableBufferPointer { out in
+            for _ in benchmark.scaledIterations {
+                blackHole(floor_pack_reference_unsized(out.baseAddress!))
+            }
+        }
+    }
 }
 
 /// Stops the run unless every protobuf encoder produces an encoding of the same event
@@ -87,6 +98,9 @@ func checkIdenticalWork() {
         let swiftProtobuf: [UInt8] = try Spoor_V1_Event(Reference.event).serializedBytes()
         var floor = [UInt8](repeating: 0, count: 256)
         floor.removeSubrange(floor_encode_reference(&floor, floor.count)...)
+        var unsized = [UInt8](repeating: 0, count: 256)
+        unsized.removeSubrange(floor_pack_reference_unsized(&unsized)...)
+        guard unsized == floor else { fatalError("the unsized pack differs from the floor's") }
 
         let decoder = EventDecoder()
         for (name, bytes) in [("swift-protobuf", swiftProtobuf), ("protobuf-c", floor)] {

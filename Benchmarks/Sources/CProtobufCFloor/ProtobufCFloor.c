@@ -6,7 +6,9 @@
 
 enum { PROPERTY_COUNT = 5 };
 
-size_t floor_encode_reference(uint8_t *out, size_t capacity) {
+/* Fills the structs and calls `pack` with them; `size_first` adds the
+ * `get_packed_size` pass that a caller sizing its buffer needs. */
+static size_t encode_reference(uint8_t *out, size_t capacity, int size_first) {
     Spoor__V1__Lib lib;
     spoor__v1__lib__init(&lib);
     lib.lib = "Linux";
@@ -49,7 +51,14 @@ size_t floor_encode_reference(uint8_t *out, size_t capacity) {
     event.n_properties = PROPERTY_COUNT;
     event.properties = entry_ptrs;
 
-    size_t size = spoor__v1__event__get_packed_size(&event);
-    if (size > capacity) return 0;
+    if (size_first && spoor__v1__event__get_packed_size(&event) > capacity) return 0;
     return spoor__v1__event__pack(&event, out);
+}
+
+size_t floor_encode_reference(uint8_t *out, size_t capacity) {
+    return encode_reference(out, capacity, 1);
+}
+
+size_t floor_pack_reference_unsized(uint8_t *out) {
+    return encode_reference(out, 0, 0);
 }

@@ -1,10 +1,11 @@
 // Writes the seed inputs of the FuzzEventDecoder corpus: valid encodings of varied events
 // (made with EventEncoder) and hand-built malformed ones, one file per input.
 //
-//   swift run --package-path Fuzz FuzzSeeds [DIRECTORY]
+//   SWIFT_DETERMINISTIC_HASHING=1 swift run --package-path Fuzz FuzzSeeds [DIRECTORY]
 //
 // DIRECTORY defaults to Fuzz/Corpus/FuzzEventDecoder. File names are fixed, so running it
 // again rewrites the same seeds; inputs the fuzzer adds are named by their SHA-1 and stay.
+// Deterministic hashing fixes the order of dictionary properties, so the bytes repeat too.
 import Foundation
 import SpoorCore
 import SpoorSerializer

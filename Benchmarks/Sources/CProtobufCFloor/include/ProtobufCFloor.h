@@ -12,4 +12,8 @@
  * Returns the bytes written, or 0 when `capacity` is too small. */
 size_t floor_encode_reference(uint8_t *out, size_t capacity);
 
+/* The same without the `get_packed_size` pass: packs straight into `out`,
+ * which must hold the whole event (256 bytes do). Shows what that pass costs. */
+size_t floor_pack_reference_unsized(uint8_t *out);
+
 #endif
