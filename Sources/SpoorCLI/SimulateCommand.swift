@@ -5,12 +5,19 @@ import SpoorTracker
 /// `spoor simulate SCENARIO.jsonl [--storage DIR] [--config CONFIG.json]`: replays an app's life through
 /// the real tracker and prints the events it delivers, one JSON object per line (simulate spec).
 enum SimulateCommand {
-    static let usage = "usage: spoor simulate SCENARIO.jsonl [--storage DIR] [--config CONFIG.json]"
+    static let usage = "usage: spoor simulate SCENARIO.jsonl [--storage DIR] [--config CONFIG.json] [--summary]"
+
+    /// Properties every event carries (preset by the tracker), left out of `--summary` lines.
+    static let presetKeys: Set<String> = [
+        "$app_version", "$device_id", "$is_first_day", "$lib", "$lib_version", "$manufacturer", "$model", "$os",
+        "$os_version", "$timezone_offset",
+    ]
 
     static func run(_ args: [String]) -> Int32 {
         var scenarioPath: String?
         var storagePath: String?
         var configPath: String?
+        var summary = false
         var index = 0
         while index < args.count {
             let argument = args[index]
@@ -19,6 +26,9 @@ enum SimulateCommand {
                 guard index + 1 < args.count else { return CLI.fail("spoor simulate: \(argument) needs a value\n\(usage)", status: 64) }
                 if argument == "--storage" { storagePath = args[index + 1] } else { configPath = args[index + 1] }
                 index += 2
+            case "--summary":
+                summary = true
+                index += 1
             case "-h", "--help":
                 print(usage)
                 return 0
@@ -59,12 +69,26 @@ enum SimulateCommand {
         do {
             let simulator = try LifecycleSimulator(storageDirectory: storage, configuration: configuration)
             try simulator.run(scenario) { event in
-                CLI.output(Array((EventJSON.encode(event) + "\n").utf8))
+                let line = summary ? summaryLine(event) : EventJSON.encode(event)
+                CLI.output(Array((line + "\n").utf8))
             }
         } catch {
             return CLI.fail(error.description, status: 2)
         }
         return 0
+    }
+
+    /// `--summary`: one short line per event for people: time since the scenario began, the event, the
+    /// user when logged in, and the properties other than the preset ones.
+    static func summaryLine(_ event: Event) -> String {
+        let milliseconds = event.time - LifecycleSimulator.epoch
+        let seconds = String(format: "%10.3fs", Double(milliseconds) / 1000)
+        var line = "\(seconds)  \(event.name.padding(toLength: 18, withPad: " ", startingAt: 0))"
+        if let login = event.loginID { line += " [\(login)]" }
+        for (key, value) in event.properties.sorted(by: { $0.key < $1.key }) where !presetKeys.contains(key) {
+            line += " \(key)=\(EventJSON.json(value).serialized)"
+        }
+        return line
     }
 
     private static func read(_ path: String) -> String? {

@@ -49,6 +49,22 @@ struct SimulateScenarioTests {
         }
     }
 
+    /// The `make demo` scenario runs clean and tells its story: the crash is recovered before the relaunch.
+    @Test func demoScenario() throws {
+        let path = SpoorProcess.root.appendingPathComponent("scenarios/demo.jsonl").path
+        let result = try SpoorProcess.run(["simulate", path])
+        #expect(result.status == 0, "\(result.stderr)")
+        let names = result.stdoutText.split(separator: "\n").compactMap { line -> String? in
+            guard case .string(let name)? = try? JSONValue.parse(String(line))["event"] else { return nil }
+            return name
+        }
+        let crash = try #require(names.firstIndex(of: "AppCrashed"))
+        #expect(Array(names[crash...].prefix(4)) == ["AppCrashed", "$AppPageLeave", "$AppEnd", "$AppStart"])
+        #expect(names.filter { $0 == "$AppStart" }.count == names.filter { $0 == "$AppEnd" }.count)
+        let summary = try SpoorProcess.run(["simulate", path, "--summary"])
+        #expect(summary.stdoutText.contains(#"app_crashed_reason="SIGSEGV""#))
+    }
+
     @Test func aMalformedLineStopsTheRunAfterTheEventsBeforeIt() throws {
         let scenario = """
             {"t": 0, "do": "startTracker"}
