@@ -18,13 +18,13 @@ struct LifecycleCheckpoint: Sendable, Hashable, Codable {
 
 /// Why a checkpoint file could not be used. Recovery then has nothing to recover; the file is replaced by
 /// the next save.
-public struct CheckpointError: Error, Sendable, Hashable, CustomStringConvertible {
+struct CheckpointError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The checkpoint's path.
-    public var path: String
+    var path: String
     /// What is wrong with it.
-    public var reason: String
+    var reason: String
 
-    public var description: String { "lifecycle checkpoint \(path): \(reason)" }
+    var description: String { "lifecycle checkpoint \(path): \(reason)" }
 }
 
 /// Saves and loads the checkpoint file in the storage directory. Saves are atomic (temporary file, then

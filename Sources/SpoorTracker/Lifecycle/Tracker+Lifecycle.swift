@@ -8,6 +8,8 @@ extension LifecycleOptions {
     init(configuration: Configuration) {
         self.init(storageDirectory: configuration.storageDirectory)
         enabled = Set(AutoTrackEventKind.allCases.filter { configuration.autoTrack.contains($0.option) })
+        // A manual clock does not move on its own: whoever drives it calls `noteAlive()` (simulate does).
+        if configuration.monotonicClock is ManualClock { heartbeatInterval = nil }
     }
 }
 
