@@ -25,6 +25,7 @@ case "encode": EncodeCommand.run(arguments)
 case "decode": DecodeCommand.run(arguments)
 case "inspect": InspectCommand.run(arguments)
 case "simulate": SimulateCommand.run(arguments)
+case "_lifecycle-child": LifecycleChildCommand.run(arguments)
 case "help", "-h", "--help":
     { print(usage); return 0 }()
 default:

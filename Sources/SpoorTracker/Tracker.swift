@@ -28,6 +28,8 @@ public final class Tracker: Sendable {
     private let rejections = Locked<[ValidationRule: Int]>([:])
     private let timers = Locked(EventTimers())
     private let corruptStateFiles: Int
+    /// Auto-tracking: the lifecycle state machine, pages, clicks and crash recovery (Lifecycle/).
+    let lifecycle: AutoTrackController
 
     /// Creates a tracker, loading its state from the storage directory (and creating both when missing).
     ///
@@ -79,6 +81,12 @@ public final class Tracker: Sendable {
         if outcome != .loaded { pipeline.hot.withLock { $0.stateDirty = true } }
         pipeline.start()
         if outcome != .loaded { pipeline.wakeForState() }
+        lifecycle = AutoTrackController(
+            options: LifecycleOptions(configuration: configuration),
+            now: { [wallClock, monotonicClock] in
+                LifecycleInstant(wall: wallClock.nowMilliseconds(), monotonic: monotonicClock.nowNanoseconds())
+            })
+        lifecycle.connect(self, isFirstLaunch: consumeFirstLaunch())
     }
 
     /// Where the durable event log lives: the `log` folder of the storage directory (beside `state.json`).

@@ -101,12 +101,13 @@ import Testing
 
     @Test func firstLaunchIsReportedOncePerInstall() async throws {
         let harness = try Harness()
-        #expect(harness.tracker.consumeFirstLaunch())
+        // The lifecycle takes the flag when the tracker is created, for `$is_first_time`.
+        #expect(harness.tracker.lifecycle.isFirstLaunch)
         #expect(harness.tracker.consumeFirstLaunch() == false)
         await harness.tracker.shutdown()
-        #expect(try harness.restarted().tracker.consumeFirstLaunch() == false)
+        #expect(try harness.restarted().tracker.lifecycle.isFirstLaunch == false)
         // A fresh install starts over.
-        #expect(try Harness().tracker.consumeFirstLaunch())
+        #expect(try Harness().tracker.lifecycle.isFirstLaunch)
     }
 }
 

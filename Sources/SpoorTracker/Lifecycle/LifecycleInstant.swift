@@ -1,0 +1,17 @@
+internal import SpoorCore
+
+/// One moment as the lifecycle sees it: wall time for event timestamps, monotonic time for durations.
+struct LifecycleInstant: Sendable, Hashable, Codable {
+    /// Wall-clock time, epoch milliseconds.
+    var wall: EpochMilliseconds
+    /// Monotonic time in nanoseconds; only differences within one process mean anything.
+    var monotonic: UInt64
+}
+
+extension EventDuration {
+    /// The duration from `start` to `end` (monotonic nanoseconds) as `event_duration`: 0 when `end` is
+    /// before `start` (never negative) or the duration reaches a day.
+    static func seconds(from start: UInt64, to end: UInt64) -> Double {
+        seconds(fromNanoseconds: end > start ? end - start : 0)
+    }
+}

@@ -1,0 +1,34 @@
+/// Something that turns a platform's lifecycle notifications into signals for a tracker.
+///
+/// Spoor ships ``NotificationCenterLifecycleSource`` (UIKit notification names, Apple platforms and
+/// tests), ``ProcessLifecycleSource`` (Linux programs) and ``ManualLifecycleSource`` (the host sends
+/// signals itself).
+public protocol LifecycleSource: AnyObject, Sendable {
+    /// Begins delivering signals to `deliver`, first those that bring a tracker created late up to date.
+    /// The tracker calls it once, when the source is attached.
+    func start(delivering deliver: @escaping @Sendable (LifecycleSignal) -> Void)
+    /// Stops delivering signals.
+    func stop()
+}
+
+/// A source the host drives itself: it calls ``send(_:)`` from its own lifecycle callbacks.
+public final class ManualLifecycleSource: LifecycleSource, @unchecked Sendable {
+    private let lock = NSLockBox()
+    private var deliver: (@Sendable (LifecycleSignal) -> Void)?
+
+    /// Creates a manual source.
+    public init() {}
+
+    public func start(delivering deliver: @escaping @Sendable (LifecycleSignal) -> Void) {
+        lock.withLock { self.deliver = deliver }
+    }
+
+    public func stop() {
+        lock.withLock { deliver = nil }
+    }
+
+    /// Delivers `signal` to the attached tracker; does nothing while not attached.
+    public func send(_ signal: LifecycleSignal) {
+        lock.withLock { deliver }?(signal)
+    }
+}

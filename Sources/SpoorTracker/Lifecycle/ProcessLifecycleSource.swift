@@ -1,0 +1,172 @@
+import Dispatch
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The lifecycle source for programs without UIKit: Linux servers, command-line tools, desktop apps.
+///
+/// Process start is a user launch (`didFinishLaunching(.inactive)`, `didBecomeActive`). `SIGTERM`,
+/// `SIGINT` and a normal `exit` end the session (`didEnterBackground`, `willTerminate`), which makes the
+/// events durable within the tracker's bounded wait before the process goes. The host can also call
+/// ``foreground()`` and ``background()`` (a desktop window losing focus, a daemon going idle).
+///
+/// ```swift
+/// let tracker = try Tracker(configuration: configuration)
+/// tracker.attach(ProcessLifecycleSource())
+/// ```
+public final class ProcessLifecycleSource: LifecycleSource, @unchecked Sendable {
+    private let handlesSignals: Bool
+    private let handlesExit: Bool
+    private let lock = NSLockBox()
+    private var deliver: (@Sendable (LifecycleSignal) -> Void)?
+
+    /// Creates a process source.
+    /// - Parameters:
+    ///   - handlesSignals: end the session on `SIGTERM` and `SIGINT`, then let the signal end the process
+    ///     as it would have. Pass `false` when the program handles those signals itself, and call
+    ///     ``terminate()`` from its own handler.
+    ///   - handlesExit: end the session when the process calls `exit` or returns from `main`.
+    public init(handlesSignals: Bool = true, handlesExit: Bool = true) {
+        self.handlesSignals = handlesSignals
+        self.handlesExit = handlesExit
+    }
+
+    public func start(delivering deliver: @escaping @Sendable (LifecycleSignal) -> Void) {
+        lock.withLock { self.deliver = deliver }
+        if handlesExit { ProcessExitHooks.register(self) }
+        if handlesSignals { TerminationSignals.register(self) }
+        deliver(.didFinishLaunching(.inactive))
+        deliver(.didBecomeActive)
+    }
+
+    public func stop() {
+        lock.withLock { deliver = nil }
+        ProcessExitHooks.unregister(self)
+        TerminationSignals.unregister(self)
+    }
+
+    /// The program comes back to the foreground: a hot start.
+    public func foreground() {
+        send(.willEnterForeground)
+        send(.didBecomeActive)
+    }
+
+    /// The program goes to the background: the session ends.
+    public func background() {
+        send(.willResignActive)
+        send(.didEnterBackground)
+    }
+
+    /// The program is about to end: the session ends and the tracker makes its events durable (bounded
+    /// wait). Call it from your own signal handling when you pass `handlesSignals: false`.
+    public func terminate() {
+        send(.didEnterBackground)
+        send(.willTerminate)
+    }
+
+    private func send(_ signal: LifecycleSignal) {
+        lock.withLock { deliver }?(signal)
+    }
+}
+
+/// Runs `terminate()` on every started process source when the process exits normally.
+private enum ProcessExitHooks {
+    private static let lock = NSLockBox()
+    nonisolated(unsafe) private static var sources: [ObjectIdentifier: ProcessLifecycleSource] = [:]
+    nonisolated(unsafe) private static var registered = false
+
+    static func register(_ source: ProcessLifecycleSource) {
+        lock.withLock {
+            sources[ObjectIdentifier(source)] = source
+            guard !registered else { return }
+            registered = true
+            atexit { ProcessExitHooks.runAll() }
+        }
+    }
+
+    static func unregister(_ source: ProcessLifecycleSource) {
+        _ = lock.withLock { sources.removeValue(forKey: ObjectIdentifier(source)) }
+    }
+
+    private static func runAll() {
+        guard !processIsCrashing else { return }
+        let all = lock.withLock { Array(sources.values) }
+        for source in all { source.terminate() }
+    }
+}
+
+/// Ends the session of every registered source on `SIGTERM` or `SIGINT`, then lets the signal do what it
+/// would have done (the previous handler, or the default: the process ends).
+///
+/// The handler only writes the signal number to a pipe (async-signal-safe); a thread of ours reads it and
+/// does the work outside signal context. (A dispatch signal source cannot be used on Linux: it needs the
+/// signal ignored, and the kernel discards ignored signals.)
+private enum TerminationSignals {
+    static let signals: [Int32] = [SIGTERM, SIGINT]
+    private static let lock = NSLockBox()
+    nonisolated(unsafe) private static var sources: [ObjectIdentifier: ProcessLifecycleSource] = [:]
+    nonisolated(unsafe) private static var installed = false
+    nonisolated(unsafe) private static var previous: [Int32: sigaction] = [:]
+
+    static func register(_ source: ProcessLifecycleSource) {
+        lock.withLock {
+            sources[ObjectIdentifier(source)] = source
+            guard !installed else { return }
+            installed = true
+            var fds: [Int32] = [0, 0]
+            guard pipe(&fds) == 0 else { return }
+            terminationPipeWrite = fds[1]
+            let readEnd = fds[0]
+            let reader = Thread { TerminationSignals.waitForSignals(readEnd) }
+            reader.name = "spoor.termination"
+            reader.start()
+            for number in signals {
+                var action = sigaction()
+                #if canImport(Darwin)
+                action.__sigaction_u.__sa_handler = writeSignalToPipe
+                #else
+                action.__sigaction_handler.sa_handler = writeSignalToPipe
+                #endif
+                sigemptyset(&action.sa_mask)
+                action.sa_flags = SA_RESTART
+                var old = sigaction()
+                sigaction(number, &action, &old)
+                previous[number] = old
+            }
+        }
+    }
+
+    static func unregister(_ source: ProcessLifecycleSource) {
+        _ = lock.withLock { sources.removeValue(forKey: ObjectIdentifier(source)) }
+    }
+
+    private static func waitForSignals(_ readEnd: Int32) {
+        var byte: UInt8 = 0
+        while true {
+            let count = read(readEnd, &byte, 1)
+            if count < 0, errno == EINTR { continue }
+            guard count == 1 else { return }
+            let number = Int32(byte)
+            let (all, old) = lock.withLock { (Array(sources.values), previous[number]) }
+            for source in all { source.terminate() }
+            // Hand the signal on: put the previous disposition back and raise it again.
+            if var old { sigaction(number, &old, nil) } else { signal(number, SIG_DFL) }
+            raise(number)
+        }
+    }
+}
+
+/// The termination pipe's write end, read by the signal handler.
+nonisolated(unsafe) private var terminationPipeWrite: Int32 = -1
+
+private func writeSignalToPipe(_ signal: Int32) {
+    var byte = UInt8(truncatingIfNeeded: signal)
+    let savedErrno = errno
+    _ = write(terminationPipeWrite, &byte, 1)
+    errno = savedErrno
+}

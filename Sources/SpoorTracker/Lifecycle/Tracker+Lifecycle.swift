@@ -1,0 +1,90 @@
+import Foundation
+import SpoorCore
+
+extension Tracker: AutoTrackSink {}
+
+extension LifecycleOptions {
+    /// The options a tracker's configuration asks for.
+    init(configuration: Configuration) {
+        self.init(storageDirectory: configuration.storageDirectory)
+        enabled = Set(AutoTrackEventKind.allCases.filter { configuration.autoTrack.contains($0.option) })
+        // A manual clock does not move on its own: whoever drives it calls `noteAlive()` (simulate does).
+        if configuration.monotonicClock is ManualClock { heartbeatInterval = nil }
+    }
+}
+
+extension AutoTrackEventKind {
+    /// The ``AutoTrackOptions`` member that switches this kind on.
+    var option: AutoTrackOptions {
+        switch self {
+        case .appStart: .appStart
+        case .appStartPassively: .appStartPassively
+        case .appEnd: .appEnd
+        case .appViewScreen: .appViewScreen
+        case .appClick: .appClick
+        case .appPageLeave: .appPageLeave
+        case .appCrashed: .appCrashed
+        }
+    }
+}
+
+// MARK: - Lifecycle, pages and clicks
+
+extension Tracker {
+    /// Attaches a lifecycle source: from now on its signals drive `$AppStart`, `$AppEnd`, page timing and
+    /// flushes. Attach one source per tracker, right after creating it; the tracker keeps the source. Keep
+    /// the tracker itself for the life of the process (a global or the app delegate).
+    ///
+    /// ```swift
+    /// tracker.attach(ProcessLifecycleSource())          // Linux programs
+    /// tracker.attach(NotificationCenterLifecycleSource(  // iOS apps
+    ///     application: UIApplication.shared) { … })
+    /// ```
+    /// - Parameter recordsCrashes: install a handler for fatal signals that records the crash, so the
+    ///   next launch emits `AppCrashed` (it chains to any handler installed before it).
+    public func attach(_ source: any LifecycleSource, recordsCrashes: Bool = true) {
+        if recordsCrashes { lifecycle.installCrashHandler() }
+        lifecycle.retain(source)
+        source.start { [weak self] signal in self?.handle(signal) }
+    }
+
+    /// Feeds one lifecycle signal, for hosts that drive the lifecycle themselves (see
+    /// ``ManualLifecycleSource``).
+    public func handle(_ signal: LifecycleSignal) {
+        lifecycle.handle(signal)
+    }
+
+    /// The lifecycle state.
+    public var lifecycleState: LifecycleState { lifecycle.state }
+
+    /// A page appeared: `$AppViewScreen` while the app is started, held back until the user opens the app
+    /// otherwise (P1, P6). `id` identifies the page instance (a view controller's identity, a route, a
+    /// window); a page that is already visible changes nothing (P2).
+    public func pageAppear(_ id: String, page: PageInfo) {
+        lifecycle.pageAppear(id: id, info: page)
+    }
+
+    /// A page disappeared: `$AppPageLeave` with the time it was shown (P3).
+    public func pageDisappear(_ id: String) {
+        lifecycle.pageDisappear(id: id)
+    }
+
+    /// A click on an element: `$AppClick`, with the current page's `$screen_name` and `$title` when the
+    /// click names no page. Two clicks on the same element within 100 ms count once.
+    public func trackClick(_ click: AppClick) {
+        lifecycle.click(click)
+    }
+
+    /// Records a crash, so the next launch emits `AppCrashed` with `reason` (and the session's recovered
+    /// `$AppEnd`). For hosts that catch fatal conditions themselves, such as an uncaught-exception
+    /// handler; fatal signals are recorded by the handler ``attach(_:recordsCrashes:)`` installs.
+    public func recordCrash(reason: String) {
+        lifecycle.recordCrash(reason: reason)
+    }
+
+    /// Notes that the process is alive now, for crash recovery's timing. Attached trackers do this every
+    /// few seconds on their own; call it from your own timer when you drive the tracker with a manual clock.
+    public func noteAlive() {
+        lifecycle.heartbeat()
+    }
+}

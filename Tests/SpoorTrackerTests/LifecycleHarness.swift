@@ -1,0 +1,175 @@
+import Foundation
+import SpoorCore
+@testable import SpoorTracker
+
+/// One auto event as the lifecycle tests see it: name, time and the lifecycle's own properties (preset
+/// and super properties the tracker merges in are left out).
+struct RecordedEvent: Sendable, Hashable, CustomStringConvertible {
+    static let lifecycleKeys: Set<String> = [
+        "$resume_from_background", "$is_first_time", "event_duration", "$app_end_reason", "$screen_name",
+        "$title", "$url", "$referrer", "$referrer_title", "$element_type", "$element_content", "$element_id",
+        "$element_position", "$element_path", "app_crashed_reason",
+    ]
+
+    var name: String
+    var properties: Properties
+    var time: EpochMilliseconds
+
+    init(name: String, properties: Properties, time: EpochMilliseconds) {
+        self.name = name
+        self.properties = properties.filter { Self.lifecycleKeys.contains($0.key) }
+        self.time = time
+    }
+
+    var duration: Double? {
+        if case .double(let value)? = properties["event_duration"] { return value }
+        return nil
+    }
+
+    var description: String { "\(name)@\(time) \(properties)" }
+}
+
+/// Records what auto-tracking asks of the tracker.
+final class RecordingSink: AutoTrackSink, @unchecked Sendable {
+    private let lock = NSLock()
+    private var _events: [RecordedEvent] = []
+    private var _calls: [String] = []
+    let clock: ManualClock
+
+    init(clock: ManualClock) { self.clock = clock }
+
+    var events: [RecordedEvent] { lock.withLock { _events } }
+    var calls: [String] { lock.withLock { _calls } }
+
+    func trackAutomatic(_ name: String, properties: Properties, at time: EpochMilliseconds?) -> Bool {
+        let wall = time ?? clock.nowMilliseconds()
+        lock.withLock {
+            _events.append(RecordedEvent(name: name, properties: properties, time: wall))
+            _calls.append(name)
+        }
+        return true
+    }
+    func pauseAllTimers(at now: UInt64?) { lock.withLock { _calls.append("pause") } }
+    func resumeAllTimers(at now: UInt64?) { lock.withLock { _calls.append("resume") } }
+    func requestFlush() { lock.withLock { _calls.append("flush") } }
+    func flushAndWait(timeout: Duration) -> Bool {
+        lock.withLock { _calls.append("sync") }
+        return true
+    }
+}
+
+extension ManualClock {
+    /// 2026-01-01T00:00:00Z, the simulation epoch.
+    static func lifecycleTest() -> ManualClock { ManualClock(wall: 1_767_225_600_000, monotonic: 5_000_000_000) }
+
+    var instant: LifecycleInstant { LifecycleInstant(wall: nowMilliseconds(), monotonic: nowNanoseconds()) }
+}
+
+/// A fresh temporary storage directory per test.
+func makeTemporaryDirectory() -> URL {
+    let url = FileManager.default.temporaryDirectory
+        .appendingPathComponent("spoor-lifecycle-\(UUID().uuidString)", isDirectory: true)
+    try? FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    return url
+}
+
+/// One process's auto-tracking over a storage directory, driven by hand.
+///
+/// The `.tracker` backend goes through the public ``Tracker`` API (events read back from its store); the
+/// `.controller` backend drives the lifecycle controller with a recording sink, to see timer and flush
+/// calls too.
+struct LifecycleHarness {
+    enum Backend: Sendable { case tracker, controller }
+
+    let clock: ManualClock
+    let directory: URL
+    let controller: AutoTrackController
+    let tracker: Tracker?
+    private let sink: RecordingSink?
+    private let store: InMemoryEventStore?
+
+    init(
+        _ backend: Backend = .tracker, directory: URL = makeTemporaryDirectory(), clock: ManualClock = .lifecycleTest(),
+        isFirstLaunch: Bool = true, enabled: Set<AutoTrackEventKind> = Set(AutoTrackEventKind.allCases)
+    ) {
+        self.directory = directory
+        self.clock = clock
+        switch backend {
+        case .controller:
+            let sink = RecordingSink(clock: clock)
+            let options = LifecycleOptions(storageDirectory: directory, enabled: enabled, heartbeatInterval: nil)
+            controller = AutoTrackController(options: options, now: { [clock] in clock.instant })
+            controller.connect(sink, isFirstLaunch: isFirstLaunch)
+            self.sink = sink
+            store = nil
+            tracker = nil
+        case .tracker:
+            var configuration = Configuration(storageDirectory: directory)
+            configuration.wallClock = clock
+            configuration.monotonicClock = clock
+            configuration.autoTrack = AutoTrackOptions(enabled.map(\.option))
+            let store = InMemoryEventStore()
+            // The first launch on an install is decided by the tracker's persisted state.
+            let fresh = (try? FileManager.default.contentsOfDirectory(atPath: directory.path))?.isEmpty ?? true
+            if !isFirstLaunch, fresh {
+                let earlier = try! Tracker(configuration: configuration, store: InMemoryEventStore())
+                _ = earlier.flushAndWait(timeout: .seconds(5))
+                try? FileManager.default.removeItem(at: directory.appendingPathComponent(LifecycleCheckpointStore.fileName))
+            }
+            let tracker = try! Tracker(configuration: configuration, store: store)
+            self.tracker = tracker
+            controller = tracker.lifecycle
+            self.store = store
+            sink = nil
+        }
+    }
+
+    func send(_ signals: LifecycleSignal...) {
+        for signal in signals {
+            if let tracker { tracker.handle(signal) } else { controller.handle(signal) }
+        }
+    }
+
+    func advance(_ milliseconds: Int64) { clock.advance(by: .milliseconds(milliseconds)) }
+
+    func appear(_ id: String, url: String? = nil, title: String? = nil) {
+        let page = PageInfo(screenName: id, title: title ?? "Title \(id)", url: url ?? "app://\(id)")
+        if let tracker { tracker.pageAppear(id, page: page) } else { controller.pageAppear(id: id, info: page) }
+    }
+
+    func disappear(_ id: String) {
+        if let tracker { tracker.pageDisappear(id) } else { controller.pageDisappear(id: id) }
+    }
+
+    func click(_ click: AppClick) {
+        if let tracker { tracker.trackClick(click) } else { controller.click(click) }
+    }
+
+    func heartbeat() {
+        if let tracker { tracker.noteAlive() } else { controller.heartbeat() }
+    }
+
+    func crash(reason: String) {
+        if let tracker { tracker.recordCrash(reason: reason) } else { controller.recordCrash(reason: reason) }
+    }
+
+    /// The auto events so far, in order (after the tracker's writer stored them).
+    var events: [RecordedEvent] {
+        if let sink { return sink.events }
+        guard let tracker, let store else { return [] }
+        _ = tracker.flushAndWait(timeout: .seconds(10))
+        return store.events.filter { $0.lib.method == .autoTrack }.map {
+            RecordedEvent(name: $0.name, properties: $0.properties, time: $0.time)
+        }
+    }
+
+    var names: [String] { events.map(\.name) }
+
+    /// Timer, flush and sync calls interleaved with event names (controller backend only).
+    var calls: [String] { sink?.calls ?? [] }
+
+    /// Cold start as L1.
+    func coldStart() { send(.didFinishLaunching(.inactive), .didBecomeActive) }
+    func goHome() { send(.willResignActive, .didEnterBackground) }
+    func hotStart() { send(.willEnterForeground, .didBecomeActive) }
+}

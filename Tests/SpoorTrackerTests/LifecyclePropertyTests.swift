@@ -1,0 +1,119 @@
+import Foundation
+import SpoorCore
+import Testing
+@testable import SpoorTracker
+
+/// A small seeded generator (SplitMix64) so every run replays the same sequences.
+struct SplitMix64: RandomNumberGenerator {
+    var state: UInt64
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
+
+/// Checks the lifecycle invariants over the events of a whole run, across process deaths.
+struct InvariantChecker {
+    var sessionOpen = false
+    /// Pages whose `$AppViewScreen` went out in this process and that the host has not hidden.
+    var viewed: Set<String> = []
+    /// Pages whose timer runs: a `$AppPageLeave` for anything else is a page left twice.
+    var timed: Set<String> = []
+    var violations: [String] = []
+
+    mutating func newProcess() {
+        viewed = []
+    }
+
+    mutating func hostHid(_ page: String) { viewed.remove(page) }
+
+    mutating func check(_ event: RecordedEvent, step: Int) {
+        if let duration = event.duration, duration < 0 { violations.append("step \(step): negative \(event)") }
+        let page = event.properties["$screen_name"].flatMap { if case .string(let s) = $0 { s } else { nil } }
+        switch event.name {
+        case "$AppStart":
+            if sessionOpen { violations.append("step \(step): two $AppStart without $AppEnd") }
+            sessionOpen = true
+            timed = viewed
+        case "$AppEnd":
+            if !sessionOpen { violations.append("step \(step): $AppEnd without $AppStart") }
+            if !timed.isEmpty { violations.append("step \(step): $AppEnd before leaving \(timed)") }
+            sessionOpen = false
+        case "$AppViewScreen":
+            guard let page else { return violations.append("step \(step): view without page") }
+            if timed.contains(page) { violations.append("step \(step): \(page) viewed while timed") }
+            if !sessionOpen { violations.append("step \(step): view outside a session") }
+            timed.insert(page)
+            viewed.insert(page)
+        case "$AppPageLeave":
+            guard let page else { return violations.append("step \(step): leave without page") }
+            if timed.remove(page) == nil { violations.append("step \(step): \(page) left twice or never timed") }
+        default:
+            break
+        }
+    }
+}
+
+@Suite("Lifecycle properties over random signal sequences")
+struct LifecyclePropertyTests {
+    static let signals: [LifecycleSignal] = [
+        .didFinishLaunching(.inactive), .didFinishLaunching(.background), .willEnterForeground, .didBecomeActive,
+        .willResignActive, .didEnterBackground, .willTerminate,
+    ]
+
+    @Test("Starts and ends alternate, one $AppEnd per $AppStart, no negative duration, every page left once",
+          arguments: 0..<40)
+    func randomSequences(seed: UInt64) {
+        var random = SplitMix64(state: seed &* 7919 &+ 1)
+        let directory = makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let clock = ManualClock.lifecycleTest()
+        var harness = LifecycleHarness(.controller, directory: directory, clock: clock)
+        var checker = InvariantChecker()
+        var seen = 0
+        var visible: [String] = []
+        let pages = ["home", "list", "detail", "cart", "modal"]
+
+        func drain(step: Int) {
+            let events = harness.events
+            for event in events.dropFirst(seen) { checker.check(event, step: step) }
+            seen = events.count
+        }
+
+        for step in 0..<120 {
+            clock.advance(by: .milliseconds(Int64.random(in: 0...5_000, using: &random)))
+            switch Int.random(in: 0..<100, using: &random) {
+            case 0..<45:
+                harness.send(Self.signals.randomElement(using: &random)!)
+            case 45..<62:
+                let page = pages.randomElement(using: &random)!
+                harness.appear(page)
+                if !visible.contains(page) { visible.append(page) }
+            case 62..<76:
+                let page = (visible.randomElement(using: &random)) ?? pages[0]
+                harness.disappear(page)
+                visible.removeAll { $0 == page }
+                drain(step: step)
+                checker.hostHid(page)
+            case 76..<84:
+                harness.controller.click(AppClick(elementType: "button", elementPath: "button\(Int.random(in: 0..<3, using: &random))"))
+            case 84..<90:
+                harness.heartbeat()
+            default:
+                // The process dies (crash or kill -9) and a new one starts over the same storage.
+                if Bool.random(using: &random) { harness.crash(reason: "SIGSEGV") }
+                drain(step: step)
+                clock.advance(by: .milliseconds(Int64.random(in: 1...100_000, using: &random)))
+                harness = LifecycleHarness(.controller, directory: directory, clock: clock, isFirstLaunch: false)
+                seen = 0
+                visible = []
+                checker.newProcess()
+            }
+            drain(step: step)
+        }
+        #expect(checker.violations.isEmpty, "seed \(seed): \(checker.violations.prefix(5))")
+    }
+}

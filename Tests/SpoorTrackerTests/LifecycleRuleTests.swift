@@ -1,0 +1,168 @@
+import Foundation
+import SpoorCore
+import Testing
+@testable import SpoorTracker
+
+@Suite("Lifecycle rules L1–L11")
+struct LifecycleRuleTests {
+    @Test("L1 cold start: one $AppStart, not resumed, first time on the first launch only")
+    func coldStart() {
+        let first = LifecycleHarness(isFirstLaunch: true)
+        first.coldStart()
+        #expect(first.names == ["$AppStart"])
+        #expect(first.events[0].properties["$resume_from_background"] == false)
+        #expect(first.events[0].properties["$is_first_time"] == true)
+
+        let later = LifecycleHarness(isFirstLaunch: false)
+        later.coldStart()
+        #expect(later.events.map(\.properties["$is_first_time"]) == [false])
+    }
+
+    @Test("L2 late initialisation while active: exactly one $AppStart even if launch signals follow")
+    func lateInitialisation() {
+        let harness = LifecycleHarness()
+        harness.send(LifecycleSignal.catchingUp(from: .active)[0])
+        harness.coldStart()
+        harness.send(.didBecomeActive)
+        #expect(harness.names == ["$AppStart"])
+        #expect(harness.events[0].properties["$resume_from_background"] == false)
+        #expect(harness.events[0].properties["$is_first_time"] == true)
+        #expect(LifecycleSignal.catchingUp(from: .notRunning).isEmpty)
+        #expect(LifecycleSignal.catchingUp(from: .inactive).isEmpty)
+        #expect(LifecycleSignal.catchingUp(from: .background) == [.didFinishLaunching(.background)])
+    }
+
+    @Test("L3 passive start: $AppStartPassively, no $AppStart")
+    func passiveStart() {
+        let harness = LifecycleHarness()
+        harness.send(.didFinishLaunching(.background))
+        #expect(harness.names == ["$AppStartPassively"])
+        #expect(harness.events[0].properties["$is_first_time"] == true)
+        #expect(harness.events[0].properties["$resume_from_background"] == false)
+    }
+
+    @Test("L4 the user opens a passively started app: $AppStart resumed from background")
+    func openAfterPassiveStart() {
+        let harness = LifecycleHarness()
+        harness.send(.didFinishLaunching(.background))
+        harness.advance(30_000)
+        harness.hotStart()
+        #expect(harness.names == ["$AppStartPassively", "$AppStart"])
+        #expect(harness.events[1].properties["$resume_from_background"] == true)
+        #expect(harness.events[1].properties["$is_first_time"] == false)
+    }
+
+    @Test("L5 hot start: resumed, not first time")
+    func hotStart() {
+        let harness = LifecycleHarness(isFirstLaunch: true)
+        harness.coldStart()
+        harness.goHome()
+        harness.advance(60_000)
+        harness.hotStart()
+        #expect(harness.names == ["$AppStart", "$AppEnd", "$AppStart"])
+        #expect(harness.events[2].properties["$resume_from_background"] == true)
+        #expect(harness.events[2].properties["$is_first_time"] == false)
+    }
+
+    @Test("L6 going home: $AppEnd with the session's duration to the millisecond")
+    func goHome() {
+        let harness = LifecycleHarness()
+        harness.coldStart()
+        harness.advance(12_345)
+        harness.send(.willResignActive)
+        harness.advance(7)
+        harness.send(.didEnterBackground)
+        #expect(harness.names == ["$AppStart", "$AppEnd"])
+        #expect(harness.events[1].duration == 12.352)
+    }
+
+    @Test("L7 lock screen: two didEnterBackground give one $AppEnd")
+    func lockScreen() {
+        let harness = LifecycleHarness()
+        harness.coldStart()
+        harness.advance(1000)
+        harness.send(.willResignActive, .didEnterBackground, .didEnterBackground)
+        #expect(harness.names == ["$AppStart", "$AppEnd"])
+    }
+
+    @Test("L8 notification centre, app switcher and back, declined call: nothing")
+    func resignAndBack() {
+        let harness = LifecycleHarness()
+        harness.coldStart()
+        for _ in 0..<3 {
+            harness.advance(500)
+            harness.send(.willResignActive, .didBecomeActive)
+        }
+        #expect(harness.names == ["$AppStart"])
+    }
+
+    @Test("L9 terminate from the foreground: $AppEnd, then a durable sync before returning")
+    func terminateFromForeground() {
+        let harness = LifecycleHarness(.controller)
+        harness.coldStart()
+        harness.advance(2_500)
+        harness.send(.willTerminate)
+        #expect(harness.names == ["$AppStart", "$AppEnd"])
+        #expect(harness.events[1].duration == 2.5)
+        let calls = harness.calls
+        #expect(Array(calls.suffix(4)) == ["$AppEnd", "pause", "flush", "sync"])
+        // Terminated is final.
+        harness.send(.didBecomeActive, .didEnterBackground)
+        #expect(harness.names.count == 2)
+    }
+
+    @Test("L9 terminate after going home: no second $AppEnd, still a durable sync")
+    func terminateFromBackground() {
+        let harness = LifecycleHarness(.controller)
+        harness.coldStart()
+        harness.goHome()
+        harness.send(.willTerminate)
+        #expect(harness.names == ["$AppStart", "$AppEnd"])
+        #expect(harness.calls.last == "sync")
+    }
+
+    @Test("L11 a duration of 24 h or more is reported as 0", arguments: [
+        (Int64(86_399_999), 86_399.999), (Int64(86_400_000), 0.0), (Int64(200_000_000), 0.0),
+    ])
+    func dayLongDuration(milliseconds: Int64, expected: Double) {
+        let harness = LifecycleHarness()
+        harness.coldStart()
+        harness.advance(milliseconds)
+        harness.goHome()
+        #expect(harness.events.last?.duration == expected)
+    }
+
+    @Test("Every start resumes timers and flushes; every end pauses timers and flushes")
+    func timersAndFlush() {
+        let harness = LifecycleHarness(.controller)
+        harness.coldStart()
+        #expect(harness.calls == ["$AppStart", "resume", "flush"])
+        harness.goHome()
+        #expect(Array(harness.calls.suffix(3)) == ["$AppEnd", "pause", "flush"])
+    }
+
+    @Test("State machine: a transition to the current state does nothing")
+    func selfTransitions() {
+        var machine = LifecycleStateMachine()
+        #expect(machine.handle(.didFinishLaunching(.inactive)) == nil)
+        #expect(machine.handle(.didBecomeActive) == LifecycleTransition(from: .initial, to: .started))
+        #expect(machine.handle(.didBecomeActive) == nil)
+        #expect(machine.handle(.didFinishLaunching(.background)) == nil)
+        #expect(machine.handle(.didEnterBackground) == LifecycleTransition(from: .started, to: .ended))
+        #expect(machine.handle(.didEnterBackground) == nil)
+        #expect(machine.handle(.willTerminate) == LifecycleTransition(from: .ended, to: .terminated))
+        #expect(machine.handle(.didBecomeActive) == nil)
+        #expect(machine.state == .terminated)
+    }
+
+    @Test("autoTrack: a type left out is not emitted, but its timing keeps running (§6)")
+    func autoTrackFilter() {
+        let harness = LifecycleHarness(enabled: [.appEnd, .appPageLeave])
+        harness.coldStart()
+        harness.appear("home")
+        harness.advance(4_000)
+        harness.goHome()
+        #expect(harness.names == ["$AppPageLeave", "$AppEnd"])
+        #expect(harness.events.map(\.duration) == [4.0, 4.0])
+    }
+}

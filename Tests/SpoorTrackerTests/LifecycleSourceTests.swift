@@ -1,0 +1,109 @@
+import Foundation
+import SpoorCore
+import Testing
+@testable import SpoorTracker
+
+/// Collects delivered signals.
+final class SignalRecorder: @unchecked Sendable {
+    private let lock = NSLock()
+    private var _signals: [LifecycleSignal] = []
+    var signals: [LifecycleSignal] { lock.withLock { _signals } }
+    func record(_ signal: LifecycleSignal) { lock.withLock { _signals.append(signal) } }
+}
+
+/// Stands in for `UIApplication.shared`.
+final class FakeApplication: NSObject, @unchecked Sendable {}
+
+@Suite("Lifecycle sources")
+struct LifecycleSourceTests {
+    @Test("NotificationCenter source: UIKit names become signals; other senders are ignored")
+    func notificationCenter() {
+        let center = NotificationCenter()
+        let application = FakeApplication()
+        let source = NotificationCenterLifecycleSource(center: center, application: application) { .notRunning }
+        let recorder = SignalRecorder()
+        source.start { recorder.record($0) }
+        let names = [
+            "UIApplicationDidFinishLaunchingNotification", "UIApplicationDidBecomeActiveNotification",
+            "UIApplicationWillResignActiveNotification", "UIApplicationDidEnterBackgroundNotification",
+            "UIApplicationWillEnterForegroundNotification", "UIApplicationWillTerminateNotification",
+        ]
+        for name in names {
+            center.post(name: Notification.Name(name), object: application)
+            center.post(name: Notification.Name(name), object: FakeApplication())  // someone else's
+            center.post(name: Notification.Name(name), object: nil)
+        }
+        #expect(recorder.signals == [
+            .didFinishLaunching(.inactive), .didBecomeActive, .willResignActive, .didEnterBackground,
+            .willEnterForeground, .willTerminate,
+        ])
+        source.stop()
+        center.post(name: Notification.Name(names[1]), object: application)
+        #expect(recorder.signals.count == 6)
+    }
+
+    @Test("NotificationCenter source: a background launch is passive; late attach catches up", arguments: [
+        (ApplicationState.background, [LifecycleSignal.didFinishLaunching(.background), .didFinishLaunching(.background)]),
+        (ApplicationState.active, [LifecycleSignal.didBecomeActive, .didFinishLaunching(.inactive)]),
+        (ApplicationState.inactive, [LifecycleSignal.didFinishLaunching(.inactive)]),
+    ])
+    func launchState(state: ApplicationState, expected: [LifecycleSignal]) {
+        let center = NotificationCenter()
+        let application = FakeApplication()
+        let source = NotificationCenterLifecycleSource(center: center, application: application) { state }
+        let recorder = SignalRecorder()
+        source.start { recorder.record($0) }
+        center.post(name: Notification.Name("UIApplicationDidFinishLaunchingNotification"), object: application)
+        #expect(recorder.signals == expected)
+        source.stop()
+    }
+
+    @Test("NotificationCenter source drives the lifecycle end to end")
+    func notificationCenterDrivesLifecycle() {
+        let center = NotificationCenter()
+        let application = FakeApplication()
+        let harness = LifecycleHarness()
+        let source = NotificationCenterLifecycleSource(center: center, application: application) { .notRunning }
+        source.start { [controller = harness.controller] in controller.handle($0) }
+        func post(_ name: String) { center.post(name: Notification.Name("UIApplication\(name)Notification"), object: application) }
+        post("DidFinishLaunching")
+        post("DidBecomeActive")
+        harness.advance(3_000)
+        post("WillResignActive")
+        post("DidEnterBackground")
+        post("DidEnterBackground")
+        #expect(harness.names == ["$AppStart", "$AppEnd"])
+        #expect(harness.events[1].duration == 3.0)
+        source.stop()
+    }
+
+    @Test("Manual source delivers while attached")
+    func manual() {
+        let source = ManualLifecycleSource()
+        let recorder = SignalRecorder()
+        source.send(.didBecomeActive)
+        source.start { recorder.record($0) }
+        source.send(.didBecomeActive)
+        source.send(.willTerminate)
+        source.stop()
+        source.send(.didEnterBackground)
+        #expect(recorder.signals == [.didBecomeActive, .willTerminate])
+    }
+
+    @Test("Process source: start is a user launch; background/foreground/terminate map to signals")
+    func processSource() {
+        let source = ProcessLifecycleSource(handlesSignals: false, handlesExit: false)
+        let recorder = SignalRecorder()
+        source.start { recorder.record($0) }
+        source.background()
+        source.foreground()
+        source.terminate()
+        source.stop()
+        #expect(recorder.signals == [
+            .didFinishLaunching(.inactive), .didBecomeActive,
+            .willResignActive, .didEnterBackground,
+            .willEnterForeground, .didBecomeActive,
+            .didEnterBackground, .willTerminate,
+        ])
+    }
+}
