@@ -128,6 +128,16 @@ struct LifecycleHarness {
         for signal in signals {
             if let tracker { tracker.handle(signal) } else { controller.handle(signal) }
         }
+        settle()
+    }
+
+    /// Waits until the tracker's writer has stored what the last action produced and saved the state, so
+    /// that each action takes full effect before the next (as in `spoor simulate`), and a process "killed"
+    /// between two actions has handed everything over — whatever the load on the machine.
+    private func settle() {
+        guard let tracker else { return }
+        let stored = tracker.flushAndWait(timeout: .seconds(60))
+        precondition(stored, "the tracker's writer did not store the events within 60 s")
     }
 
     func advance(_ milliseconds: Int64) { clock.advance(by: .milliseconds(milliseconds)) }
@@ -135,29 +145,34 @@ struct LifecycleHarness {
     func appear(_ id: String, url: String? = nil, title: String? = nil) {
         let page = PageInfo(screenName: id, title: title ?? "Title \(id)", url: url ?? "app://\(id)")
         if let tracker { tracker.pageAppear(id, page: page) } else { controller.pageAppear(id: id, info: page) }
+        settle()
     }
 
     func disappear(_ id: String) {
         if let tracker { tracker.pageDisappear(id) } else { controller.pageDisappear(id: id) }
+        settle()
     }
 
     func click(_ click: AppClick) {
         if let tracker { tracker.trackClick(click) } else { controller.click(click) }
+        settle()
     }
 
     func heartbeat() {
         if let tracker { tracker.noteAlive() } else { controller.heartbeat() }
+        settle()
     }
 
     func crash(reason: String) {
         if let tracker { tracker.recordCrash(reason: reason) } else { controller.recordCrash(reason: reason) }
+        settle()
     }
 
     /// The auto events so far, in order (after the tracker's writer stored them).
     var events: [RecordedEvent] {
         if let sink { return sink.events }
-        guard let tracker, let store else { return [] }
-        _ = tracker.flushAndWait(timeout: .seconds(10))
+        guard tracker != nil, let store else { return [] }
+        settle()
         return store.events.filter { $0.lib.method == .autoTrack }.map {
             RecordedEvent(name: $0.name, properties: $0.properties, time: $0.time)
         }
