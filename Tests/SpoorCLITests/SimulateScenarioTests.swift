@@ -51,7 +51,7 @@ struct SimulateScenarioTests {
 
     /// The `make demo` scenario runs clean and tells its story: the crash is recovered before the relaunch.
     @Test func demoScenario() throws {
-        let path = SpoorProcess.root.appendingPathComponent("scenarios/demo.jsonl").path
+        let path = SpoorProcess.root.appendingPathComponent("Examples/Scenarios/demo.jsonl").path
         let result = try SpoorProcess.run(["simulate", path])
         #expect(result.status == 0, "\(result.stderr)")
         let names = result.stdoutText.split(separator: "\n").compactMap { line -> String? in
