@@ -1,4 +1,5 @@
 import Foundation
+import SpoorTransport
 import Logging
 import SpoorCore
 
@@ -108,17 +109,7 @@ struct StateFile: Sendable {
     func save(_ state: PersistedState) throws {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
-        let data = try encoder.encode(state)
-        let temporary = url.path + ".tmp"
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
-        guard fd >= 0 else { throw CocoaError(.fileWriteUnknown) }
-        let written = data.withUnsafeBytes { raw in write(fd, raw.baseAddress, raw.count) }
-        let synced = fsync(fd)
-        close(fd)
-        guard written == data.count, synced == 0, rename(temporary, url.path) == 0 else {
-            unlink(temporary)
-            throw CocoaError(.fileWriteUnknown)
-        }
+        try AtomicFile.write([UInt8](try encoder.encode(state)), to: url, durable: true)
     }
 }
 
