@@ -32,17 +32,6 @@ let fileSizeLimit = __rlimit_resource_t(RLIMIT_FSIZE.rawValue)
 let fileSizeLimit = RLIMIT_FSIZE
 #endif
 
-/// A deterministic generator: a round replays from its seed.
-struct SplitMix: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
 
 func event(_ sequence: UInt64) -> Event {
     Event(
@@ -62,7 +51,7 @@ let quiet = Logger(label: "child") { _ in SwiftLogNoOpLogHandler() }
 
 /// Appends, syncs, seals and releases at random until killed.
 func crash(directory: URL, start: UInt64, seed: UInt64) throws {
-    var random = SplitMix(state: seed)
+    var random = SplitMix64(seed: seed)
     let durability: Durability = [.none, .always, .batched(interval: .milliseconds(5))][Int(seed % 3)]
     let configuration = EventLog.Configuration(
         maxBytes: 1 << 30, maxRecords: 1_000_000, durability: durability, segmentBytes: 64 << 10, maxPendingBatches: 1000

@@ -3,17 +3,6 @@ import SpoorCore
 import Testing
 @testable import SpoorTracker
 
-/// A small seeded generator (SplitMix64) so every run replays the same sequences.
-struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
 
 /// Checks the lifecycle invariants over the events of a whole run, across process deaths.
 struct InvariantChecker {
@@ -67,7 +56,7 @@ struct LifecyclePropertyTests {
     @Test("Starts and ends alternate, one $AppEnd per $AppStart, no negative duration, every page left once",
           arguments: 0..<40)
     func randomSequences(seed: UInt64) {
-        var random = SplitMix64(state: seed &* 7919 &+ 1)
+        var random = SplitMix64(seed: seed &* 7919 &+ 1)
         let directory = makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let clock = ManualClock.lifecycleTest()

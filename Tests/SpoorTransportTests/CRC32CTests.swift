@@ -1,3 +1,4 @@
+import SpoorCore
 import Testing
 @testable import SpoorTransport
 
@@ -26,7 +27,7 @@ import Testing
     }
 
     @Test func matchesReferenceAtEveryLengthAndAlignment() {
-        var generator = SplitMix(seed: 7)
+        var generator = SplitMix64(seed: 7)
         let data = (0..<300).map { _ in UInt8(truncatingIfNeeded: generator.next()) }
         for start in 0..<9 {
             for end in stride(from: start, through: data.count, by: 7) {
@@ -46,15 +47,3 @@ import Testing
     }
 }
 
-/// A small deterministic generator for tests.
-struct SplitMix: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}

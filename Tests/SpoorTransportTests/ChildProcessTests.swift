@@ -54,7 +54,7 @@ final class Child {
     @Test func syncedEventsSurviveSIGKILLExactlyOnce() throws {
         let rounds = Int(ProcessInfo.processInfo.environment["SPOOR_CRASH_ROUNDS"] ?? "") ?? 20
         let baseSeed = UInt64(ProcessInfo.processInfo.environment["SPOOR_CRASH_SEED"] ?? "") ?? 0x5EED
-        var random = SplitMix(seed: baseSeed)
+        var random = SplitMix64(seed: baseSeed)
         var directory = TemporaryDirectory()
         var chainStart: UInt64 = 0
         var next: UInt64 = 0

@@ -9,7 +9,7 @@ import SpoorSerializer
 @Suite struct WireSizeTests {
     /// 100 events shaped like the reference event, with the variation real traffic has.
     static func events() -> [Event] {
-        var random = SplitMix(seed: 42)
+        var random = SplitMix64(seed: 42)
         var time: Int64 = 1_763_769_600_123
         let products = ["green-tea-500g", "black-tea-250g", "oolong-100g", "matcha-30g", "rooibos-200g", "mate-500g"]
         return (0..<100).map { index in

@@ -157,14 +157,8 @@ enum TransportFixtures {
     /// `count` events like the reference event, varied as real traffic is (ids, times, products,
     /// prices), so compression is measured on realistic rather than identical records.
     static func payload(count: Int) -> [UInt8] {
-        var state: UInt64 = 42
-        func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
+        var random = SplitMix64(seed: 42)
+        func next() -> UInt64 { random.next() }
         let products = ["green-tea-500g", "black-tea-250g", "oolong-100g", "matcha-30g", "rooibos-200g", "mate-500g"]
         let encoder = EventEncoder()
         var payload: [UInt8] = []

@@ -1,0 +1,21 @@
+/// SplitMix64: a small, fast generator with a 64-bit state.
+///
+/// Spoor uses it for `track_id`s (seeded from the system generator) and wherever a run must replay
+/// exactly from a seed (tests, simulations, benchmark data). It is not cryptographic.
+public struct SplitMix64: RandomNumberGenerator, Sendable {
+    private var state: UInt64
+
+    /// Creates a generator; the same seed gives the same sequence.
+    public init(seed: UInt64) {
+        state = seed
+    }
+
+    /// The next value.
+    public mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
