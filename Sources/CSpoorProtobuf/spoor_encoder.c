@@ -69,6 +69,30 @@ size_t spoor_encoder_prepare(spoor_encoder *e, const spoor_event_in *in) {
     return spoor__v1__event__get_packed_size(&e->event);
 }
 
+/* Properties go on the wire in key order: the same event always encodes to the same bytes, and
+ * consecutive events of a batch line up, which compresses far better than the random order Swift
+ * dictionaries iterate in. Insertion sort: events carry a handful of properties. */
+static int compare_keys(const void *a, const void *b) {
+    return strcmp((*(Spoor__V1__Event__PropertiesEntry *const *)a)->key,
+                  (*(Spoor__V1__Event__PropertiesEntry *const *)b)->key);
+}
+
+static void sort_entries(Spoor__V1__Event__PropertiesEntry **entries, size_t count) {
+    if (count > 32) {
+        qsort(entries, count, sizeof *entries, compare_keys);
+        return;
+    }
+    for (size_t i = 1; i < count; i++) {
+        Spoor__V1__Event__PropertiesEntry *entry = entries[i];
+        size_t j = i;
+        while (j > 0 && strcmp(entries[j - 1]->key, entry->key) > 0) {
+            entries[j] = entries[j - 1];
+            j--;
+        }
+        entries[j] = entry;
+    }
+}
+
 int spoor_encoder_build(spoor_encoder *e, const spoor_event_in *in) {
     if (!reserve_props(e, in->prop_count)) return 0;
 
@@ -145,6 +169,7 @@ int spoor_encoder_build(spoor_encoder *e, const spoor_event_in *in) {
         }
         e->entry_ptrs[i] = entry;
     }
+    sort_entries(e->entry_ptrs, in->prop_count);
     ev->n_properties = in->prop_count;
     ev->properties = in->prop_count ? e->entry_ptrs : NULL;
     return 1;

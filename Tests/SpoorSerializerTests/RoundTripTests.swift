@@ -129,3 +129,21 @@ struct DecoderMemoryTests {
         #expect(try EventDecoder().decode(try Fixtures.encode(event)) == event)
     }
 }
+
+@Suite("Deterministic encoding")
+struct DeterministicEncodingTests {
+    /// The same event encodes to the same bytes however its dictionary was built: properties go out in key order.
+    @Test func sameEventSameBytes() throws {
+        let keys = (0..<40).map { "key\($0)" }
+        var forward = Properties(minimumCapacity: 64)
+        for (index, key) in keys.enumerated() { forward[key] = .int(Int64(index)) }
+        var backward = Properties()
+        for (index, key) in keys.enumerated().reversed() { backward[key] = .int(Int64(index)) }
+        let encoder = EventEncoder()
+        let a = try encoder.encode(Fixtures.event(forward))
+        let b = try encoder.encode(Fixtures.event(backward))
+        #expect(a == b)
+        // Few properties take the other sorting path.
+        #expect(try encoder.encode(Fixtures.event(["b": 1, "a": 2, "c": 3])) == encoder.encode(Fixtures.event(["c": 3, "a": 2, "b": 1])))
+    }
+}
