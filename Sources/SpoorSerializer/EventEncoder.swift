@@ -64,6 +64,19 @@ public final class EventEncoder {
         try encode(event, into: &buffer, asBatchEntry: true)
     }
 
+    /// Appends the header of a `Batch.events` entry, the tag `0x0A` and `bodyLength` as a varint, to `buffer`;
+    /// the entry's body, an encoded event of that length, must follow. For callers that assemble an event's
+    /// bytes themselves.
+    public static func appendBatchEntryHeader(bodyLength: Int, to buffer: inout [UInt8]) {
+        buffer.append(0x0A)
+        var length = UInt64(bodyLength)
+        while length >= 0x80 {
+            buffer.append(UInt8(truncatingIfNeeded: length) | 0x80)
+            length >>= 7
+        }
+        buffer.append(UInt8(length))
+    }
+
     private func encode(_ event: Event, into buffer: inout [UInt8], asBatchEntry: Bool) throws(EncodeError) {
         // Work on a local: every access to a class's stored property is checked for exclusivity
         // at run time, which cost a quarter of the encoding time when `store` appended to them.

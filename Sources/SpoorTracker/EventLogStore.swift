@@ -82,13 +82,7 @@ final class EventLogStore: EventStore, @unchecked Sendable {
         try encoder.append(event, to: &scratch)
         scratch.append(contentsOf: firstDay ? baseEntries.firstDay : baseEntries.notFirstDay)
         entry.removeAll(keepingCapacity: true)
-        entry.append(0x0A)  // Batch.events, length-delimited
-        var length = UInt64(scratch.count)
-        while length >= 0x80 {
-            entry.append(UInt8(truncatingIfNeeded: length) | 0x80)
-            length >>= 7
-        }
-        entry.append(UInt8(length))
+        EventEncoder.appendBatchEntryHeader(bodyLength: scratch.count, to: &entry)
         entry.append(contentsOf: scratch)
         records.append(entry: entry)
     }

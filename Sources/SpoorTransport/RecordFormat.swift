@@ -143,7 +143,8 @@ public struct RecordBuffer: Sendable {
     private mutating func finishRecord(start: Int) {
         let length = bytes.count - start - RecordFormat.headerSize
         guard length <= RecordFormat.maxPayload else {
-            // EncodeError has no public initialiser: the log counts these as dropped instead.
+            // `append` cannot fail (the tracker's writer has nowhere to send an error): counted instead,
+            // and the log adds them to `dropped`.
             bytes.removeSubrange(start...)
             rejected += 1
             return
