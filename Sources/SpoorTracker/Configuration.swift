@@ -109,6 +109,11 @@ public struct Configuration: Sendable {
     /// Called, on the calling thread, with every rejected event's reason (besides the log and the counters).
     public var onRejection: (@Sendable (ValidationError) -> Void)?
 
+    // MARK: Ignore lists
+
+    /// Pages and clicks auto-tracking leaves out. Default: nothing.
+    public var autoTrackIgnore = AutoTrackIgnoreList()
+
     /// Creates a configuration with default values for everything but the storage directory.
     public init(storageDirectory: URL) {
         self.storageDirectory = storageDirectory

@@ -27,6 +27,8 @@ struct LifecycleOptions: Sendable {
     var storageDirectory: URL
     /// The auto events that are emitted; the machinery behind the others keeps running (§6).
     var enabled: Set<AutoTrackEventKind> = Set(AutoTrackEventKind.allCases)
+    /// Pages and clicks left out.
+    var ignore = AutoTrackIgnoreList()
     /// How often the checkpoint's last-alive time is refreshed while started; `nil` for never (manual
     /// clocks drive `heartbeat()` themselves).
     var heartbeatInterval: Duration? = .seconds(5)
@@ -57,7 +59,7 @@ final class AutoTrackController: @unchecked Sendable {
     init(options: LifecycleOptions, now: @escaping @Sendable () -> LifecycleInstant) {
         self.options = options
         self.now = now
-        engine = AutoTrackEngine(isFirstLaunch: false)
+        engine = AutoTrackEngine(isFirstLaunch: false, ignore: options.ignore)
         checkpoints = LifecycleCheckpointStore(directory: options.storageDirectory)
     }
 
@@ -79,7 +81,7 @@ final class AutoTrackController: @unchecked Sendable {
             guard !recovered else { return }
             recovered = true
             self.sink = sink
-            engine = AutoTrackEngine(isFirstLaunch: isFirstLaunch)
+            engine = AutoTrackEngine(isFirstLaunch: isFirstLaunch, ignore: options.ignore)
             var checkpoint: LifecycleCheckpoint?
             switch checkpoints.load() {
             case .success(let loaded):

@@ -47,8 +47,12 @@ struct AutoTrackEngine: Sendable {
     /// When the open session (`$AppStart` … `$AppEnd`) began.
     private(set) var sessionStart: LifecycleInstant?
 
-    init(isFirstLaunch: Bool) {
+    /// Pages and clicks left out.
+    let ignore: AutoTrackIgnoreList
+
+    init(isFirstLaunch: Bool, ignore: AutoTrackIgnoreList = AutoTrackIgnoreList()) {
         self.isFirstLaunch = isFirstLaunch
+        self.ignore = ignore
     }
 
     var state: LifecycleState { machine.state }
@@ -82,8 +86,9 @@ struct AutoTrackEngine: Sendable {
     /// A page appears (P1, P2, P6).
     mutating func pageAppear(id: String, info: PageInfo, now: LifecycleInstant) -> [AutoTrackEffect] {
         guard !pages.visible.contains(where: { $0.id == id }) else { return [] }
-        let events = pages.appear(id: id, info: info, started: state == .started, now: now.monotonic)
-        return events.map(Self.effect) + [.checkpoint]
+        let ignored = ignore.ignores(info)
+        let events = pages.appear(id: id, info: info, started: state == .started, now: now.monotonic, ignored: ignored)
+        return ignored ? [] : events.map(Self.effect) + [.checkpoint]
     }
 
     /// A page disappears (P3).
@@ -96,6 +101,7 @@ struct AutoTrackEngine: Sendable {
     /// A click without a page gets the current page (the most recently appeared visible one).
     mutating func click(_ click: AppClick, now: LifecycleInstant) -> [AutoTrackEffect] {
         var click = click
+        guard !ignore.ignores(click) else { return [] }
         if click.page == nil { click.page = pages.currentPage?.page }
         guard clicks.accept(click, screenName: click.page?.screenName, now: now.monotonic) else { return [] }
         return [.emit(.appClick, click.properties)]
