@@ -107,6 +107,36 @@ struct AutoTrackEngine: Sendable {
         return [.emit(.appClick, click.properties)]
     }
 
+    /// Consent changed (the user opted out or in) while the lifecycle runs on. Opting out ends an open
+    /// session as an end does (its events go out before the opt-out takes effect); opting in while started
+    /// opens a new one from now, as a start does, so the recorded sessions stay paired and nothing from the
+    /// quiet time is replayed. The state machine itself never stops.
+    mutating func consentChanged(optedOut: Bool, now: LifecycleInstant) -> [AutoTrackEffect] {
+        guard state == .started else { return [] }
+        var effects: [AutoTrackEffect]
+        if optedOut {
+            effects = endSession(now: now)
+            effects.append(.flush)
+        } else {
+            sessionStart = now
+            effects = [.emit(.appStart, AppStart(resumeFromBackground: false, isFirstTime: takeFirstTime()).properties)]
+            effects += pages.viewAllAgain(now: now.monotonic).map(Self.effect)
+            effects.append(.flush)
+        }
+        effects.append(.checkpoint)
+        return effects
+    }
+
+    /// Ends the open session for good (``Tracker/shutdown(timeout:)``): pages are left and `$AppEnd` goes
+    /// out, as at an end, without a lifecycle signal.
+    mutating func shutdown(now: LifecycleInstant) -> [AutoTrackEffect] {
+        guard state == .started else { return [] }
+        var effects = endSession(now: now)
+        effects.append(.pauseTimers)
+        effects.append(.checkpoint)
+        return effects
+    }
+
     /// The state crash recovery needs if this process dies now.
     func checkpoint(lastAlive: LifecycleInstant) -> LifecycleCheckpoint {
         LifecycleCheckpoint(
