@@ -14,10 +14,10 @@ import Testing
 @Suite("Lifecycle in real processes", .serialized)
 struct LifecycleProcessTests {
     /// Starts a child over `directory` and waits until it printed `ready` (its events are durable).
-    static func startChild(_ directory: URL, mode: String) throws -> Process {
+    static func startChild(_ directory: URL, mode: String, source: String = "process") throws -> Process {
         let process = Process()
         process.executableURL = SpoorProcess.executable
-        process.arguments = ["_lifecycle-child", directory.path, mode]
+        process.arguments = ["_lifecycle-child", directory.path, mode, source]
         let output = Pipe()
         process.standardOutput = output
         process.standardError = FileHandle.nullDevice
@@ -126,5 +126,36 @@ struct LifecycleProcessTests {
         guard events.count >= 6 else { return }
         #expect(events[3].properties["app_crashed_reason"] == "SIGSEGV")
         #expect(events[5].properties["$app_end_reason"] == "recovered")
+    }
+
+    @Test("shutdown() ends the session before the log closes, with every source; two runs give two paired sessions",
+          arguments: ["process", "notifications", "manual"])
+    func shutdownEndsTheSession(source: String) throws {
+        let directory = Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        for _ in 0..<2 {
+            let child = try Self.startChild(directory, mode: "shutdown", source: source)
+            child.waitUntilExit()
+            #expect(child.terminationReason == .exit && child.terminationStatus == 0, "\(source)")
+        }
+        let events = try Self.loggedEvents(directory)
+        let session = ["$AppStart", "$AppViewScreen", "ChildWorked", "$AppPageLeave", "$AppEnd"]
+        #expect(events.map(\.name) == session + session, "\(source)")
+        // Nothing was left for recovery: no `$app_end_reason`, and each end is timed after its start.
+        #expect(events.allSatisfy { $0.properties["$app_end_reason"] == nil }, "\(source)")
+        #expect(events.filter { $0.name == "$AppEnd" }.allSatisfy { (Self.duration($0) ?? -1) >= 0 })
+    }
+
+    /// The README's Linux example: `autoTrack = .all`, `attach(ProcessLifecycleSource())`, events, then
+    /// `await tracker.shutdown()` at the end of `main`. Its log holds a paired session per run.
+    @Test func readmeLinuxExampleLeavesPairedSessions() throws {
+        let directory = Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        for _ in 0..<2 {
+            let child = try Self.startChild(directory, mode: "shutdown")
+            child.waitUntilExit()
+        }
+        let names = try Self.loggedEvents(directory).map(\.name).filter { $0 == "$AppStart" || $0 == "$AppEnd" }
+        #expect(names == ["$AppStart", "$AppEnd", "$AppStart", "$AppEnd"])
     }
 }

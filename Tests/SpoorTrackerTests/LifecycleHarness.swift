@@ -163,6 +163,20 @@ struct LifecycleHarness {
         settle()
     }
 
+    /// `shutdown()`: the session ends and the log closes; later signals change nothing.
+    func shutdown() {
+        if let tracker {
+            let done = DispatchSemaphore(value: 0)
+            Task {
+                await tracker.shutdown()
+                done.signal()
+            }
+            done.wait()
+        } else {
+            controller.shutdown()
+        }
+    }
+
     func crash(reason: String) {
         if let tracker { tracker.recordCrash(reason: reason) } else { controller.recordCrash(reason: reason) }
         settle()

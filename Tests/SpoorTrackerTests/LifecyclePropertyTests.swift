@@ -91,6 +91,16 @@ struct LifecyclePropertyTests {
                 harness.controller.click(AppClick(elementType: "button", elementPath: "button\(Int.random(in: 0..<3, using: &random))"))
             case 84..<90:
                 harness.heartbeat()
+            case 90..<94:
+                // The program calls shutdown() (as the README's Linux example does) and a new one starts.
+                harness.shutdown()
+                drain(step: step)
+                if checker.sessionOpen { checker.violations.append("step \(step): shutdown left the session open") }
+                clock.advance(by: .milliseconds(Int64.random(in: 1...100_000, using: &random)))
+                harness = LifecycleHarness(.controller, directory: directory, clock: clock, isFirstLaunch: false)
+                seen = 0
+                visible = []
+                checker.newProcess()
             default:
                 // The process dies (crash or kill -9) and a new one starts over the same storage.
                 if Bool.random(using: &random) { harness.crash(reason: "SIGSEGV") }
