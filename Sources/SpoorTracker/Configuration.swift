@@ -106,7 +106,8 @@ public struct Configuration: Sendable {
     /// Preset properties to use instead of reading them from the system, mainly for tests and
     /// platforms where the host knows better (screen size). Merged over what was read.
     public var presetOverrides: [String: PropertyValue] = [:]
-    /// Called, on the calling thread, with every rejected event's reason (besides the log and the counters).
+    /// Called with every rejected event's reason (besides the log and the counters): on the calling thread,
+    /// or on the writer thread for ``beforeRecord``'s rejections.
     public var onRejection: (@Sendable (ValidationError) -> Void)?
 
     // MARK: Consent
@@ -115,6 +116,19 @@ public struct Configuration: Sendable {
     /// until ``Tracker/optIn()``. Once the user decided, the decision persists and this is not read again.
     /// Default false.
     public var startsOptedOut: Bool = false
+
+    // MARK: Hook
+
+    /// Sees every `track` event (auto-tracked and `$SignUp` included, profile records not) after its
+    /// properties are merged, and may change its properties (``HookEvent/properties``) or drop it
+    /// (``HookDecision/drop``). The result is validated afterwards: a hook that throws, or leaves an invalid
+    /// property, gets the event rejected under ``ValidationRule/hookThrew`` or ``ValidationRule/hookInvalid``.
+    ///
+    /// It runs on the tracker's writer thread (`spoor.writer`), one event at a time in record order, never
+    /// on the thread that called `track`: merging happens there, and the caller's `track` stays as cheap
+    /// with a hook as without. Keep it quick (a slow hook holds up storing), and do not call the tracker
+    /// from it. Default `nil`: no hook, and no cost.
+    public var beforeRecord: (@Sendable (inout HookEvent) throws -> HookDecision)?
 
     // MARK: Ignore lists
 

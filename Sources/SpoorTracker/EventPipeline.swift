@@ -174,12 +174,24 @@ final class EventPipeline: @unchecked Sendable {
     static let groupSize = 256
     /// How long the writer lets a small batch grow before writing it.
     private let linger: DispatchTimeInterval = .milliseconds(2)
+    /// ``Configuration/beforeRecord``; `nil` keeps the splice fast path.
+    private let hook: (@Sendable (inout HookEvent) throws -> HookDecision)?
+    private let onRejection: (@Sendable (ValidationError) -> Void)?
+    /// Events the hook rejected, by rule, and dropped.
+    let hookRejections = Locked<[ValidationRule: Int]>([:])
+    let hookDropped = Locked(0)
 
-    init(context: PipelineContext, persisted: PersistedState, store: any EventStore, stateFile: StateFile, logger: Logger) {
+    init(
+        context: PipelineContext, persisted: PersistedState, store: any EventStore, stateFile: StateFile, logger: Logger,
+        hook: (@Sendable (inout HookEvent) throws -> HookDecision)? = nil,
+        onRejection: (@Sendable (ValidationError) -> Void)? = nil
+    ) {
         hot = Locked(HotState(context: context, persisted: persisted, capacity: 1024))
         self.store = store
         self.stateFile = stateFile
         self.logger = logger
+        self.hook = hook
+        self.onRejection = onRejection
         var system = SystemRandomNumberGenerator()
         rng = SplitMix64(seed: system.next())
     }
@@ -336,7 +348,9 @@ final class EventPipeline: @unchecked Sendable {
                 var index = 0
                 while index < back.count {
                     let end = min(index + Self.groupSize, back.count)
-                    for i in index..<end { events.append(materialize(back[i])) }
+                    for i in index..<end {
+                        if let stored = materialize(back[i]) { events.append(stored) }
+                    }
                     store.append(events)
                     events.removeAll(keepingCapacity: true)
                     index = end
@@ -371,7 +385,8 @@ final class EventPipeline: @unchecked Sendable {
     /// Builds the record. The preset and super properties (the snapshot's base) are left for the store to add
     /// when nothing the event carries collides with them, so the log store can splice in their encoding, made
     /// once per snapshot, instead of merging and encoding them again for every event.
-    private func materialize(_ pending: PendingEvent) -> StoredEvent {
+    /// `nil` when ``Configuration/beforeRecord`` dropped or rejected the event.
+    private func materialize(_ pending: PendingEvent) -> StoredEvent? {
         let snapshot = pending.snapshot!
         var event = Event(
             name: pending.name, type: pending.type, time: pending.time, trackID: rng.next(), sequence: pending.sequence,
@@ -381,7 +396,7 @@ final class EventPipeline: @unchecked Sendable {
             properties: pending.properties, sessionID: pending.sessionID, originalID: pending.originalID)
         if pending.isProfile { return StoredEvent(event: event, base: nil, firstDay: false) }
         let firstDay = snapshot.firstDay.contains(pending.time)
-        if !pending.hasDollarKey, !collides(pending, with: snapshot) {
+        if hook == nil, !pending.hasDollarKey, !collides(pending, with: snapshot) {
             if let dynamic = pending.dynamicProperties {
                 event.properties = dynamic.merging(pending.properties) { $1 }
             }
@@ -389,7 +404,48 @@ final class EventPipeline: @unchecked Sendable {
         }
         event.properties = StoredEvent.merge(
             base: snapshot, dynamic: pending.dynamicProperties, own: pending.properties, firstDay: firstDay)
+        if let hook, !runHook(hook, on: &event, deviceID: snapshot.deviceID) { return nil }
         return StoredEvent(event: event, base: nil, firstDay: firstDay)
+    }
+
+    /// Runs ``Configuration/beforeRecord`` on a merged event, then validates what it left. Returns whether the
+    /// event is to be recorded; a drop or a rejection is counted and reported.
+    private func runHook(
+        _ hook: @Sendable (inout HookEvent) throws -> HookDecision, on event: inout Event, deviceID: String
+    ) -> Bool {
+        var seen = HookEvent(
+            name: event.name, type: event.type, time: event.time, distinctID: event.distinctID, loginID: event.loginID,
+            isAutoTracked: event.lib.method == .autoTrack, properties: event.properties)
+        let decision: HookDecision
+        do {
+            decision = try hook(&seen)
+        } catch {
+            rejectFromHook(ValidationError(event: event.name, rule: .hookThrew), detail: "\(error)")
+            return false
+        }
+        if decision == .drop {
+            hookDropped.withLock { $0 += 1 }
+            return false
+        }
+        switch PropertyValidator.check(seen.properties, event: event.name) {
+        case .failure(let error):
+            rejectFromHook(ValidationError(event: event.name, key: error.key, rule: .hookInvalid), detail: error.rule.rawValue)
+            return false
+        case .success(let findings):
+            if findings.needsTruncation { PropertyValidator.truncateLongStrings(&seen.properties) }
+        }
+        seen.properties["$device_id"] = .string(deviceID)  // never overridable
+        seen.properties["$event_session_id"] = nil  // it travels in its own field
+        event.properties = seen.properties
+        return true
+    }
+
+    private func rejectFromHook(_ error: ValidationError, detail: String) {
+        hookRejections.withLock { $0[error.rule, default: 0] += 1 }
+        logger.warning(
+            "spoor: event rejected by the beforeRecord hook",
+            metadata: ["event": "\(error.event)", "key": "\(error.key ?? "")", "rule": "\(error.rule)", "detail": "\(detail)"])
+        onRejection?(error)
     }
 
     /// Whether some key of the event is also a super property (keys starting with `$` are handled by the caller).

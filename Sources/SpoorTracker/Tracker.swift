@@ -77,7 +77,9 @@ public final class Tracker: Sendable {
             sessionIdleMilliseconds: Self.milliseconds(configuration.sessionIdleTimeout),
             sessionMaxMilliseconds: Self.milliseconds(configuration.sessionMaxDuration),
             memoryLimit: max(configuration.maxQueuedEvents, 4096))
-        pipeline = EventPipeline(context: context, persisted: state, store: store, stateFile: stateFile, logger: logger)
+        pipeline = EventPipeline(
+            context: context, persisted: state, store: store, stateFile: stateFile, logger: logger,
+            hook: configuration.beforeRecord, onRejection: configuration.onRejection)
         if outcome != .loaded { pipeline.hot.withLock { $0.stateDirty = true } }
         pipeline.start()
         if outcome != .loaded { pipeline.wakeForState() }
@@ -432,8 +434,11 @@ public final class Tracker: Sendable {
     /// What happened to the events so far.
     public var counters: TrackerCounters {
         let (accepted, afterShutdown) = pipeline.hot.withLock { ($0.accepted, $0.droppedAfterShutdown) }
+        var rejected = rejections.withLock { $0 }
+        for (rule, count) in pipeline.hookRejections.withLock({ $0 }) { rejected[rule, default: 0] += count }
         return TrackerCounters(
-            accepted: accepted, rejected: rejections.withLock { $0 }, droppedByLog: pipeline.store.droppedCount,
+            accepted: accepted, rejected: rejected, droppedByLog: pipeline.store.droppedCount,
+            droppedByHook: pipeline.hookDropped.withLock { $0 },
             droppedAfterShutdown: afterShutdown, corrupt: pipeline.store.corruptCount, corruptStateFiles: corruptStateFiles)
     }
 

@@ -1,7 +1,8 @@
 /// Counts the app can read to see what happened to its events.
 ///
 /// `accepted` = events handed on to be stored; each of them is either in the log, or counted in
-/// `droppedByLog`. Rejected events were never accepted.
+/// `droppedByLog` or `droppedByHook`, or rejected by the hook (``ValidationRule/hookThrew``,
+/// ``ValidationRule/hookInvalid``). Other rejected events were never accepted.
 public struct TrackerCounters: Sendable, Hashable {
     /// Events (including profile records and `$SignUp`) that passed validation and were handed on.
     public var accepted: Int
@@ -9,6 +10,8 @@ public struct TrackerCounters: Sendable, Hashable {
     public var rejected: [ValidationRule: Int]
     /// Events the log dropped (full, or a write failed).
     public var droppedByLog: Int
+    /// Events ``Configuration/beforeRecord`` dropped.
+    public var droppedByHook: Int
     /// Events tracked after ``Tracker/shutdown(timeout:)`` began, which were not recorded.
     public var droppedAfterShutdown: Int
     /// Corrupt records the log found and skipped.
