@@ -16,6 +16,7 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
     ],
     targets: [
         // System C libraries, found through pkg-config.
@@ -52,6 +53,7 @@ let package = Package(
             dependencies: [
                 "SpoorCore", "SpoorSerializer", "SpoorTransport",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
             ],
             swiftSettings: strictSwift
         ),
@@ -88,7 +90,11 @@ let package = Package(
         ),
         .testTarget(
             name: "SpoorTrackerTests",
-            dependencies: ["SpoorCore", "SpoorSerializer", "SpoorTransport", "SpoorTracker"],
+            dependencies: [
+                "SpoorCore", "SpoorSerializer", "SpoorTransport", "SpoorTracker",
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "MetricsTestKit", package: "swift-metrics"),
+            ],
             swiftSettings: strictSwift
         ),
         .testTarget(

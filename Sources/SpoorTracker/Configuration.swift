@@ -130,6 +130,19 @@ public struct Configuration: Sendable {
     /// from it. Default `nil`: no hook, and no cost.
     public var beforeRecord: (@Sendable (inout HookEvent) throws -> HookDecision)?
 
+    // MARK: Seeing what was tracked
+
+    /// Debug mode (the Sensors SDK's debug mode, without the server side): every stored event is logged as
+    /// one JSON line (the `spoor decode` form) through ``logger`` at `debug` level, from the writer thread,
+    /// never the caller's. The logger's level must let `debug` through. Default off.
+    public var logEvents: Bool = false
+
+    /// Dimensions added to every swift-metrics counter the tracker exports (to tell trackers apart), such as
+    /// `[("tracker", "main")]`. The counters are exported only when the host called `MetricsSystem.bootstrap`
+    /// before creating the tracker: `spoor_events_accepted_total`, `spoor_events_rejected_total` (dimension
+    /// `rule`) and `spoor_events_dropped_total` (dimension `reason`: `log`, `hook`, `shutdown`).
+    public var metricsDimensions: [(String, String)] = []
+
     // MARK: Ignore lists
 
     /// Pages and clicks auto-tracking leaves out. Default: nothing.

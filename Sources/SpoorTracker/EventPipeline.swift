@@ -180,12 +180,18 @@ final class EventPipeline: @unchecked Sendable {
     /// Events the hook rejected, by rule, and dropped.
     let hookRejections = Locked<[ValidationRule: Int]>([:])
     let hookDropped = Locked(0)
+    /// ``Configuration/logEvents``: each stored event goes to the logger as a JSON line, at debug level.
+    private let logEvents: Bool
+    let metrics: TrackerMetrics?
 
     init(
         context: PipelineContext, persisted: PersistedState, store: any EventStore, stateFile: StateFile, logger: Logger,
         hook: (@Sendable (inout HookEvent) throws -> HookDecision)? = nil,
-        onRejection: (@Sendable (ValidationError) -> Void)? = nil
+        onRejection: (@Sendable (ValidationError) -> Void)? = nil,
+        logEvents: Bool = false, metrics: TrackerMetrics? = nil
     ) {
+        self.logEvents = logEvents
+        self.metrics = metrics
         hot = Locked(HotState(context: context, persisted: persisted, capacity: 1024))
         self.store = store
         self.stateFile = stateFile
@@ -351,11 +357,13 @@ final class EventPipeline: @unchecked Sendable {
                     for i in index..<end {
                         if let stored = materialize(back[i]) { events.append(stored) }
                     }
+                    if logEvents { logJSON(events) }
                     store.append(events)
                     events.removeAll(keepingCapacity: true)
                     index = end
                 }
                 back.removeAll(keepingCapacity: true)
+                if let metrics { exportMetrics(metrics) }
                 if let save { saveState(save) }
                 if sync {
                     do { try store.sync() } catch { logger.error("spoor: syncing the event store failed: \(error)") }
@@ -368,12 +376,27 @@ final class EventPipeline: @unchecked Sendable {
                     for done in ready { done(true) }
                 }
             case .exit(let save, let waiters):
+                if let metrics { exportMetrics(metrics) }
                 saveState(save)
                 store.close()
                 for done in waiters { done(true) }
                 return
             }
         }
+    }
+
+    /// One JSON line per event (the `spoor decode` form), on the writer thread.
+    private func logJSON(_ events: [StoredEvent]) {
+        for stored in events {
+            logger.debug("\(EventJSON.encode(stored.merged))")
+        }
+    }
+
+    private func exportMetrics(_ metrics: TrackerMetrics) {
+        let (accepted, afterShutdown) = hot.withLock { ($0.accepted, $0.droppedAfterShutdown) }
+        metrics.export(TrackerMetrics.Totals(
+            accepted: accepted, droppedByLog: store.droppedCount, droppedByHook: hookDropped.withLock { $0 },
+            droppedAfterShutdown: afterShutdown))
     }
 
     private func saveState(_ state: PersistedState) {
@@ -442,6 +465,7 @@ final class EventPipeline: @unchecked Sendable {
 
     private func rejectFromHook(_ error: ValidationError, detail: String) {
         hookRejections.withLock { $0[error.rule, default: 0] += 1 }
+        metrics?.rejected(error.rule)
         logger.warning(
             "spoor: event rejected by the beforeRecord hook",
             metadata: ["event": "\(error.event)", "key": "\(error.key ?? "")", "rule": "\(error.rule)", "detail": "\(detail)"])

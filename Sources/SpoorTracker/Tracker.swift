@@ -79,7 +79,8 @@ public final class Tracker: Sendable {
             memoryLimit: max(configuration.maxQueuedEvents, 4096))
         pipeline = EventPipeline(
             context: context, persisted: state, store: store, stateFile: stateFile, logger: logger,
-            hook: configuration.beforeRecord, onRejection: configuration.onRejection)
+            hook: configuration.beforeRecord, onRejection: configuration.onRejection,
+            logEvents: configuration.logEvents, metrics: TrackerMetrics.make(dimensions: configuration.metricsDimensions))
         if outcome != .loaded { pipeline.hot.withLock { $0.stateDirty = true } }
         pipeline.start()
         if outcome != .loaded { pipeline.wakeForState() }
@@ -193,6 +194,7 @@ public final class Tracker: Sendable {
 
     private func reject(_ error: ValidationError) -> Bool {
         rejections.withLock { $0[error.rule, default: 0] += 1 }
+        pipeline.metrics?.rejected(error.rule)
         logger.warning(
             "spoor: event rejected",
             metadata: ["event": "\(error.event)", "key": "\(error.key ?? "")", "rule": "\(error.rule)"])

@@ -2,6 +2,8 @@
 // throughput from two threads into the durable log. Build and run in release mode:
 //
 //     swift run -c release --package-path Benchmarks TrackerLoad [--samples N] [--per-thread N] [--rounds N]
+//
+// `--hook-only` runs only the beforeRecord comparison (no hook, a pass-through hook, an enriching hook).
 import CMallocCounter
 import Foundation
 import SpoorCore
@@ -152,6 +154,62 @@ func measureWriterParts() {
                  mergeNanos, encodeNanos, (try! encoder.encode(event)).count))
 }
 
+/// The `beforeRecord` hook's cost, in one run: `track()` p50 on the caller and the writer's CPU per event,
+/// with no hook, a pass-through hook and a hook that adds a property. Rounds alternate the three.
+func measureHook() async throws {
+    let variants: [(String, (@Sendable (inout HookEvent) throws -> HookDecision)?)] = [
+        ("no hook", nil),
+        ("pass-through hook", { _ in .record }),
+        ("enriching hook", { event in
+            event.properties["tenant"] = "acme"
+            return .record
+        }),
+    ]
+    var writer: [String: [Double]] = [:]
+    var caller: [String: [UInt64]] = [:]
+    let events = min(perThread, 500_000)
+    for _ in 0..<rounds {
+        for (name, hook) in variants {
+            let (tracker, directory) = try makeTracker {
+                $0.maxQueuedEvents = 2 * events
+                $0.maxLogBytes = 1 << 30
+                $0.beforeRecord = hook
+            }
+            await tracker.flush()
+            let before = threadCPUSeconds(named: "spoor.writer")
+            var times: [UInt64] = []
+            times.reserveCapacity(events)
+            for _ in 0..<events {
+                let start = nanoseconds()
+                _ = tracker.track("BuyProduct", properties: referenceProperties)
+                times.append(nanoseconds() - start)
+            }
+            await tracker.flush()
+            if let before, let after = threadCPUSeconds(named: "spoor.writer") {
+                writer[name, default: []].append((after - before) / Double(events))
+            }
+            times.sort()
+            caller[name, default: []].append(percentile(times, 0.5))
+            await tracker.shutdown(timeout: .seconds(60))
+            try? FileManager.default.removeItem(at: directory)
+        }
+    }
+    let baseline = (writer["no hook"] ?? []).sorted().dropFirst((writer["no hook"]?.count ?? 0) / 2).first ?? 0
+    for (name, _) in variants {
+        let w = (writer[name] ?? []).sorted()
+        let c = (caller[name] ?? []).sorted()
+        guard !w.isEmpty, !c.isEmpty else { continue }
+        let median = w[w.count / 2]
+        print(String(format: "beforeRecord, %@: writer CPU median %.2f µs/event (%.2fx no hook), track() p50 median %llu ns",
+                     name.padding(toLength: 18, withPad: " ", startingAt: 0), median * 1e6, baseline > 0 ? median / baseline : 0, c[c.count / 2]))
+    }
+}
+
+if CommandLine.arguments.contains("--hook-only") {
+    try await measureHook()
+    exit(0)
+}
+
 print("Spoor tracker benchmarks (release build expected); samples \(samples), 2 threads x \(perThread) events, \(rounds) rounds")
 
 measureWriterParts()
@@ -229,3 +287,5 @@ do {
     var load = [Double](repeating: 0, count: 3)
     if getloadavg(&load, 3) == 3 { print(String(format: "load average during the run: %.2f (on %d cores)", load[0], ProcessInfo.processInfo.activeProcessorCount)) }
 }
+
+try await measureHook()
