@@ -1,6 +1,7 @@
 public import Foundation
 import Logging
 public import SpoorCore
+import SpoorTransport
 import Synchronization
 
 /// The tracker: the API an app calls to record events, identity and profiles.
@@ -36,17 +37,14 @@ public final class Tracker: Sendable {
     /// - Throws: ``ConfigurationError`` naming the first invalid field, or `storageDirectory` when it cannot be used.
     public convenience init(configuration: Configuration) throws(ConfigurationError) {
         try configuration.validate()
+        try Self.prepareStorage(configuration)
         let store = try EventLogStore(directory: Self.logDirectory(in: configuration.storageDirectory), configuration: configuration)
         try self.init(configuration: configuration, store: store)
     }
 
     init(configuration: Configuration, store: any EventStore) throws(ConfigurationError) {
         try configuration.validate()
-        do {
-            try FileManager.default.createDirectory(at: configuration.storageDirectory, withIntermediateDirectories: true)
-        } catch {
-            throw ConfigurationError(field: "storageDirectory", reason: "cannot be created: \(error.localizedDescription)")
-        }
+        try Self.prepareStorage(configuration)
         self.configuration = configuration
         logger = configuration.logger
         wallClock = configuration.wallClock
@@ -90,6 +88,16 @@ public final class Tracker: Sendable {
                 LifecycleInstant(wall: wallClock.nowMilliseconds(), monotonic: monotonicClock.nowNanoseconds())
             })
         lifecycle.connect(self, isFirstLaunch: consumeFirstLaunch())
+    }
+
+    /// Creates the storage directory `0700` (tightening an existing one, with a log line); on Apple
+    /// platforms it is also protected (`completeUntilFirstUserAuthentication`) and excluded from backups.
+    private static func prepareStorage(_ configuration: Configuration) throws(ConfigurationError) {
+        do {
+            try PrivateDirectory.prepare(configuration.storageDirectory, logger: configuration.logger)
+        } catch {
+            throw ConfigurationError(field: "storageDirectory", reason: "cannot be created: \(error.reason)")
+        }
     }
 
     /// Where the durable event log lives: the `log` folder of the storage directory (beside `state.json`).

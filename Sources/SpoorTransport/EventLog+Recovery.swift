@@ -28,11 +28,7 @@ enum DirectoryLayout {
 extension EventLog {
     /// Sets up the directory and rebuilds the index from the files. Called once, from `init`.
     func recover() throws(StorageError) {
-        do {
-            try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-        } catch {
-            throw StorageError(.directoryUnavailable, path: path, reason: "cannot create the storage directory: \(error.localizedDescription)")
-        }
+        try PrivateDirectory.prepare(URL(fileURLWithPath: path, isDirectory: true), logger: logger)
         let lockFD = try FileIO.open(path + "/" + DirectoryLayout.lockName, O_RDWR | O_CREAT)
         if flock(lockFD, LOCK_EX | LOCK_NB) != 0 {
             let code = FileIO.errno

@@ -36,7 +36,7 @@ enum FileIO {
         return StorageError(kind, path: path, code: code, reason: "\(operation) failed: \(message(code))")
     }
 
-    static func open(_ path: String, _ flags: Int32, mode: mode_t = 0o644) throws(StorageError) -> Int32 {
+    static func open(_ path: String, _ flags: Int32, mode: mode_t = PrivateDirectory.fileMode) throws(StorageError) -> Int32 {
         while true {
             let fd = path.withCString { Glibc_open($0, flags | O_CLOEXEC, mode) }
             if fd >= 0 { return fd }
@@ -137,7 +137,7 @@ enum FileIO {
     }
 
     static func makeDirectory(_ path: String) throws(StorageError) {
-        let result = path.withCString { mkdir($0, 0o755) }
+        let result = path.withCString { mkdir($0, PrivateDirectory.directoryMode) }
         if result != 0 && errno != EEXIST { throw error("mkdir", path) }
     }
 

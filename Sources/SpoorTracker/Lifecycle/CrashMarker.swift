@@ -44,7 +44,7 @@ final class CrashMarker: @unchecked Sendable {
     /// Opens (and empties) the marker in `directory`; `nil` when the file cannot be opened.
     init?(directory: URL) {
         let path = directory.appendingPathComponent(Self.fileName).path
-        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
         guard fd >= 0 else { return nil }
         self.fd = fd
         buffer = .allocate(capacity: Self.bufferSize)

@@ -74,7 +74,7 @@ final class LifecycleCheckpointStore: @unchecked Sendable {
         }
         try lock.withLock {
             if fd < 0 {
-                fd = open(url.path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+                fd = open(url.path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
                 guard fd >= 0 else { throw CheckpointError(path: url.path, reason: "cannot open: errno \(errno)") }
                 sequence = Self.newestSequence(in: (try? Data(contentsOf: url)).map { [UInt8]($0) } ?? [])
             }
