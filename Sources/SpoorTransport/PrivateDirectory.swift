@@ -1,5 +1,5 @@
-public import Foundation
-public import Logging
+package import Foundation
+package import Logging
 
 #if canImport(Glibc)
 import Glibc
@@ -12,15 +12,15 @@ import Darwin
 /// Events carry user ids and properties: Spoor's directories are `0700` and its files `0600`, so other
 /// local users cannot read them; on Apple platforms the directory also gets a data protection class that
 /// still lets a background app write, and is excluded from backups.
-public enum PrivateDirectory {
+package enum PrivateDirectory {
     /// The mode of every directory Spoor creates.
-    public static let directoryMode: mode_t = 0o700
+    package static let directoryMode: mode_t = 0o700
     /// The mode of every file Spoor creates.
-    public static let fileMode: mode_t = 0o600
+    package static let fileMode: mode_t = 0o600
 
     /// Creates `url` (and missing parents) `0700`, or tightens an existing directory this user owns that
     /// others can reach, saying so through `logger`.
-    public static func prepare(_ url: URL, logger: Logger) throws(StorageError) {
+    package static func prepare(_ url: URL, logger: Logger) throws(StorageError) {
         let path = url.standardizedFileURL.path
         var info = stat()
         if stat(path, &info) == 0 {
