@@ -46,4 +46,25 @@ import Testing
         #expect(events[3].properties["plan"] == "pro")
         #expect(events[3].distinctID == "user-1024")
     }
+
+    /// The README's "Linux programs" example, in process (the real-process version, with the source's signal and
+    /// exit handling, is `LifecycleProcessTests.readmeLinuxExampleLeavesPairedSessions`): ending `main` with
+    /// `shutdown()` leaves a paired session, twice over.
+    @Test func readmeLinuxExampleEndsWithAPairedSession() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("spoor-readme-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        for _ in 0..<2 {
+            var configuration = Configuration(storageDirectory: directory)
+            configuration.autoTrack = .all
+            let tracker = try Tracker(configuration: configuration)
+            tracker.attach(ProcessLifecycleSource(handlesSignals: false, handlesExit: false), recordsCrashes: false)
+            tracker.track("JobDone", properties: ["items": 42])
+            #expect(await tracker.shutdown())
+        }
+        let log = try EventLog(directory: Tracker.logDirectory(in: directory))
+        defer { log.close() }
+        var names: [String] = []
+        try log.forEachRecord { names += try EventDecoder().decodeBatch($0).map(\.name) }
+        #expect(names == ["$AppStart", "JobDone", "$AppEnd", "$AppStart", "JobDone", "$AppEnd"])
+    }
 }
