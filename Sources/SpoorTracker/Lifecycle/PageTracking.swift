@@ -118,7 +118,10 @@ struct PageTracker: Sendable, Hashable {
     /// Tracking resumed after an opt-out: every visible page is viewed anew, timed from now (what was shown
     /// while opted out was never recorded).
     mutating func viewAllAgain(now: UInt64) -> [PageEvent] {
-        visible.indices.filter { !visible[$0].ignored }.map { view(at: $0, now: now) }
+        // The referrer chain starts over: pages viewed while opted out were never recorded.
+        lastViewedURL = nil
+        lastViewedTitle = nil
+        return visible.indices.filter { !visible[$0].ignored }.map { view(at: $0, now: now) }
     }
 
     /// The app ended: every timed page is left (P5); the pages stay visible for the next start.

@@ -177,6 +177,18 @@ public final class LifecycleSimulator {
             case "timerResume": tracker.timerResume(id)
             default: tracker.timerEnd(id, properties: try action.properties("properties"))
             }
+        case "optOut":
+            let delete = try action.optionalBool("delete_stored_data") ?? false
+            let done = DispatchSemaphore(value: 0)
+            Task {
+                await tracker.optOut(deleteStoredData: delete)
+                done.signal()
+            }
+            done.wait()
+            // Erased records are never delivered; the log starts over.
+            if delete { delivered = 0 }
+        case "optIn":
+            tracker.optIn()
         case "crash":
             // The crash hook runs, then nothing: the process was alive up to now.
             tracker.noteAlive()
