@@ -5,14 +5,27 @@ import Musl
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import ArgumentParser
 import Foundation
 
 /// Input and output helpers shared by the subcommands.
 enum CLI {
+    /// Exit status for bad input: the message names the line, field or byte offset.
+    static let badInput: Int32 = 2
+    /// Exit status for a usage error (`EX_USAGE`), on every platform.
+    static let usageError: Int32 = 64
+    /// Exit status for a file or directory that cannot be read (`EX_NOINPUT`).
+    static let cannotRead: Int32 = 66
+
     /// Writes `message` and a newline to standard error and returns `status`.
     static func fail(_ message: String, status: Int32 = 2) -> Int32 {
         FileHandle.standardError.write(Data((message + "\n").utf8))
         return status
+    }
+
+    /// Writes `message` to standard error and returns the exit code to throw from `run()`.
+    static func failure(_ message: String, status: Int32 = 2) -> ExitCode {
+        ExitCode(fail(message, status: status))
     }
 
     /// Reads standard input to its end.

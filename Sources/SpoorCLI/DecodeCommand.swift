@@ -1,24 +1,31 @@
+import ArgumentParser
 import SpoorCore
 import SpoorSerializer
 import SpoorTransport
 
 /// `spoor decode`: a protobuf `spoor.v1.Batch`, or a batch frame (recognised by its magic), on stdin;
 /// JSON-lines events on stdout.
-enum DecodeCommand {
-    static func run(_ args: [String]) -> Int32 {
-        guard args.isEmpty else { return CLI.fail("usage: spoor decode < batch.pb > events.jsonl", status: 64) }
+struct DecodeCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "decode",
+        abstract: "Protobuf Batch (or batch frame) on stdin -> JSON-lines events on stdout.",
+        discussion: "Example: spoor decode < batch.pb > events.jsonl"
+    )
+
+    func run() throws {
         let input = CLI.readStandardInput()
-        guard BatchFrame.hasMagic(input) else { return decodeBatch(input) }
+        guard BatchFrame.hasMagic(input) else { return try Self.decodeBatch(input) }
+        let frame: DecodedFrame
         do {
-            let frame = try FrameDecoder().decode(input)
-            return decodeBatch(frame.payload)
+            frame = try FrameDecoder().decode(input)
         } catch {
-            return CLI.fail("decode: frame: \(error)")
+            throw CLI.failure("decode: frame: \(error)")
         }
+        try Self.decodeBatch(frame.payload)
     }
 
     /// Prints every event of a Batch; the events before a malformed one are printed, then the error.
-    static func decodeBatch(_ bytes: [UInt8]) -> Int32 {
+    static func decodeBatch(_ bytes: [UInt8]) throws {
         let decoder = EventDecoder()
         var output = ""
         let result = bytes.withUnsafeBytes { raw in
@@ -31,8 +38,7 @@ enum DecodeCommand {
         }
         CLI.output(Array(output.utf8))
         if case .failure(let error) = result {
-            return CLI.fail("decode: \(error)")
+            throw CLI.failure("decode: \(error)")
         }
-        return 0
     }
 }

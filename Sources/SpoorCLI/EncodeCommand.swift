@@ -1,10 +1,16 @@
+import ArgumentParser
 import SpoorCore
 import SpoorSerializer
 
 /// `spoor encode`: JSON-lines events on stdin, a protobuf `spoor.v1.Batch` on stdout.
-enum EncodeCommand {
-    static func run(_ args: [String]) -> Int32 {
-        guard args.isEmpty else { return CLI.fail("usage: spoor encode < events.jsonl > batch.pb", status: 64) }
+struct EncodeCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "encode",
+        abstract: "JSON-lines events on stdin -> protobuf Batch on stdout.",
+        discussion: "Example: spoor encode < events.jsonl > batch.pb"
+    )
+
+    func run() throws {
         let encoder = EventEncoder()
         var output: [UInt8] = []
         for (number, text) in CLI.lines(CLI.readStandardInput()) {
@@ -14,10 +20,9 @@ enum EncodeCommand {
                 try encoder.appendBatchEntry(event, to: &output)
             } catch {
                 // Nothing is written unless every line encodes: a partial batch would hide the error.
-                return CLI.fail("line \(number): \(error)")
+                throw CLI.failure("line \(number): \(error)")
             }
         }
         CLI.output(output)
-        return 0
     }
 }

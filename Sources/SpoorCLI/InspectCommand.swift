@@ -1,36 +1,37 @@
+import ArgumentParser
 import Foundation
 import SpoorTransport
 
 /// `spoor inspect DIR [--json]`: what a storage directory holds, read without changing it.
-enum InspectCommand {
-    static let usage = "usage: spoor inspect DIR [--json]"
+struct InspectCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "inspect",
+        abstract: "Segments, records, sealed batches and counters of a storage directory.",
+        discussion: "Reads the directory without changing it. Example: spoor inspect ~/.spoor/log --json"
+    )
 
-    static func run(_ args: [String]) -> Int32 {
-        let json = args.contains("--json")
-        let paths = args.filter { $0 != "--json" }
-        guard paths.count == 1, !paths[0].hasPrefix("-") else { return fail(usage, status: 64) }
+    @Argument(help: "The storage directory to read.", completion: .directory)
+    var directory: String
+
+    @Flag(help: "Print the report as JSON, for programs.")
+    var json = false
+
+    func run() throws {
         let report: LogReport
         do {
-            report = try EventLog.inspect(directory: URL(fileURLWithPath: paths[0]))
+            report = try EventLog.inspect(directory: URL(fileURLWithPath: directory))
         } catch {
-            return fail("spoor inspect: \(error)", status: 66)
+            throw CLI.failure("spoor inspect: \(error)", status: CLI.cannotRead)
         }
         if json {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-            guard let data = try? encoder.encode(report) else { return fail("spoor inspect: cannot encode the report", status: 70) }
-            FileHandle.standardOutput.write(data + Data("\n".utf8))
+            guard let data = try? encoder.encode(report) else { throw CLI.failure("spoor inspect: cannot encode the report", status: 1) }
+            CLI.output(Array(data) + Array("\n".utf8))
         } else {
-            FileHandle.standardOutput.write(Data(text(report).utf8))
+            CLI.output(Array(Self.text(report).utf8))
         }
-        return 0
     }
-
-    static func fail(_ message: String, status: Int32) -> Int32 {
-        FileHandle.standardError.write(Data((message + "\n").utf8))
-        return status
-    }
-
     /// The human-readable report.
     static func text(_ report: LogReport) -> String {
         var out = "Spoor storage: \(report.directory)\(report.inUse ? " (open in another process: counters may be behind)" : "")\n"

@@ -5,6 +5,7 @@ import Musl
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import ArgumentParser
 import Dispatch
 import Foundation
 import SpoorTracker
@@ -17,23 +18,36 @@ nonisolated(unsafe) private var childTracker: Tracker?
 /// - `wait`: waits to be signalled (SIGTERM/SIGINT end the session; SIGKILL does not);
 /// - `exit`: returns normally (the exit hook ends the session);
 /// - `crash`: dies of SIGSEGV (the crash hook records it).
-enum LifecycleChildCommand {
-    static func run(_ args: [String]) -> Int32 {
-        guard args.count == 2, ["wait", "exit", "crash"].contains(args[1]) else {
-            return CLI.fail("usage: spoor _lifecycle-child DIR wait|exit|crash", status: 64)
-        }
+struct LifecycleChildCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "_lifecycle-child",
+        abstract: "A small program with a real lifecycle, for the process tests.",
+        shouldDisplay: false
+    )
+
+    enum Mode: String, ExpressibleByArgument, CaseIterable {
+        case wait, exit, crash
+    }
+
+    @Argument(help: "The storage directory.")
+    var directory: String
+
+    @Argument(help: "How the child ends: wait, exit or crash.")
+    var mode: Mode
+
+    func run() throws {
         // A child inherits its parent thread's signal mask; the test runner's blocks SIGTERM and SIGINT.
         var nothing = sigset_t()
         sigemptyset(&nothing)
         sigprocmask(SIG_SETMASK, &nothing, nil)
-        var configuration = Configuration(storageDirectory: URL(fileURLWithPath: args[0], isDirectory: true))
+        var configuration = Configuration(storageDirectory: URL(fileURLWithPath: directory, isDirectory: true))
         configuration.autoTrack = .all
         configuration.durability = .always
         let tracker: Tracker
         do {
             tracker = try Tracker(configuration: configuration)
         } catch {
-            return CLI.fail("\(error)", status: 1)
+            throw CLI.failure("spoor _lifecycle-child: \(error)", status: 1)
         }
         // Like a program's tracker, it lives until the process ends (the exit hook still needs it).
         childTracker = tracker
@@ -47,13 +61,13 @@ enum LifecycleChildCommand {
         }
         flushed.wait()
         CLI.output(Array("ready\n".utf8))
-        switch args[1] {
-        case "exit":
-            return 0
-        case "crash":
+        switch mode {
+        case .exit:
+            return
+        case .crash:
             raise(SIGSEGV)
-            return 1
-        default:
+            throw ExitCode(1)
+        case .wait:
             while true { sleep(60) }
         }
     }
