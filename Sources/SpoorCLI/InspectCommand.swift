@@ -45,7 +45,12 @@ struct InspectCommand: ParsableCommand {
             out += "\nsegments:\n"
             for segment in report.segments {
                 out += "  \(segment.file)  \(bytes(segment.bytes))  \(segment.records) records, \(segment.liveRecords) live"
-                if segment.corruptRegions > 0 { out += ", \(segment.corruptRegions) corrupt region\(segment.corruptRegions == 1 ? "" : "s")" }
+                if segment.skippedRegions > 0 {
+                    out += ", \(segment.skippedRegions) corrupt region\(segment.skippedRegions == 1 ? "" : "s") skipped (counted)"
+                }
+                if segment.corruptRegions > 0 {
+                    out += ", \(segment.corruptRegions) corrupt region\(segment.corruptRegions == 1 ? "" : "s") not yet recovered"
+                }
                 if segment.tailBytes > 0 { out += ", \(segment.tailIsTorn ? "torn" : "damaged") tail of \(bytes(segment.tailBytes))" }
                 if let problem = segment.problem { out += "  UNUSABLE: \(problem)" }
                 out += "\n"
