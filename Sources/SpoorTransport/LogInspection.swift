@@ -51,6 +51,12 @@ public struct LogReport: Sendable, Codable, Hashable {
         public var sealedAt: Int64?
         /// Why the frame is unreadable, if it is.
         public var problem: String?
+
+        /// A batch file not read yet: its header fields are filled in by the caller.
+        package init(file: String, bytes: Int) {
+            self.file = file
+            self.bytes = bytes
+        }
     }
 
     /// The directory inspected.
