@@ -12,7 +12,7 @@ struct SpoorCommand: ParsableCommand {
             Shell completions: spoor --generate-completion-script bash|zsh|fish
             """,
         subcommands: [
-            EncodeCommand.self, DecodeCommand.self, InspectCommand.self, SimulateCommand.self,
+            EncodeCommand.self, DecodeCommand.self, InspectCommand.self, EventsCommand.self, SimulateCommand.self,
             LifecycleChildCommand.self,
         ]
     )

@@ -41,7 +41,10 @@ package struct LogSnapshot: Sendable {
         package var file: String
         /// Where the records it holds ended in the log.
         package var end: LogCursor
-        /// The decoded frame; `nil` when it cannot be read.
+        /// Whether it lies wholly before the reader's cursor: then it is listed (its end tells which records
+        /// it took) but not read.
+        package var isBeforeCursor: Bool
+        /// The decoded frame; `nil` when it cannot be read or was not read.
         package var frame: DecodedFrame?
         /// Why it cannot be read.
         package var problem: String?
@@ -59,6 +62,8 @@ package struct LogSnapshot: Sendable {
 
     /// Sealed batches waiting in the outbox, in log order.
     package var batches: [Batch]
+    /// Where live records start: records before it were sealed, released or dropped.
+    package var head: LogCursor
     /// Live records (at or after the head), in log order.
     package var records: [Record]
 }
@@ -66,7 +71,8 @@ package struct LogSnapshot: Sendable {
 extension EventLog {
     /// Reads the sealed batches and the live records in `directory` without taking the lock.
     ///
-    /// - Parameter after: skip what lies before this cursor (segments before it are not even read).
+    /// - Parameter after: skip what lies before this cursor (batches before it are listed but not read,
+    ///   segments before it are not read).
     package static func snapshot(directory: URL, after cursor: LogCursor = LogCursor()) throws(StorageError) -> LogSnapshot {
         let path = directory.standardizedFileURL.path
         var isDirectory: ObjCBool = false
@@ -79,13 +85,16 @@ extension EventLog {
         }
         // The outbox before the segments: a seal in between then shows its records as live ones here,
         // and the reader's cursor skips the batch next time.
-        var snapshot = LogSnapshot(batches: [], records: [])
+        var snapshot = LogSnapshot(batches: [], head: LogCursor(), records: [])
         let outbox = path + "/" + DirectoryLayout.outboxName
         let batchNames = ((try? FileIO.list(outbox)) ?? []).compactMap { name in OutboxName.parse(name).map { (name, $0.end) } }
         for (name, end) in batchNames.sorted(by: { $0.1 < $1.1 }) {
             head = max(head, end)
-            guard LogCursor(end) > cursor else { continue }
-            var batch = LogSnapshot.Batch(file: name, end: LogCursor(end))
+            var batch = LogSnapshot.Batch(file: name, end: LogCursor(end), isBeforeCursor: LogCursor(end) <= cursor)
+            if batch.isBeforeCursor {
+                snapshot.batches.append(batch)
+                continue
+            }
             do {
                 let bytes = try FileIO.readFile(outbox + "/" + name, limit: FrameLimits().maxFrameBytes)
                 batch.frame = try FrameDecoder().decode(bytes)
@@ -99,6 +108,7 @@ extension EventLog {
             snapshot.batches.append(batch)
         }
 
+        snapshot.head = LogCursor(head)
         let start = max(LogCursor(head), cursor)
         let ids = try FileIO.list(path).compactMap(SegmentFormat.id(fromFileName:)).sorted()
         for id in ids where id >= start.segment {

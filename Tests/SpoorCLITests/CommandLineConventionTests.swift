@@ -4,7 +4,7 @@ import Testing
 /// The conventions of the command-line spec that hold for every subcommand: help, completions, usage errors.
 @Suite("spoor command-line conventions")
 struct CommandLineConventionTests {
-    static let subcommands = ["encode", "decode", "inspect", "simulate"]
+    static let subcommands = ["encode", "decode", "inspect", "events", "simulate"]
 
     @Test(arguments: subcommands)
     func everySubcommandHasHelp(_ name: String) throws {
