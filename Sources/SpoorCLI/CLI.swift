@@ -28,6 +28,15 @@ enum CLI {
         ExitCode(fail(message, status: status))
     }
 
+    /// Reads `path` ("-" or `nil`: standard input), or throws the exit code for an unreadable file.
+    static func readInput(_ path: String?, command: String) throws -> [UInt8] {
+        guard let path, path != "-" else { return readStandardInput() }
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw failure("spoor \(command): cannot read \(path)", status: cannotRead)
+        }
+        return [UInt8](data)
+    }
+
     /// Reads standard input to its end.
     static func readStandardInput() -> [UInt8] {
         [UInt8](FileHandle.standardInput.readDataToEndOfFile())

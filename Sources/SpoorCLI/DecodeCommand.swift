@@ -3,7 +3,7 @@ import SpoorCore
 import SpoorSerializer
 import SpoorTransport
 
-/// `spoor decode`: a protobuf `spoor.v1.Batch`, or concatenated batch frames (recognised by their magic),
+/// `spoor decode [FILE]`: a protobuf `spoor.v1.Batch`, or concatenated batch frames (recognised by their magic),
 /// on stdin; JSON-lines events on stdout.
 struct DecodeCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -17,8 +17,11 @@ struct DecodeCommand: ParsableCommand {
             """
     )
 
+    @Argument(help: ArgumentHelp("The file to read ('-' or none: standard input).", valueName: "file"), completion: .file())
+    var file: String?
+
     func run() throws {
-        let input = CLI.readStandardInput()
+        let input = try CLI.readInput(file, command: "decode")
         guard BatchFrame.hasMagic(input) else { return try Self.decodeBatch(input) }
         var start = 0
         var index = 0

@@ -4,7 +4,7 @@ import SpoorCore
 import SpoorSerializer
 import SpoorTransport
 
-/// `spoor encode [--frames [--batch-size N] [--codec zstd|gzip|none]]`: JSON-lines events on stdin; on
+/// `spoor encode [FILE] [--frames [--batch-size N] [--codec zstd|gzip|none]]`: JSON-lines events on stdin; on
 /// stdout a protobuf `spoor.v1.Batch`, or with `--frames` the concatenated batch frames the tracker would
 /// seal from those events.
 struct EncodeCommand: ParsableCommand {
@@ -23,6 +23,9 @@ struct EncodeCommand: ParsableCommand {
 
     /// What `EventLog.seal` takes by default: a batch never holds more record bytes than this.
     static let maxBatchBytes = 512 << 10
+
+    @Argument(help: ArgumentHelp("The JSON-lines file to read ('-' or none: standard input).", valueName: "file"), completion: .file())
+    var file: String?
 
     @Flag(help: "Write concatenated batch frames instead of one Batch.")
     var frames = false
@@ -60,7 +63,7 @@ struct EncodeCommand: ParsableCommand {
             records = 0
         }
 
-        for (number, text) in CLI.lines(CLI.readStandardInput()) {
+        for (number, text) in CLI.lines(try CLI.readInput(file, command: "encode")) {
             if text.allSatisfy({ $0 == " " || $0 == "\t" }) { continue }
             var entry: [UInt8] = []
             do {

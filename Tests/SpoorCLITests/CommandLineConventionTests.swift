@@ -36,7 +36,7 @@ struct CommandLineConventionTests {
     }
 
     /// ArgumentParser's own usage errors come out as 64 with the subcommand's name first, whatever the platform.
-    @Test(arguments: [["inspect", "a", "b"], ["simulate", "--bogus", "x"], ["encode", "extra"], ["decode", "--nope"]])
+    @Test(arguments: [["inspect", "a", "b"], ["simulate", "--bogus", "x"], ["encode", "a", "b"], ["decode", "--nope"]])
     func badArgumentsAreUsageErrors(_ arguments: [String]) throws {
         let result = try SpoorProcess.run(arguments)
         #expect(result.status == 64, "\(arguments)")

@@ -91,4 +91,20 @@ struct EncodeFramesCommandTests {
         #expect(result.stderr.hasPrefix("spoor encode: "), "\(result.stderr)")
         #expect(result.stdout.isEmpty)
     }
+
+    @Test func aFileArgumentReadsLikeStandardInput() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("spoor-files-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let events = directory.appendingPathComponent("events.jsonl"), frames = directory.appendingPathComponent("frames.spb")
+        try Data(Self.input.utf8).write(to: events)
+        let encoded = try SpoorProcess.run(["encode", events.path, "--frames", "--codec", "gzip"])
+        #expect(encoded.status == 0, "\(encoded.stderr)")
+        try encoded.stdout.write(to: frames)
+        let decoded = try SpoorProcess.run(["decode", frames.path])
+        #expect(decoded.stdoutText == Self.input)
+        let missing = try SpoorProcess.run(["decode", directory.appendingPathComponent("nope").path])
+        #expect(missing.status == 66)
+        #expect(missing.stderr.hasPrefix("spoor decode: cannot read "), "\(missing.stderr)")
+    }
 }
