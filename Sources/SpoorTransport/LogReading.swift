@@ -112,7 +112,14 @@ extension EventLog {
         let start = max(LogCursor(head), cursor)
         let ids = try FileIO.list(path).compactMap(SegmentFormat.id(fromFileName:)).sorted()
         for id in ids where id >= start.segment {
-            guard let bytes = try? FileIO.readFile(path + "/" + SegmentFormat.fileName(id: id), limit: DirectoryLayout.maxSegmentFileBytes),
+            let segmentPath = path + "/" + SegmentFormat.fileName(id: id)
+            // A follower polling an idle log: nothing past the cursor, so the segment need not be read.
+            if id == start.segment, start.offset > SegmentFormat.headerSize,
+               let attributes = try? FileManager.default.attributesOfItem(atPath: segmentPath),
+               let size = attributes[.size] as? Int, size <= start.offset {
+                continue
+            }
+            guard let bytes = try? FileIO.readFile(segmentPath, limit: DirectoryLayout.maxSegmentFileBytes),
                   bytes.withUnsafeBytes({ SegmentFormat.headerProblem($0, id: id) }) == nil
             else { continue }
             let scan = bytes.withUnsafeBytes { SegmentScan($0) }
