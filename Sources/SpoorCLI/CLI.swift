@@ -42,19 +42,27 @@ enum CLI {
         [UInt8](FileHandle.standardInput.readDataToEndOfFile())
     }
 
-    /// Writes bytes to standard output.
-    static func output(_ bytes: [UInt8]) {
+    /// Writes bytes to standard output; false when it is closed (a reader that went away).
+    @discardableResult
+    static func output(_ bytes: [UInt8]) -> Bool {
         bytes.withUnsafeBufferPointer { buffer in
             var offset = 0
             while offset < buffer.count {
                 let written = write(1, buffer.baseAddress! + offset, buffer.count - offset)
                 if written <= 0 {
                     if written < 0, errno == EINTR { continue }
-                    return
+                    return false
                 }
                 offset += written
             }
+            return true
         }
+    }
+
+    /// Whether standard output is a pipe or socket whose reader has gone away (`spoor events -f | head`).
+    static func outputIsGone() -> Bool {
+        var descriptor = pollfd(fd: 1, events: 0, revents: 0)
+        return poll(&descriptor, 1, 0) == 1 && descriptor.revents & Int16(POLLERR | POLLHUP) != 0
     }
 
     /// Splits input into lines, numbered from 1, without their line ends.

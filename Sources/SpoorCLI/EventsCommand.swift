@@ -65,7 +65,9 @@ struct EventsCommand: ParsableCommand {
             return
         }
         let stop = StopSignals()
-        while !reader.isDone {
+        // A reader that goes away ends the follow like a signal does, whether or not events are coming.
+        signal(SIGPIPE, SIG_IGN)
+        while !reader.isDone, !CLI.outputIsGone() {
             if FileManager.default.fileExists(atPath: inspection.logDirectory.path) {
                 do {
                     try reader.poll()
@@ -97,7 +99,9 @@ struct EventsReader {
         self.limit = limit
     }
 
-    var isDone: Bool { limit.map { printed >= $0 } ?? false }
+    /// Whether the limit is reached or standard output is closed.
+    var isDone: Bool { outputClosed || limit.map { printed >= $0 } ?? false }
+    private var outputClosed = false
 
     mutating func poll() throws(StorageError) {
         let snapshot = try EventLog.snapshot(directory: directory, after: cursor)
@@ -123,7 +127,7 @@ struct EventsReader {
                 emit(line, to: &output)
             }
         }
-        CLI.output(Array(output.utf8))
+        if !output.isEmpty, !CLI.output(Array(output.utf8)) { outputClosed = true }
     }
 
     private mutating func emit(_ line: String, to output: inout String) {

@@ -135,4 +135,20 @@ struct EventsCommandTests {
         #expect(Set(lines).count == lines.count, "an event was printed twice")
         #expect(follower.stop(with: SIGINT) == 0)
     }
+
+    /// `spoor events --follow | head -n 2` ends when head does, even while no event comes.
+    @Test func followStopsWhenItsReaderGoesAway() throws {
+        let directory = Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let log = try EventLog(directory: directory)
+        try Self.append(0..<5, to: log)
+        log.close()
+        let command = "'\(SpoorProcess.executable.path)' events '\(directory.path)' --follow --interval 20 | head -n 2; "
+            + "echo \"status ${PIPESTATUS[0]:-0}\""
+        let shell = try FollowedProcess(["-c", command], executable: URL(fileURLWithPath: "/bin/bash"))
+        #expect(shell.waitForExit() == 0)
+        let lines = shell.waitForLines { $0.count >= 3 }
+        #expect(Self.sequences(Array(lines.prefix(2))) == [0, 1])
+        #expect(lines.last == "status 0", "\(lines)")
+    }
 }

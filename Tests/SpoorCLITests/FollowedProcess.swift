@@ -16,8 +16,8 @@ final class FollowedProcess: @unchecked Sendable {
     private var ended = false
     private let exited = DispatchSemaphore(value: 0)
 
-    init(_ arguments: [String]) throws {
-        process.executableURL = SpoorProcess.executable
+    init(_ arguments: [String], executable: URL = SpoorProcess.executable) throws {
+        process.executableURL = executable
         process.arguments = arguments
         let output = Pipe(), errorPipe = Pipe()
         process.standardOutput = output
@@ -66,6 +66,12 @@ final class FollowedProcess: @unchecked Sendable {
     /// Sends `signal` and waits for the process to end; its status, or nil if it did not end in time.
     func stop(with signal: Int32, seconds: Double = 20) -> Int32? {
         kill(process.processIdentifier, signal)
+        return waitForExit(seconds: seconds)
+    }
+
+    /// Waits for the process to end by itself; its status (128 + the signal if one ended it), or nil if it
+    /// did not end in time (it is then killed).
+    func waitForExit(seconds: Double = 20) -> Int32? {
         guard exited.wait(timeout: .now() + seconds) == .success else {
             kill(process.processIdentifier, SIGKILL)
             return nil
