@@ -8,7 +8,7 @@ import SpoorTransport
 @Suite("spoor inspect tells the truth about recovery")
 struct InspectTruthTests {
     /// A log of 40 records, closed, with the payloads of records 5, 10 and 15 damaged on disk.
-    static func damagedLog() throws -> URL {
+    static func damagedLog(insertingGarbage: Bool = false) throws -> URL {
         let url = FileManager.default.temporaryDirectory.appendingPathComponent("spoor-truth-\(UUID().uuidString)")
         let log = try EventLog(directory: url)
         let encoder = EventEncoder()
@@ -25,7 +25,12 @@ struct InspectTruthTests {
         let marker: [UInt8] = [0xF1, 0x5E, 0xC0, 0xDA]
         let starts = (0...(bytes.count - 4)).filter { Array(bytes[$0..<$0 + 4]) == marker }
         #expect(starts.count == 40)
-        for record in [5, 10, 15] { bytes[starts[record] + 20] ^= 0xFF }
+        if insertingGarbage {
+            // Too short for a padding record: recovery remembers it in the state file instead.
+            bytes.insert(contentsOf: [0xEE, 0xEE, 0xEE, 0xEE, 0xEE], at: starts[5])
+        } else {
+            for record in [5, 10, 15] { bytes[starts[record] + 20] ^= 0xFF }
+        }
         try Data(bytes).write(to: path)
         return url
     }
@@ -81,5 +86,21 @@ struct InspectTruthTests {
         #expect(report.segments.map(\.skippedRegions) == [0])
         let text = try SpoorProcess.run(["inspect", url.path]).stdoutText
         #expect(text.contains("3 corrupt regions not yet recovered"), "\(text)")
+    }
+
+    /// A region too short to pad over stays in the file; once a start counted it, it is shown as counted.
+    @Test func aShortRegionCountedByAStartIsNotShownAsNew() throws {
+        let url = try Self.damagedLog(insertingGarbage: true)
+        defer { try? FileManager.default.removeItem(at: url) }
+        let before = try JSONDecoder().decode(LogReport.self, from: try SpoorProcess.run(["inspect", url.path, "--json"]).stdout)
+        #expect(before.segments.map(\.corruptRegions) == [1])
+        let log = try EventLog(directory: url)
+        #expect(log.counters.corrupt == 1)
+        log.close()
+        let after = try JSONDecoder().decode(LogReport.self, from: try SpoorProcess.run(["inspect", url.path, "--json"]).stdout)
+        #expect(after.counters.corrupt == 1)
+        #expect(after.segments.map(\.corruptRegions) == [0])
+        #expect(after.segments.map(\.skippedRegions) == [1])
+        #expect(after.liveRecords == 40)
     }
 }
