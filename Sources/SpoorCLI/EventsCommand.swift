@@ -47,7 +47,7 @@ struct EventsCommand: ParsableCommand {
     }
 
     func run() throws {
-        let inspection: StorageInspection
+        var inspection: StorageInspection
         do {
             inspection = try StorageInspection.inspect(URL(fileURLWithPath: directory))
         } catch {
@@ -68,6 +68,13 @@ struct EventsCommand: ParsableCommand {
         // A reader that goes away ends the follow like a signal does, whether or not events are coming.
         signal(SIGPIPE, SIG_IGN)
         while !reader.isDone, !CLI.outputIsGone() {
+            // A directory no log has opened yet may still become a storage directory (an app's first
+            // start creates its files one by one): look again until it is one or a log opens it.
+            if inspection.layout == .logDirectory, !Self.hasLog(inspection.directory),
+               let again = try? StorageInspection.inspect(inspection.directory) {
+                inspection = again
+                reader = EventsReader(directory: inspection.logDirectory, limit: limit)
+            }
             if FileManager.default.fileExists(atPath: inspection.logDirectory.path) {
                 do {
                     try reader.poll()
@@ -77,6 +84,11 @@ struct EventsCommand: ParsableCommand {
             }
             if reader.isDone || stop.wait(milliseconds: interval) { break }
         }
+    }
+
+    /// Whether an event log has opened `directory` (every log creates its lock file first).
+    static func hasLog(_ directory: URL) -> Bool {
+        FileManager.default.fileExists(atPath: directory.appendingPathComponent("lock").path)
     }
 }
 

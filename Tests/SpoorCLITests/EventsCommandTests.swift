@@ -151,4 +151,18 @@ struct EventsCommandTests {
         #expect(Self.sequences(Array(lines.prefix(2))) == [0, 1])
         #expect(lines.last == "status 0", "\(lines)")
     }
+
+    /// Following an empty directory that an app's first start turns into its storage directory.
+    @Test func followAnEmptyDirectoryAnAppThenStartsIn() throws {
+        let storage = Self.temporaryDirectory()
+        try FileManager.default.createDirectory(at: storage, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: storage) }
+        let follower = try FollowedProcess(["events", storage.path, "--follow", "--interval", "20"])
+        let child = try SpoorProcess.run(["_lifecycle-child", storage.path, "exit"])
+        #expect(child.status == 0, "\(child.stderr)")
+        let lines = follower.waitForLines { $0.contains { $0.contains(#""event":"$AppEnd""#) } }
+        #expect(lines.contains { $0.contains(#""event":"ChildWorked""#) }, "\(lines)")
+        #expect(lines.contains { $0.contains(#""event":"$AppEnd""#) }, "\(lines)")
+        #expect(follower.stop(with: SIGTERM) == 0)
+    }
 }
