@@ -109,6 +109,18 @@ public struct Configuration: Sendable {
     /// Called, on the calling thread, with every rejected event's reason (besides the log and the counters).
     public var onRejection: (@Sendable (ValidationError) -> Void)?
 
+    // MARK: Consent
+
+    /// Whether a fresh install starts opted out, for apps that ask the user first: nothing is recorded
+    /// until ``Tracker/optIn()``. Once the user decided, the decision persists and this is not read again.
+    /// Default false.
+    public var startsOptedOut: Bool = false
+
+    // MARK: Ignore lists
+
+    /// Pages and clicks auto-tracking leaves out. Default: nothing.
+    public var autoTrackIgnore = AutoTrackIgnoreList()
+
     /// Creates a configuration with default values for everything but the storage directory.
     public init(storageDirectory: URL) {
         self.storageDirectory = storageDirectory

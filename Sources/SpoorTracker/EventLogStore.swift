@@ -129,6 +129,8 @@ final class EventLogStore: EventStore, @unchecked Sendable {
 
     func close() { log.close() }
 
+    func erase() throws -> ErasedLogContents { try log.eraseAll() }
+
     func lastSequence() -> UInt64? {
         let decoder = EventDecoder()
         var last: UInt64?

@@ -203,6 +203,8 @@ final class EventPipeline: @unchecked Sendable {
                     s.droppedAfterShutdown += 1
                     return .stopped
                 }
+                // Consent: while opted out nothing is recorded (not counted: it is what the user asked for).
+                if s.persisted.optedOut { return .stopped }
                 if s.buffer.count >= s.context.memoryLimit {
                     s.blockedProducers += 1
                     let signal = s.writerState != .busy

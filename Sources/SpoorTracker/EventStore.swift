@@ -1,4 +1,5 @@
 import SpoorCore
+import SpoorTransport
 
 /// Where the tracker's writer puts finished events: the durable log in production, memory in tests.
 ///
@@ -10,12 +11,19 @@ protocol EventStore: AnyObject, Sendable {
     func sync() throws
     /// Syncs and releases the store; nothing is appended afterwards.
     func close()
+    /// Removes everything stored, durably (``Tracker/optOut(deleteStoredData:)``); what it removed.
+    func erase() throws -> ErasedLogContents
     /// The highest sequence number stored, so a restart after a crash never reuses one.
     func lastSequence() -> UInt64?
     /// Events the store dropped (full, or unwritable).
     var droppedCount: Int { get }
     /// Corrupt records the store found and skipped.
     var corruptCount: Int { get }
+}
+
+extension EventStore {
+    /// Stores that keep nothing beyond the process (test doubles) have nothing to erase.
+    func erase() throws -> ErasedLogContents { ErasedLogContents() }
 }
 
 /// Keeps events in memory: for tests and for hosts that want no disk at all.
@@ -47,6 +55,12 @@ final class InMemoryEventStore: EventStore {
     func sync() throws { contents.withLock { $0.syncCalls += 1 } }
     func close() { contents.withLock { $0.closed = true } }
     func lastSequence() -> UInt64? { contents.withLock { $0.events.map(\.sequence).max() } }
+    func erase() throws -> ErasedLogContents {
+        contents.withLock { c in
+            defer { c.events = [] }
+            return ErasedLogContents(records: c.events.count)
+        }
+    }
     var droppedCount: Int { 0 }
     var corruptCount: Int { 0 }
 

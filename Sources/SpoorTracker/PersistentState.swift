@@ -25,12 +25,46 @@ struct PersistedState: Codable, Equatable, Sendable {
     var firstLaunchPending: Bool
     /// The sequence number the next record gets.
     var nextSequence: UInt64
+    /// The user opted out of tracking (``Tracker/optOut(deleteStoredData:)``). Absent in state files written
+    /// before consent existed, which were tracking: read as false.
+    var optedOut: Bool
 
-    static func fresh(day: String) -> PersistedState {
+    init(
+        deviceID: String, anonymousID: String, loginID: String?, superProperties: [String: StoredValue], firstDay: String,
+        firstLaunchPending: Bool, nextSequence: UInt64, optedOut: Bool = false
+    ) {
+        self.deviceID = deviceID
+        self.anonymousID = anonymousID
+        self.loginID = loginID
+        self.superProperties = superProperties
+        self.firstDay = firstDay
+        self.firstLaunchPending = firstLaunchPending
+        self.nextSequence = nextSequence
+        self.optedOut = optedOut
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case version, deviceID, anonymousID, loginID, superProperties, firstDay, firstLaunchPending, nextSequence, optedOut
+    }
+
+    init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        version = try c.decode(Int.self, forKey: .version)
+        deviceID = try c.decode(String.self, forKey: .deviceID)
+        anonymousID = try c.decode(String.self, forKey: .anonymousID)
+        loginID = try c.decodeIfPresent(String.self, forKey: .loginID)
+        superProperties = try c.decode([String: StoredValue].self, forKey: .superProperties)
+        firstDay = try c.decode(String.self, forKey: .firstDay)
+        firstLaunchPending = try c.decode(Bool.self, forKey: .firstLaunchPending)
+        nextSequence = try c.decode(UInt64.self, forKey: .nextSequence)
+        optedOut = try c.decodeIfPresent(Bool.self, forKey: .optedOut) ?? false
+    }
+
+    static func fresh(day: String, optedOut: Bool = false) -> PersistedState {
         let device = UUID().uuidString
         return PersistedState(
             deviceID: device, anonymousID: UUID().uuidString, loginID: nil, superProperties: [:], firstDay: day,
-            firstLaunchPending: true, nextSequence: 1)
+            firstLaunchPending: true, nextSequence: 1, optedOut: optedOut)
     }
 }
 
@@ -85,9 +119,10 @@ struct StateFile: Sendable {
         url = directory.appendingPathComponent("state.json")
     }
 
-    func load(today: String) -> (PersistedState, LoadOutcome) {
+    /// `optedOut` is the consent of a fresh install (``Configuration/startsOptedOut``).
+    func load(today: String, optedOut: Bool = false) -> (PersistedState, LoadOutcome) {
         guard let data = FileManager.default.contents(atPath: url.path) else {
-            return (.fresh(day: today), .created)
+            return (.fresh(day: today, optedOut: optedOut), .created)
         }
         do {
             let state = try JSONDecoder().decode(PersistedState.self, from: data)
@@ -101,7 +136,7 @@ struct StateFile: Sendable {
             let aside = url.deletingLastPathComponent().appendingPathComponent("state.json.corrupt")
             try? FileManager.default.removeItem(at: aside)
             try? FileManager.default.moveItem(at: url, to: aside)
-            return (.fresh(day: today), .replacedCorrupt(reason: "\(error)"))
+            return (.fresh(day: today, optedOut: optedOut), .replacedCorrupt(reason: "\(error)"))
         }
     }
 

@@ -82,12 +82,16 @@ public struct PageInfo: Sendable, Hashable {
     public var title: String
     /// `$url`.
     public var url: String
+    /// The page opts out of page auto-tracking: no `$AppViewScreen` or `$AppPageLeave` for it (see
+    /// ``AutoTrackIgnoreList``). Not an event property.
+    public var ignoresAutoTrack: Bool
 
     /// Describes a page.
-    public init(screenName: String, title: String = "", url: String = "") {
+    public init(screenName: String, title: String = "", url: String = "", ignoresAutoTrack: Bool = false) {
         self.screenName = screenName
         self.title = title
         self.url = url
+        self.ignoresAutoTrack = ignoresAutoTrack
     }
 }
 

@@ -55,7 +55,7 @@ public final class Tracker: Sendable {
         let now = wallClock.nowMilliseconds()
         let days = CalendarDay(timeZone: configuration.timeZone)
         let stateFile = StateFile(directory: configuration.storageDirectory)
-        var (state, outcome) = stateFile.load(today: days.name(of: now))
+        var (state, outcome) = stateFile.load(today: days.name(of: now), optedOut: configuration.startsOptedOut)
         var corrupt = 0
         if case .replacedCorrupt(let reason) = outcome {
             corrupt = 1
@@ -95,8 +95,14 @@ public final class Tracker: Sendable {
     }
 
     deinit {
-        // Let the writer finish what was accepted and exit; nothing can be tracked any more anyway.
-        pipeline.requestFlush(stop: true)
+        // Nothing can be tracked any more: let the writer store what was accepted and close the log, and wait
+        // for it (bounded), so the storage directory is free for the next tracker as soon as this one is gone.
+        // An open session is left to the checkpoint: the next launch recovers its `$AppEnd`.
+        let closed = DispatchSemaphore(value: 0)
+        pipeline.requestFlush(stop: true) { _ in closed.signal() }
+        if closed.wait(timeout: .now() + 5) == .timedOut {
+            logger.warning("spoor: a released tracker's writer did not close the log within 5 s")
+        }
     }
 
     private static func milliseconds(_ duration: Duration) -> Int64 {
@@ -106,7 +112,8 @@ public final class Tracker: Sendable {
 
     // MARK: Events
 
-    /// Records an event with the given properties. Returns false when the event was rejected (events spec §3).
+    /// Records an event with the given properties. Returns false when the event was rejected (events spec §3),
+    /// or not recorded because the user opted out (``isOptedOut``) or the tracker was shut down.
     ///
     /// A rejected event is not recorded; the reason goes to the logger, to ``counters`` and to
     /// ``Configuration/onRejection``.
@@ -270,6 +277,8 @@ public final class Tracker: Sendable {
             let anonymous = s.persisted.anonymousID
             s.persisted.loginID = loginID
             s.stateChanged()
+            // Opted out: the login is remembered, but no `$SignUp` is recorded.
+            guard !s.persisted.optedOut else { return }
             var signUp = PendingEvent(
                 name: "$SignUp", type: .trackSignup, method: .code, time: time, properties: [:], dynamicProperties: nil,
                 hasDollarKey: false, originalID: anonymous)
@@ -448,10 +457,15 @@ public final class Tracker: Sendable {
         _ = await oneShot.value
     }
 
-    /// Makes everything accepted durable, saves the state and closes the log, waiting at most `timeout`.
-    /// Returns whether it finished in time. Events tracked afterwards are not recorded.
+    /// Ends the open session, makes everything accepted durable, saves the state and closes the log,
+    /// waiting at most `timeout`. Returns whether it finished in time.
+    ///
+    /// While the app is started, the session ends first as at an end (`$AppPageLeave` for every visible
+    /// page, then `$AppEnd`), whichever lifecycle source drives the tracker, so every recorded `$AppStart`
+    /// has its `$AppEnd`. Events tracked and lifecycle signals received afterwards are not recorded.
     @discardableResult
     public func shutdown(timeout: Duration = .seconds(5)) async -> Bool {
+        lifecycle.shutdown()
         let oneShot = OneShot()
         pipeline.requestFlush(stop: true) { ok in oneShot.fire(ok) }
         let timer = Task {

@@ -27,6 +27,8 @@ struct LifecycleOptions: Sendable {
     var storageDirectory: URL
     /// The auto events that are emitted; the machinery behind the others keeps running (§6).
     var enabled: Set<AutoTrackEventKind> = Set(AutoTrackEventKind.allCases)
+    /// Pages and clicks left out.
+    var ignore = AutoTrackIgnoreList()
     /// How often the checkpoint's last-alive time is refreshed while started; `nil` for never (manual
     /// clocks drive `heartbeat()` themselves).
     var heartbeatInterval: Duration? = .seconds(5)
@@ -47,6 +49,9 @@ final class AutoTrackController: @unchecked Sendable {
     private var heartbeatTimer: (any DispatchSourceTimer)?
     private let logger = Logger(label: "spoor.lifecycle")
     private var recovered = false
+    /// Set by ``shutdown()``: later signals, pages and clicks change nothing (the log is closed, and a
+    /// session opened now could never be paired).
+    private var isShutDown = false
     /// Attached sources, kept alive as long as the tracker.
     private var sources: [any LifecycleSource] = []
 
@@ -57,7 +62,7 @@ final class AutoTrackController: @unchecked Sendable {
     init(options: LifecycleOptions, now: @escaping @Sendable () -> LifecycleInstant) {
         self.options = options
         self.now = now
-        engine = AutoTrackEngine(isFirstLaunch: false)
+        engine = AutoTrackEngine(isFirstLaunch: false, ignore: options.ignore)
         checkpoints = LifecycleCheckpointStore(directory: options.storageDirectory)
     }
 
@@ -79,7 +84,7 @@ final class AutoTrackController: @unchecked Sendable {
             guard !recovered else { return }
             recovered = true
             self.sink = sink
-            engine = AutoTrackEngine(isFirstLaunch: isFirstLaunch)
+            engine = AutoTrackEngine(isFirstLaunch: isFirstLaunch, ignore: options.ignore)
             var checkpoint: LifecycleCheckpoint?
             switch checkpoints.load() {
             case .success(let loaded):
@@ -107,15 +112,38 @@ final class AutoTrackController: @unchecked Sendable {
     /// Applies a lifecycle signal.
     func handle(_ signal: LifecycleSignal) {
         lock.withLock {
+            guard !isShutDown else { return }
             let instant = now()
             apply(engine.handle(signal, now: instant), at: instant)
             updateHeartbeat()
         }
     }
 
+    /// Consent changed: see ``AutoTrackEngine/consentChanged(optedOut:now:)``.
+    func setQuiet(_ quiet: Bool) {
+        lock.withLock {
+            guard !isShutDown else { return }
+            let instant = now()
+            apply(engine.consentChanged(optedOut: quiet, now: instant), at: instant)
+        }
+    }
+
+    /// The tracker shuts down: the open session ends (pages left, `$AppEnd`) and the heartbeat stops.
+    func shutdown() {
+        lock.withLock {
+            guard !isShutDown else { return }
+            isShutDown = true
+            let instant = now()
+            apply(engine.shutdown(now: instant), at: instant)
+            heartbeatTimer?.cancel()
+            heartbeatTimer = nil
+        }
+    }
+
     /// A page appears.
     func pageAppear(id: String, info: PageInfo) {
         lock.withLock {
+            guard !isShutDown else { return }
             let instant = now()
             apply(engine.pageAppear(id: id, info: info, now: instant), at: instant)
         }
@@ -124,6 +152,7 @@ final class AutoTrackController: @unchecked Sendable {
     /// A page disappears.
     func pageDisappear(id: String) {
         lock.withLock {
+            guard !isShutDown else { return }
             let instant = now()
             apply(engine.pageDisappear(id: id, now: instant), at: instant)
         }
@@ -132,6 +161,7 @@ final class AutoTrackController: @unchecked Sendable {
     /// A click on the current page.
     func click(_ click: AppClick) {
         lock.withLock {
+            guard !isShutDown else { return }
             let instant = now()
             apply(engine.click(click, now: instant), at: instant)
         }

@@ -47,8 +47,12 @@ struct AutoTrackEngine: Sendable {
     /// When the open session (`$AppStart` … `$AppEnd`) began.
     private(set) var sessionStart: LifecycleInstant?
 
-    init(isFirstLaunch: Bool) {
+    /// Pages and clicks left out.
+    let ignore: AutoTrackIgnoreList
+
+    init(isFirstLaunch: Bool, ignore: AutoTrackIgnoreList = AutoTrackIgnoreList()) {
         self.isFirstLaunch = isFirstLaunch
+        self.ignore = ignore
     }
 
     var state: LifecycleState { machine.state }
@@ -82,8 +86,9 @@ struct AutoTrackEngine: Sendable {
     /// A page appears (P1, P2, P6).
     mutating func pageAppear(id: String, info: PageInfo, now: LifecycleInstant) -> [AutoTrackEffect] {
         guard !pages.visible.contains(where: { $0.id == id }) else { return [] }
-        let events = pages.appear(id: id, info: info, started: state == .started, now: now.monotonic)
-        return events.map(Self.effect) + [.checkpoint]
+        let ignored = ignore.ignores(info)
+        let events = pages.appear(id: id, info: info, started: state == .started, now: now.monotonic, ignored: ignored)
+        return ignored ? [] : events.map(Self.effect) + [.checkpoint]
     }
 
     /// A page disappears (P3).
@@ -96,9 +101,40 @@ struct AutoTrackEngine: Sendable {
     /// A click without a page gets the current page (the most recently appeared visible one).
     mutating func click(_ click: AppClick, now: LifecycleInstant) -> [AutoTrackEffect] {
         var click = click
+        guard !ignore.ignores(click) else { return [] }
         if click.page == nil { click.page = pages.currentPage?.page }
         guard clicks.accept(click, screenName: click.page?.screenName, now: now.monotonic) else { return [] }
         return [.emit(.appClick, click.properties)]
+    }
+
+    /// Consent changed (the user opted out or in) while the lifecycle runs on. Opting out ends an open
+    /// session as an end does (its events go out before the opt-out takes effect); opting in while started
+    /// opens a new one from now, as a start does, so the recorded sessions stay paired and nothing from the
+    /// quiet time is replayed. The state machine itself never stops.
+    mutating func consentChanged(optedOut: Bool, now: LifecycleInstant) -> [AutoTrackEffect] {
+        guard state == .started else { return [] }
+        var effects: [AutoTrackEffect]
+        if optedOut {
+            effects = endSession(now: now)
+            effects.append(.flush)
+        } else {
+            sessionStart = now
+            effects = [.emit(.appStart, AppStart(resumeFromBackground: false, isFirstTime: takeFirstTime()).properties)]
+            effects += pages.viewAllAgain(now: now.monotonic).map(Self.effect)
+            effects.append(.flush)
+        }
+        effects.append(.checkpoint)
+        return effects
+    }
+
+    /// Ends the open session for good (``Tracker/shutdown(timeout:)``): pages are left and `$AppEnd` goes
+    /// out, as at an end, without a lifecycle signal.
+    mutating func shutdown(now: LifecycleInstant) -> [AutoTrackEffect] {
+        guard state == .started else { return [] }
+        var effects = endSession(now: now)
+        effects.append(.pauseTimers)
+        effects.append(.checkpoint)
+        return effects
     }
 
     /// The state crash recovery needs if this process dies now.

@@ -8,6 +8,9 @@ struct VisiblePage: Sendable, Hashable, Codable {
     var referrerTitle: String?
     /// `true` once its `$AppViewScreen` went out; `false` while it is held back (P6).
     var viewed: Bool
+    /// On the ignore list: never viewed, timed or left, never a referrer. Not saved: such a page has no
+    /// timer, so checkpoints (which keep timed pages) never hold it.
+    var ignored = false
     /// Monotonic start of its running timer; `nil` while the app is not started.
     var timerStart: UInt64?
 
@@ -79,10 +82,13 @@ struct PageTracker: Sendable, Hashable {
 
     /// A page appears. While started it is viewed at once (P1); otherwise it is held back until the
     /// next start (P6). A page already visible changes nothing (P2).
-    mutating func appear(id: String, info: PageInfo, started: Bool, now: UInt64) -> [PageEvent] {
+    /// An `ignored` page stays visible (clicks name it) but emits nothing.
+    mutating func appear(id: String, info: PageInfo, started: Bool, now: UInt64, ignored: Bool = false) -> [PageEvent] {
         guard !visible.contains(where: { $0.id == id }) else { return [] }
-        visible.append(VisiblePage(id: id, page: info, referrer: nil, referrerTitle: nil, viewed: false, timerStart: nil))
-        guard started else { return [] }
+        var page = VisiblePage(id: id, page: info, referrer: nil, referrerTitle: nil, viewed: false, timerStart: nil)
+        page.ignored = ignored
+        visible.append(page)
+        guard started, !ignored else { return [] }
         return [view(at: visible.count - 1, now: now)]
     }
 
@@ -99,7 +105,7 @@ struct PageTracker: Sendable, Hashable {
     /// (time in the background never counts, P5/P6).
     mutating func appStarted(now: UInt64) -> [PageEvent] {
         var events: [PageEvent] = []
-        for index in visible.indices {
+        for index in visible.indices where !visible[index].ignored {
             if visible[index].viewed {
                 visible[index].timerStart = now
             } else {
@@ -107,6 +113,12 @@ struct PageTracker: Sendable, Hashable {
             }
         }
         return events
+    }
+
+    /// Tracking resumed after an opt-out: every visible page is viewed anew, timed from now (what was shown
+    /// while opted out was never recorded).
+    mutating func viewAllAgain(now: UInt64) -> [PageEvent] {
+        visible.indices.filter { !visible[$0].ignored }.map { view(at: $0, now: now) }
     }
 
     /// The app ended: every timed page is left (P5); the pages stay visible for the next start.

@@ -8,6 +8,7 @@ extension LifecycleOptions {
     init(configuration: Configuration) {
         self.init(storageDirectory: configuration.storageDirectory)
         enabled = Set(AutoTrackEventKind.allCases.filter { configuration.autoTrack.contains($0.option) })
+        ignore = configuration.autoTrackIgnore
         // A manual clock does not move on its own: whoever drives it calls `noteAlive()` (simulate does).
         if configuration.monotonicClock is ManualClock { heartbeatInterval = nil }
     }

@@ -34,6 +34,7 @@ public final class LifecycleSimulator {
     private let autoTrack: AutoTrackOptions
     private let enableSession: Bool
     private let flushBulkSize: Int
+    private let autoTrackIgnore: AutoTrackIgnoreList
     private var now: Int64 = 0
     private var process: SimulatedProcess?
     private var started = false
@@ -43,12 +44,14 @@ public final class LifecycleSimulator {
     private let decoder = EventDecoder()
 
     /// Creates a simulator over `storageDirectory` with the tracker configuration `configuration`
-    /// (`autoTrack`: a list of lifecycle §6 names, default all; `enableSession`; `flushBulkSize`).
+    /// (`autoTrack`: a list of lifecycle §6 names, default all; `enableSession`; `flushBulkSize`;
+    /// `autoTrackIgnore`: `{"screenNames": [...], "elementTypes": [...], "elementIDs": [...]}`).
     public init(storageDirectory: URL, configuration: JSONValue? = nil) throws(SimulationError) {
         self.storageDirectory = storageDirectory
         var autoTrack = AutoTrackOptions.all
         var enableSession = false
         var flushBulkSize = 100
+        var autoTrackIgnore = AutoTrackIgnoreList()
         if let configuration {
             guard case .object(let members) = configuration else {
                 throw SimulationError(line: 0, reason: "expected a JSON object, got \(configuration.typeName)")
@@ -68,7 +71,9 @@ public final class LifecycleSimulator {
                     enableSession = value
                 case ("flushBulkSize", .int(let value)):
                     flushBulkSize = Int(clamping: value)
-                case ("autoTrack", _), ("enableSession", _), ("flushBulkSize", _):
+                case ("autoTrackIgnore", .object(let lists)):
+                    autoTrackIgnore = try Self.ignoreList(lists)
+                case ("autoTrack", _), ("enableSession", _), ("flushBulkSize", _), ("autoTrackIgnore", _):
                     throw SimulationError(line: 0, reason: "\(member.key): unexpected \(member.value.typeName)")
                 default:
                     break  // Other tracker settings are not simulated.
@@ -78,6 +83,7 @@ public final class LifecycleSimulator {
         self.autoTrack = autoTrack
         self.enableSession = enableSession
         self.flushBulkSize = flushBulkSize
+        self.autoTrackIgnore = autoTrackIgnore
         // Fail early on values the tracker would refuse.
         do {
             try makeConfiguration().validate()
@@ -141,7 +147,8 @@ public final class LifecycleSimulator {
             tracker.pageAppear(id, page: PageInfo(
                 screenName: try action.optionalString("screen_name") ?? id,
                 title: try action.optionalString("title") ?? "",
-                url: try action.optionalString("url") ?? ""))
+                url: try action.optionalString("url") ?? "",
+                ignoresAutoTrack: try action.optionalBool("ignores_auto_track") ?? false))
         case "pageDisappear":
             tracker.pageDisappear(try action.string("page"))
         case "click":
@@ -203,9 +210,36 @@ public final class LifecycleSimulator {
         configuration.autoTrack = autoTrack
         configuration.enableSession = enableSession
         configuration.flushBulkSize = flushBulkSize
+        configuration.autoTrackIgnore = autoTrackIgnore
         configuration.maxQueuedEvents = max(configuration.maxQueuedEvents, flushBulkSize)
         configuration.timeZone = TimeZone(identifier: "UTC") ?? configuration.timeZone
         return configuration
+    }
+
+    /// `autoTrackIgnore`'s members: lists of strings named as ``AutoTrackIgnoreList``'s properties.
+    private static func ignoreList(_ members: [JSONValue.Member]) throws(SimulationError) -> AutoTrackIgnoreList {
+        var list = AutoTrackIgnoreList()
+        for member in members {
+            guard case .array(let items) = member.value else {
+                throw SimulationError(line: 0, reason: "autoTrackIgnore.\(member.key): expected array, got \(member.value.typeName)")
+            }
+            var names: Set<String> = []
+            for item in items {
+                guard case .string(let name) = item else {
+                    throw SimulationError(line: 0, reason: "autoTrackIgnore.\(member.key): expected strings, got \(item.typeName)")
+                }
+                names.insert(name)
+            }
+            switch member.key {
+            case "screenNames": list.screenNames = names
+            case "elementTypes": list.elementTypes = names
+            case "elementIDs": list.elementIDs = names
+            default:
+                throw SimulationError(
+                    line: 0, reason: "autoTrackIgnore: unknown list \"\(member.key)\" (known: screenNames, elementTypes, elementIDs)")
+            }
+        }
+        return list
     }
 
     private func startProcess(appState: ApplicationState) throws(ScenarioError) {

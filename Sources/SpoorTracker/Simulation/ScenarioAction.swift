@@ -44,6 +44,14 @@ struct ScenarioAction {
         }
     }
 
+    func optionalBool(_ key: String) throws(ScenarioError) -> Bool? {
+        switch fields[key] {
+        case nil, .null?: return nil
+        case .bool(let value)?: return value
+        case let other?: throw ScenarioError("\(key): expected bool, got \(other.typeName)")
+        }
+    }
+
     func string(_ key: String) throws(ScenarioError) -> String {
         guard let value = try optionalString(key) else { throw ScenarioError("\(name): \(key): missing") }
         return value

@@ -1,0 +1,89 @@
+import Foundation
+import SpoorTransport
+
+/// What ``Tracker/optOut(deleteStoredData:)`` erased.
+public struct ErasedData: Sendable, Hashable {
+    /// Events accepted but not yet written, dropped from memory.
+    public var pendingEvents: Int
+    /// Records removed from the durable log.
+    public var records: Int
+    /// Sealed batches removed from the outbox before upload.
+    public var batches: Int
+    /// Damaged files kept aside for inspection (`.bad`) that were deleted.
+    public var quarantinedFiles: Int
+
+    /// Creates a summary.
+    public init(pendingEvents: Int = 0, records: Int = 0, batches: Int = 0, quarantinedFiles: Int = 0) {
+        self.pendingEvents = pendingEvents
+        self.records = records
+        self.batches = batches
+        self.quarantinedFiles = quarantinedFiles
+    }
+
+    /// Everything erased, whatever its kind.
+    public var total: Int { pendingEvents + records + batches + quarantinedFiles }
+}
+
+// MARK: - Consent
+
+extension Tracker {
+    /// Whether the user opted out: nothing is recorded, sealed or uploaded until ``optIn()``. Persisted
+    /// across launches; a fresh install starts with ``Configuration/startsOptedOut``.
+    ///
+    /// The uploader checks it before it seals or sends a batch.
+    public var isOptedOut: Bool { pipeline.hot.withLock { $0.persisted.optedOut } }
+
+    /// Stops tracking, for this launch and the next ones, until ``optIn()``.
+    ///
+    /// An open session is ended first (`$AppPageLeave`s, then `$AppEnd`), so the recorded data stays
+    /// paired; after that, `track`, profiles, `$SignUp` and auto-tracking record nothing. Identity and super
+    /// property calls are still remembered locally (no event is recorded for them), so the app's state is
+    /// right when the user opts in again.
+    ///
+    /// - Parameter deleteStoredData: also erase, durably, what is stored and not yet delivered: events
+    ///   waiting in memory, the durable log, the outbox and damaged files kept aside.
+    /// - Returns: what was erased (all zero unless `deleteStoredData`).
+    @discardableResult
+    public func optOut(deleteStoredData: Bool = false) async -> ErasedData {
+        lifecycle.setQuiet(true)
+        let pending = pipeline.withStateChange { s -> Int in
+            if !s.persisted.optedOut {
+                s.persisted.optedOut = true
+                s.stateDirty = true
+            }
+            guard deleteStoredData else { return 0 }
+            let count = s.buffer.count
+            s.buffer.removeAll(keepingCapacity: true)
+            return count
+        }
+        logger.info("spoor: the user opted out of tracking", metadata: ["deleteStoredData": "\(deleteStoredData)"])
+        // Wait for the writer: the group it may be writing lands before the erase, and the state is saved.
+        _ = await flush()
+        guard deleteStoredData else { return ErasedData() }
+        do {
+            let erased = try pipeline.store.erase()
+            return ErasedData(
+                pendingEvents: pending, records: erased.records, batches: erased.batches,
+                quarantinedFiles: erased.quarantinedFiles)
+        } catch {
+            logger.error("spoor: erasing the stored events failed", metadata: ["error": "\(error)"])
+            return ErasedData(pendingEvents: pending)
+        }
+    }
+
+    /// Resumes tracking after ``optOut(deleteStoredData:)`` (or a fresh install's
+    /// ``Configuration/startsOptedOut``). Persisted. When the app is in the foreground a new session starts
+    /// at once (`$AppStart` and `$AppViewScreen` for the visible pages, timed from now); nothing that
+    /// happened while opted out is recorded afterwards.
+    public func optIn() {
+        let changed = pipeline.withStateChange { s -> Bool in
+            guard s.persisted.optedOut else { return false }
+            s.persisted.optedOut = false
+            s.stateDirty = true
+            return true
+        }
+        guard changed else { return }
+        logger.info("spoor: the user opted in to tracking")
+        lifecycle.setQuiet(false)
+    }
+}
