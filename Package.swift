@@ -98,7 +98,7 @@ let package = Package(
         ),
         .testTarget(
             name: "SpoorCLITests",
-            dependencies: ["SpoorCore", "SpoorSerializer", "SpoorTransport"],
+            dependencies: ["SpoorCore", "SpoorSerializer", "SpoorTransport", "SpoorTracker"],
             swiftSettings: strictSwift
         ),
     ]

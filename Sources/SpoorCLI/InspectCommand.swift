@@ -75,8 +75,11 @@ struct InspectCommand: ParsableCommand {
         guard state.status == "ok" else { return out }
         out += "  identity: distinct id \(state.distinctID ?? "?"), anonymous id \(state.anonymousID ?? "?"), "
             + "login id \(state.loginID ?? "none"), device id \(state.deviceID ?? "?")\n"
-        // CONSENT: tracker3 adds consent to state.json; until then this tracker records none.
-        out += "  consent: \(state.consent ?? "not recorded (this tracker version has no consent)")\n"
+        switch state.optedOut {
+        case true?: out += "  consent: OPTED OUT (nothing is recorded, sealed or uploaded)\n"
+        case false?: out += "  consent: opted in (tracking)\n"
+        case nil: out += "  consent: ?\n"
+        }
         if state.superProperties.isEmpty {
             out += "  super properties: none\n"
         } else {
@@ -139,7 +142,7 @@ struct InspectCommand: ParsableCommand {
                 object += [
                     .init("distinct_id", optional(state.distinctID)), .init("anonymous_id", optional(state.anonymousID)),
                     .init("login_id", optional(state.loginID)), .init("device_id", optional(state.deviceID)),
-                    .init("consent", optional(state.consent)),
+                    .init("opted_out", state.optedOut.map(JSONValue.bool) ?? .null),
                     .init("super_properties", .object(state.superProperties.map { .init($0.key, EventJSON.json($0.value)) })),
                     .init("first_day", optional(state.firstDay)),
                     .init("next_sequence", state.nextSequence.map { .int(Int64(clamping: $0)) } ?? .null),

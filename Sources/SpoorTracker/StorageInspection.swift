@@ -30,9 +30,9 @@ package struct StorageInspection: Sendable {
         package var firstDay: String?
         package var firstLaunchPending: Bool?
         package var nextSequence: UInt64?
-        /// Consent as persisted by the tracker; `nil` when this tracker version records none.
-        // CONSENT: filled in once the tracker persists consent (branch tracker3).
-        package var consent: String?
+        /// Whether the user opted out (``Tracker/optOut(deleteStoredData:)``): nothing is recorded, sealed or
+        /// uploaded.
+        package var optedOut: Bool?
     }
 
     /// The lifecycle checkpoint: what crash recovery will use if the process dies now.
@@ -134,7 +134,8 @@ package struct StorageInspection: Sendable {
             problem: persisted.version == 1 ? nil : "unsupported version \(persisted.version)",
             deviceID: persisted.deviceID, anonymousID: persisted.anonymousID, loginID: persisted.loginID,
             superProperties: persisted.superProperties.map { ($0.key, $0.value.value) }.sorted { $0.key < $1.key },
-            firstDay: persisted.firstDay, firstLaunchPending: persisted.firstLaunchPending, nextSequence: persisted.nextSequence)
+            firstDay: persisted.firstDay, firstLaunchPending: persisted.firstLaunchPending, nextSequence: persisted.nextSequence,
+            optedOut: persisted.optedOut)
     }
 
     static func readCheckpoint(in directory: URL) -> Checkpoint {

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import SpoorCore
+import SpoorTracker
 
 /// `spoor inspect` over a tracker's storage directory: identity, super properties, consent, the
 /// checkpoint, a pending crash, the log, the outbox and rejected batches.
@@ -36,7 +37,7 @@ struct InspectStorageDirectoryTests {
         #expect(out.contains("identity: distinct id u42,"), "\(out)")
         #expect(out.contains("login id u42,"))
         #expect(out.contains(#"super properties: plan="gold" seats=3"#), "\(out)")
-        #expect(out.contains("consent: "))
+        #expect(out.contains("consent: opted in (tracking)"), "\(out)")
         #expect(out.contains("lifecycle checkpoint: ok"))
         #expect(out.contains("pending crash: none"))
         #expect(out.contains("Log directory: \(storage.standardizedFileURL.path)/log"), "\(out)")
@@ -49,6 +50,7 @@ struct InspectStorageDirectoryTests {
         #expect(Self.member(report, "state", "login_id") == .string("u42"))
         #expect(Self.member(report, "state", "distinct_id") == .string("u42"))
         #expect(Self.member(report, "state", "super_properties", "seats") == .int(3))
+        #expect(Self.member(report, "state", "opted_out") == .bool(false))
         #expect(Self.member(report, "log", "liveRecords") == .int(Int64(delivered)))
         #expect(report["pending_crash"] == .null)
     }
@@ -116,5 +118,21 @@ struct InspectStorageDirectoryTests {
         let result = try SpoorProcess.run(["inspect", "/nonexistent/spoor"])
         #expect(result.status == 66)
         #expect(result.stderr.hasPrefix("spoor inspect: "), "\(result.stderr)")
+    }
+
+    @Test func anOptedOutUserIsShownAsSuch() async throws {
+        let storage = Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: storage) }
+        var configuration = Configuration(storageDirectory: storage)
+        configuration.startsOptedOut = true
+        let tracker = try Tracker(configuration: configuration)
+        #expect(!tracker.track("NotRecorded"))
+        await tracker.shutdown()
+
+        let text = try SpoorProcess.run(["inspect", storage.path]).stdoutText
+        #expect(text.contains("consent: OPTED OUT (nothing is recorded, sealed or uploaded)"), "\(text)")
+        let json = try JSONValue.parse(try SpoorProcess.run(["inspect", storage.path, "--json"]).stdoutText)
+        #expect(Self.member(json, "state", "opted_out") == .bool(true))
+        #expect(try SpoorProcess.run(["events", storage.path]).stdoutText.isEmpty)
     }
 }
