@@ -2,7 +2,7 @@
 SWIFT ?= swift
 ROUNDS ?= 200
 
-.PHONY: bootstrap build demo test bench fuzz crash-test generate-proto
+.PHONY: bootstrap build demo test bench fuzz crash-test generate-proto docs
 
 bootstrap:
 	@scripts/bootstrap
@@ -31,3 +31,8 @@ fuzz: bootstrap
 
 generate-proto: bootstrap
 	scripts/generate-proto
+
+# The DocC documentation (.build/docs/Spoor.doccarchive) with the toolchain's docc; fails on any docc
+# warning or undocumented public symbol, each printed as file:line:column.
+docs: bootstrap
+	scripts/docs

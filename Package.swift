@@ -17,6 +17,8 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
+        // Only the `spoor` tool uses it; no library target depends on it.
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
     ],
     targets: [
         // System C libraries, found through pkg-config.
@@ -61,7 +63,10 @@ let package = Package(
         // The command-line tool.
         .executableTarget(
             name: "SpoorCLI",
-            dependencies: ["SpoorCore", "SpoorSerializer", "SpoorTransport", "SpoorTracker"],
+            dependencies: [
+                "SpoorCore", "SpoorSerializer", "SpoorTransport", "SpoorTracker",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
             swiftSettings: strictSwift
         ),
 
@@ -99,7 +104,7 @@ let package = Package(
         ),
         .testTarget(
             name: "SpoorCLITests",
-            dependencies: ["SpoorCore", "SpoorSerializer", "SpoorTransport"],
+            dependencies: ["SpoorCore", "SpoorSerializer", "SpoorTransport", "SpoorTracker"],
             swiftSettings: strictSwift
         ),
     ]

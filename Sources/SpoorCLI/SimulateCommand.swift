@@ -1,11 +1,16 @@
+import ArgumentParser
 import Foundation
 import SpoorCore
 import SpoorTracker
 
 /// `spoor simulate SCENARIO.jsonl [--storage DIR] [--config CONFIG.json]`: replays an app's life through
 /// the real tracker and prints the events it delivers, one JSON object per line (simulate spec).
-enum SimulateCommand {
-    static let usage = "usage: spoor simulate SCENARIO.jsonl [--storage DIR] [--config CONFIG.json] [--summary]"
+struct SimulateCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "simulate",
+        abstract: "Replay an app's life through the real tracker and print its events.",
+        discussion: "Example: spoor simulate Tests/Scenarios/L1_cold_start.jsonl --summary"
+    )
 
     /// Properties every event carries (preset by the tracker), left out of `--summary` lines.
     static let presetKeys: Set<String> = [
@@ -13,45 +18,38 @@ enum SimulateCommand {
         "$os_version", "$timezone_offset",
     ]
 
-    static func run(_ args: [String]) -> Int32 {
-        var scenarioPath: String?
-        var storagePath: String?
-        var configPath: String?
-        var summary = false
-        var index = 0
-        while index < args.count {
-            let argument = args[index]
-            switch argument {
-            case "--storage", "--config":
-                guard index + 1 < args.count else { return CLI.fail("spoor simulate: \(argument) needs a value\n\(usage)", status: 64) }
-                if argument == "--storage" { storagePath = args[index + 1] } else { configPath = args[index + 1] }
-                index += 2
-            case "--summary":
-                summary = true
-                index += 1
-            case "-h", "--help":
-                print(usage)
-                return 0
-            default:
-                guard scenarioPath == nil, !argument.hasPrefix("--") else {
-                    return CLI.fail("spoor simulate: unexpected argument '\(argument)'\n\(usage)", status: 64)
-                }
-                scenarioPath = argument
-                index += 1
-            }
-        }
-        guard let scenarioPath else { return CLI.fail(usage, status: 64) }
-        guard let scenario = read(scenarioPath) else {
-            return CLI.fail("spoor simulate: cannot read \(scenarioPath)", status: 66)
+    @Argument(
+        help: ArgumentHelp("The scenario: one JSON object per line ('-' reads standard input).", valueName: "scenario.jsonl"),
+        completion: .file(extensions: ["jsonl"]))
+    var scenarioPath: String
+
+    @Option(
+        name: .customLong("storage"),
+        help: ArgumentHelp("The storage directory (a fresh temporary one when not given).", valueName: "dir"),
+        completion: .directory)
+    var storagePath: String?
+
+    @Option(
+        name: .customLong("config"),
+        help: ArgumentHelp("The tracker configuration as JSON.", valueName: "config.json"),
+        completion: .file(extensions: ["json"]))
+    var configPath: String?
+
+    @Flag(help: "One short line per event for people instead of JSON.")
+    var summary = false
+
+    func run() throws {
+        guard let scenario = Self.read(scenarioPath) else {
+            throw CLI.failure("spoor simulate: cannot read \(scenarioPath)", status: CLI.cannotRead)
         }
 
         var configuration: JSONValue?
         if let configPath {
-            guard let text = read(configPath) else { return CLI.fail("spoor simulate: cannot read \(configPath)", status: 66) }
+            guard let text = Self.read(configPath) else { throw CLI.failure("spoor simulate: cannot read \(configPath)", status: CLI.cannotRead) }
             do {
                 configuration = try JSONValue.parse(text)
             } catch {
-                return CLI.fail("config: invalid JSON: \(error.description)", status: 2)
+                throw CLI.failure("config: invalid JSON: \(error)")
             }
         }
 
@@ -69,13 +67,12 @@ enum SimulateCommand {
         do {
             let simulator = try LifecycleSimulator(storageDirectory: storage, configuration: configuration)
             try simulator.run(scenario) { event in
-                let line = summary ? summaryLine(event) : EventJSON.encode(event)
+                let line = summary ? Self.summaryLine(event) : EventJSON.encode(event)
                 CLI.output(Array((line + "\n").utf8))
             }
         } catch {
-            return CLI.fail(error.description, status: 2)
+            throw CLI.failure("\(error)")
         }
-        return 0
     }
 
     /// `--summary`: one short line per event for people: time since the scenario began, the event, the

@@ -4,11 +4,17 @@
 /// Spoor's typed properties need to know which was written. A number with a
 /// fraction or an exponent is a ``double(_:)``; one without is an ``int(_:)``.
 public enum JSONValue: Sendable, Hashable {
+    /// `null`.
     case null
+    /// `true` or `false`.
     case bool(Bool)
+    /// A number written without a fraction or an exponent.
     case int(Int64)
+    /// A number written with a fraction or an exponent.
     case double(Double)
+    /// A string, its escapes resolved.
     case string(String)
+    /// An array, its elements in order.
     case array([JSONValue])
     /// An object, its members in the order they were written.
     case object([Member])

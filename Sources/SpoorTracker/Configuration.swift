@@ -58,10 +58,10 @@ public struct ConfigurationError: Error, Sendable, Hashable, CustomStringConvert
 /// let tracker = try Tracker(configuration: configuration)
 /// ```
 public struct Configuration: Sendable {
-    /// When the durable log forces appended events to disk (the transport's ``SpoorTransport/Durability``).
+    /// When the durable log forces appended events to disk (the transport's `Durability` in `SpoorTransport`).
     public typealias Durability = SpoorTransport.Durability
 
-    /// How upload batches are compressed (the transport's ``SpoorTransport/Codec``).
+    /// How upload batches are compressed (the transport's `Codec` in `SpoorTransport`).
     public typealias Codec = SpoorTransport.Codec
 
     /// Where the tracker keeps its state file (`state.json`) and its durable event log (the `log` folder,

@@ -140,7 +140,13 @@ public enum BatchFrame {
 
     /// Encodes a frame around `payload`, a run of `Batch` entries.
     ///
-    /// - Parameter level: the compression level; `nil` uses the codec's default.
+    /// - Parameters:
+    ///   - payload: the uncompressed payload, a run of `Batch.events` entries.
+    ///   - recordCount: how many entries the payload holds.
+    ///   - batchID: the batch's id, kept across retries.
+    ///   - sealedAt: when the batch was sealed, milliseconds since the epoch.
+    ///   - codec: how the payload is stored.
+    ///   - level: the compression level; `nil` uses the codec's default.
     public static func encode(
         payload: [UInt8], recordCount: Int, batchID: BatchID, sealedAt: Int64, codec: Codec, level: Int? = nil
     ) throws(FrameError) -> [UInt8] {

@@ -15,6 +15,7 @@ public struct ErasedLogContents: Sendable, Hashable {
     /// Files moved aside as damaged (`.bad`) that were deleted.
     public var quarantinedFiles: Int
 
+    /// Creates a summary.
     public init(records: Int = 0, batches: Int = 0, quarantinedFiles: Int = 0) {
         self.records = records
         self.batches = batches

@@ -54,6 +54,7 @@ extension EventLog {
                 quarantine(statePath, reason: "the state file is damaged; the log head is rebuilt from the segments")
             }
         }
+        let countersBefore = state.counters
         recoverOutbox()
         for pending in state.pending where pending.end > head {
             head = pending.end
@@ -87,6 +88,16 @@ extension EventLog {
             logger.info("spoor: event log recovered", metadata: [
                 "records": "\(state.recordCount)", "corrupt": "\(state.counters.corrupt)", "tornTails": "\(state.counters.tornTails)",
             ])
+        }
+        // Persist what recovery found now rather than at the next sync or close (hours away with `.always`
+        // durability): the damage is already repaired on disk, so a reader of the state file (`spoor inspect`
+        // of a live log) would otherwise see neither the damage nor the count.
+        if state.counters != countersBefore {
+            do {
+                try syncFiles(persistState: true, wait: true)
+            } catch {
+                logger.error("spoor: cannot persist what recovery found", metadata: ["error": "\(error)"])
+            }
         }
     }
 

@@ -20,8 +20,11 @@ public struct LogReport: Sendable, Codable, Hashable {
         public var records: Int
         /// Of those, records not yet sealed or dropped (at or after the head).
         public var liveRecords: Int
-        /// Corrupt regions between intact records (recovery skips them).
+        /// Corrupt regions between intact records that no recovery has seen yet (the next one skips and
+        /// counts them).
         public var corruptRegions: Int
+        /// Corrupt regions an earlier recovery already skipped and counted in ``LogCounters/corrupt``.
+        public var skippedRegions: Int
         /// Bytes after the last intact record (recovery truncates them).
         public var tailBytes: Int
         /// Whether those tail bytes look like a record cut short by a crash (rather than damage).
@@ -48,6 +51,12 @@ public struct LogReport: Sendable, Codable, Hashable {
         public var sealedAt: Int64?
         /// Why the frame is unreadable, if it is.
         public var problem: String?
+
+        /// A batch file not read yet: its header fields are filled in by the caller.
+        package init(file: String, bytes: Int) {
+            self.file = file
+            self.bytes = bytes
+        }
     }
 
     /// The directory inspected.
@@ -99,11 +108,13 @@ extension EventLog {
         }
 
         var head = LogPosition(segment: 0, offset: 0)
+        var countedShortRegions: Set<LogPosition> = []
         if names.contains(DirectoryLayout.stateName) {
             if let bytes = try? FileIO.readFile(path + "/" + DirectoryLayout.stateName, limit: 4096), let state = StateFile.decode(bytes) {
                 report.stateFile = "ok"
                 report.counters = state.counters
                 head = state.head
+                countedShortRegions = state.shortRegions
             } else {
                 report.stateFile = "damaged"
             }
@@ -145,7 +156,7 @@ extension EventLog {
                 report.foreign.append(name)
             }
             guard let id = SegmentFormat.id(fromFileName: name) else { continue }
-            var segment = LogReport.Segment(file: name, bytes: 0, records: 0, liveRecords: 0, corruptRegions: 0, tailBytes: 0, tailIsTorn: false)
+            var segment = LogReport.Segment(file: name, bytes: 0, records: 0, liveRecords: 0, corruptRegions: 0, skippedRegions: 0, tailBytes: 0, tailIsTorn: false)
             do {
                 let bytes = try FileIO.readFile(path + "/" + name, limit: DirectoryLayout.maxSegmentFileBytes)
                 segment.bytes = bytes.count
@@ -154,7 +165,10 @@ extension EventLog {
                 } else {
                     let scan = bytes.withUnsafeBytes { SegmentScan($0) }
                     segment.records = scan.records.count
-                    segment.corruptRegions = scan.corruptRegions.count
+                    // Padding records and short regions the state file lists were counted by a recovery.
+                    let counted = scan.corruptRegions.filter { countedShortRegions.contains(LogPosition(segment: id, offset: $0.offset)) }.count
+                    segment.corruptRegions = scan.corruptRegions.count - counted
+                    segment.skippedRegions = scan.paddingRecords + counted
                     segment.tailBytes = bytes.count - scan.validEnd
                     segment.tailIsTorn = scan.tailIsTorn && segment.tailBytes > 0
                     for found in scan.records where LogPosition(segment: id, offset: found.offset) >= head {

@@ -48,6 +48,8 @@ enum SegmentFormat {
 struct SegmentScan {
     /// Valid data records (not padding), in order.
     var records: [RecordFormat.Found] = []
+    /// Padding records: corrupt regions an earlier recovery already counted and padded over.
+    var paddingRecords = 0
     /// Corrupt regions followed by a valid record: start and length. A damaged tail is not one of them.
     var corruptRegions: [(offset: Int, length: Int)] = []
     /// Where the usable part of the file ends; bytes past it are a torn or corrupt tail.
@@ -61,7 +63,7 @@ struct SegmentScan {
         validEnd = position
         while position < bytes.count {
             if let found = RecordFormat.record(in: bytes, at: position) {
-                if !found.isPadding { records.append(found) }
+                if found.isPadding { paddingRecords += 1 } else { records.append(found) }
                 position += found.size
                 validEnd = position
                 continue

@@ -64,7 +64,8 @@ private func runSpoor(_ arguments: [String]) throws -> (status: Int32, output: S
     @Test func badArgumentsAndMissingDirectoriesFailClearly() throws {
         let usage = try runSpoor(["inspect"])
         #expect(usage.status == 64)
-        #expect(usage.errors.contains("usage: spoor inspect DIR"))
+        #expect(usage.errors.hasPrefix("spoor inspect: "), "\(usage.errors)")
+        #expect(usage.errors.contains("Usage: spoor inspect <dir>"), "\(usage.errors)")
         let missing = try runSpoor(["inspect", "/nonexistent/spoor"])
         #expect(missing.status == 66)
         #expect(missing.errors.contains("not a directory"))

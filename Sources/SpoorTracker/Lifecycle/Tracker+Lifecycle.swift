@@ -41,8 +41,10 @@ extension Tracker {
     /// tracker.attach(NotificationCenterLifecycleSource(  // iOS apps
     ///     application: UIApplication.shared) { … })
     /// ```
-    /// - Parameter recordsCrashes: install a handler for fatal signals that records the crash, so the
-    ///   next launch emits `AppCrashed` (it chains to any handler installed before it).
+    /// - Parameters:
+    ///   - source: what delivers the platform's lifecycle signals.
+    ///   - recordsCrashes: install a handler for fatal signals that records the crash, so the
+    ///     next launch emits `AppCrashed` (it chains to any handler installed before it).
     public func attach(_ source: any LifecycleSource, recordsCrashes: Bool = true) {
         if recordsCrashes { lifecycle.installCrashHandler() }
         lifecycle.retain(source)

@@ -10,6 +10,7 @@ public struct SimulationError: Error, Sendable, Hashable, CustomStringConvertibl
     /// What is wrong with it.
     public var reason: String
 
+    /// Creates an error for a scenario line (0 for the configuration).
     public init(line: Int, reason: String) {
         self.line = line
         self.reason = reason
