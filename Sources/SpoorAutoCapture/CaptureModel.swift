@@ -199,3 +199,7 @@ public enum CaptureRules {
         return result.isEmpty ? nil : result
     }
 }
+
+/// Adopted by a view or view controller class to opt out of auto-capture: no clicks on the view or inside
+/// it, no page for the controller (the glue turns it into ``CapturedView/ignoresAutoCapture``).
+public protocol SpoorIgnoresAutoCapture: AnyObject {}
