@@ -18,7 +18,7 @@ extension AutoCapture {
     static var capture: AutoCapture?
     private static var installed = false
     /// Methods already replaced, so a class seen twice (or sharing an inherited method) is hooked once.
-    private static var hooked: Set<OpaquePointer> = []
+    private static var hooked: Set<Method> = []
 
     static func installOnce() {
         guard !installed else { return }
@@ -33,7 +33,7 @@ extension AutoCapture {
 
     /// Replaces `method` with `makeIMP(original)`, once per method.
     private static func replace(_ method: Method, _ makeIMP: (IMP) -> IMP) {
-        guard hooked.insert(OpaquePointer(method)).inserted else { return }
+        guard hooked.insert(method).inserted else { return }
         let original = method_getImplementation(method)
         method_setImplementation(method, makeIMP(original))
     }
@@ -241,7 +241,7 @@ extension AutoCapture {
         var parent: ViewNode?
         for (offset, current) in chain.reversed().enumerated() {
             let isLeaf = offset == chain.count - 1
-            let owner = owner(of: current).flatMap { $0.viewIfLoaded === current ? $0 : nil }
+            let controller = owner(of: current).flatMap { $0.viewIfLoaded === current ? $0 : nil }
             parent = ViewNode(
                 typeName: String(describing: type(of: current)),
                 accessibilityIdentifier: current.accessibilityIdentifier,
@@ -250,7 +250,7 @@ extension AutoCapture {
                     siblings.subviews.filter { type(of: $0) == type(of: current) }.firstIndex { $0 === current } ?? 0
                 } ?? 0,
                 indexPath: indexPath(of: current), parent: parent,
-                children: isLeaf ? current.subviews.map(textNode) : [], page: owner.map(page),
+                children: isLeaf ? current.subviews.map(textNode) : [], page: controller.map(page),
                 ignoresAutoCapture: current is any SpoorIgnoresAutoCapture
             )
         }
