@@ -12,6 +12,8 @@ let package = Package(
     platforms: [.macOS(.v13), .iOS(.v16), .tvOS(.v16), .watchOS(.v9)],
     products: [
         .library(name: "Spoor", targets: ["SpoorTracker", "SpoorTransport", "SpoorSerializer", "SpoorCore"]),
+        // Its own product: an app opts into method swizzling by linking it, never by linking Spoor.
+        .library(name: "SpoorAutoCapture", targets: ["SpoorAutoCapture"]),
         .executable(name: "spoor", targets: ["SpoorCLI"]),
     ],
     dependencies: [
@@ -60,6 +62,9 @@ let package = Package(
             swiftSettings: strictSwift
         ),
 
+        // Page and click capture without code: the platform-neutral model, and UIKit/SwiftUI glue.
+        .target(name: "SpoorAutoCapture", dependencies: ["SpoorTracker"], swiftSettings: strictSwift),
+
         // The command-line tool.
         .executableTarget(
             name: "SpoorCLI",
@@ -100,6 +105,11 @@ let package = Package(
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
             ],
+            swiftSettings: strictSwift
+        ),
+        .testTarget(
+            name: "SpoorAutoCaptureTests",
+            dependencies: ["SpoorCore", "SpoorTracker", "SpoorAutoCapture"],
             swiftSettings: strictSwift
         ),
         .testTarget(

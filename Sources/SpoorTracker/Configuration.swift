@@ -3,6 +3,18 @@ public import SpoorCore
 public import SpoorTransport
 public import Logging
 
+/// What `SpoorAutoCapture` hooks into the UI framework to capture (see ``Configuration/autoCapture``).
+public struct AutoCaptureOptions: OptionSet, Sendable, Hashable {
+    public let rawValue: UInt8
+
+    public init(rawValue: UInt8) { self.rawValue = rawValue }
+
+    /// Page views: view controllers appearing and disappearing.
+    public static let pages = AutoCaptureOptions(rawValue: 1 << 0)
+    /// Clicks: control actions, cell selection, gesture targets, alert actions.
+    public static let clicks = AutoCaptureOptions(rawValue: 1 << 1)
+}
+
 /// The auto-track events a tracker emits (lifecycle spec §6).
 ///
 /// An event left out is not emitted, but the bookkeeping behind it keeps running,
@@ -147,6 +159,13 @@ public struct Configuration: Sendable {
 
     /// Pages and clicks auto-tracking leaves out. Default: nothing.
     public var autoTrackIgnore = AutoTrackIgnoreList()
+
+    // MARK: Auto-capture
+
+    /// What the `SpoorAutoCapture` module captures without code on Apple platforms: page views from view
+    /// controllers, clicks from controls, cells, gestures and alert actions. Default: nothing. The events
+    /// themselves still need ``autoTrack`` (`.appViewScreen`, `.appPageLeave`, `.appClick`).
+    public var autoCapture: AutoCaptureOptions = []
 
     /// Creates a configuration with default values for everything but the storage directory.
     public init(storageDirectory: URL) {
