@@ -8,7 +8,7 @@ struct CorpusReplayTests {
     func replay() async throws {
         let corpus = BadInputTests.repository.appendingPathComponent("Fuzz/Corpus/FuzzCollectorIngest")
         let files = try FileManager.default.contentsOfDirectory(atPath: corpus.path).sorted()
-        #expect(files.count > 100)
+        #expect(!files.isEmpty)
         let store = try SQLiteStore(path: nil)
         let ingest = Ingest(limits: IngestLimits(maxBody: 1 << 20, maxDecompressed: 1 << 20), store: store)
         func stored() throws -> Int { try store.countsByName().map(\.count).reduce(0, +) }
