@@ -8,7 +8,7 @@ struct CollectorCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "spoor-collector",
         abstract: "Receives Spoor batch frames over HTTP and stores their events exactly once.",
-        subcommands: [ServeCommand.self, EventsCommand.self],
+        subcommands: [ServeCommand.self, EventsCommand.self, FrameCommand.self],
         defaultSubcommand: ServeCommand.self
     )
 }
