@@ -24,10 +24,12 @@ let strictSwift: [SwiftSetting] = [
 
 let package = Package(
     name: "SpoorFuzz",
-    platforms: [.macOS(.v13)],
+    platforms: [.macOS(.v15)],
     dependencies: [
         // The root package; its folder name differs between checkouts, so it is named here.
         .package(name: "Spoor", path: ".."),
+        // The collector's request core (body → frame → events → rows), for FuzzCollectorIngest.
+        .package(name: "SpoorCollector", path: "../Collector"),
     ],
     targets: [
         // Declares libFuzzer's `LLVMFuzzerRunDriver`, which each target's main.swift calls.
@@ -36,6 +38,14 @@ let package = Package(
         .executableTarget(
             name: "FuzzSeeds",
             dependencies: [.product(name: "Spoor", package: "Spoor")],
+            swiftSettings: strictSwift
+        ),
+        .executableTarget(
+            name: "FuzzCollectorIngest",
+            dependencies: [
+                "CFuzzDriver", .product(name: "Spoor", package: "Spoor"),
+                .product(name: "SpoorCollectorCore", package: "SpoorCollector"),
+            ],
             swiftSettings: strictSwift
         ),
     ] + fuzzTargets.map { name in

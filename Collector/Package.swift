@@ -1,0 +1,65 @@
+// swift-tools-version: 6.1
+// spoor-collector: the ingestion server (docs/collector.md). A nested package so that an app
+// embedding the `Spoor` product never fetches NIO, Hummingbird or a database driver.
+//
+//   swift build -c release --product spoor-collector
+//   swift test
+import PackageDescription
+
+let strictSwift: [SwiftSetting] = [
+    .swiftLanguageMode(.v6),
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("InternalImportsByDefault"),
+]
+
+let package = Package(
+    name: "SpoorCollector",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "spoor-collector", targets: ["SpoorCollector"]),
+        .library(name: "SpoorCollectorCore", targets: ["SpoorCollectorCore"]),
+    ],
+    dependencies: [
+        // The root package; its folder name differs between checkouts, so it is named here.
+        .package(name: "Spoor", path: ".."),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", exact: "2.28.1"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", exact: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser", exact: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-metrics", exact: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", exact: "2.4.1"),
+        .package(url: "https://github.com/groue/GRDB.swift", exact: "7.10.0"),
+    ],
+    targets: [
+        // The request core: body → frame → events → rows, the status decisions, and the stores.
+        // No HTTP server in here, so the fuzz target and the tests call it directly.
+        .target(
+            name: "SpoorCollectorCore",
+            dependencies: [
+                .product(name: "Spoor", package: "Spoor"),
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strictSwift
+        ),
+        // The server: HTTP, command line, signals, /metrics.
+        .executableTarget(
+            name: "SpoorCollector",
+            dependencies: [
+                "SpoorCollectorCore",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+            ],
+            swiftSettings: strictSwift
+        ),
+        .testTarget(
+            name: "SpoorCollectorTests",
+            dependencies: ["SpoorCollectorCore", .product(name: "Spoor", package: "Spoor")],
+            swiftSettings: strictSwift
+        ),
+    ]
+)

@@ -1,0 +1,99 @@
+import Foundation
+import Hummingbird
+import Metrics
+import SpoorCollectorCore
+import SpoorCore
+import Synchronization
+
+/// `POST /v1/batch`: auth, in-flight cap, bounded body read, then the request core.
+final class BatchHandler: Sendable {
+    let ingest: Ingest
+    let tokens: Set<String>
+    let maxInFlight: Int
+    let sink: NDJSONSink?
+    private let inFlight = Atomic<Int>(0)
+
+    private let eventsStored = Counter(label: "spoor_collector_events_stored_total")
+    private let duplicates = Counter(label: "spoor_collector_duplicate_batches_total")
+    private let bytesIn = Counter(label: "spoor_collector_bytes_in_total")
+    private let storeLatency = Metrics.Timer(label: "spoor_collector_store_seconds")
+
+    init(ingest: Ingest, tokens: Set<String>, maxInFlight: Int, sink: NDJSONSink?) {
+        self.ingest = ingest
+        self.tokens = tokens
+        self.maxInFlight = maxInFlight
+        self.sink = sink
+    }
+
+    func handle(_ request: Request) async -> Response {
+        let answer = await answer(request)
+        Counter(label: "spoor_collector_requests_total", dimensions: [("status", String(answer.status))]).increment()
+        return jsonResponse(answer)
+    }
+
+    private func answer(_ request: Request) async -> IngestResponse {
+        if !tokens.isEmpty {
+            let header = request.headers[.authorization] ?? ""
+            guard header.hasPrefix("Bearer "), tokens.contains(String(header.dropFirst("Bearer ".count))) else {
+                return .error(401, "unauthorized", "a valid Authorization: Bearer token is required")
+            }
+        }
+        let limit = ingest.limits.maxBody
+        if let declared = request.headers[.contentLength].flatMap(Int.init), declared > limit {
+            return .error(413, "body_too_large", "Content-Length \(declared) is past the \(limit)-byte limit")
+        }
+        guard inFlight.wrappingAdd(1, ordering: .relaxed).newValue <= maxInFlight else {
+            inFlight.wrappingSubtract(1, ordering: .relaxed)
+            return .error(503, "overloaded", "more than \(maxInFlight) batches in flight", retryAfter: 1)
+        }
+        defer { inFlight.wrappingSubtract(1, ordering: .relaxed) }
+        // Count while reading: a body without (or lying about) Content-Length stops at the limit.
+        var body: [UInt8] = []
+        do {
+            for try await buffer in request.body {
+                guard body.count + buffer.readableBytes <= limit else {
+                    return .error(413, "body_too_large", "the body is past the \(limit)-byte limit")
+                }
+                body.append(contentsOf: buffer.readableBytesView)
+            }
+        } catch {
+            return .error(400, "body_read_failed", "\(error)")
+        }
+        bytesIn.increment(by: body.count)
+        let start = ContinuousClock.now
+        let answer = await ingest.handle(body, receivedAt: Int64(Date().timeIntervalSince1970 * 1000))
+        if answer.status == 200 {
+            let elapsed = (ContinuousClock.now - start).components
+            storeLatency.recordNanoseconds(elapsed.seconds * 1_000_000_000 + elapsed.attoseconds / 1_000_000_000)
+            if answer.duplicate {
+                duplicates.increment()
+            } else {
+                eventsStored.increment(by: answer.storedEvents.count)
+                sink?.write(answer.storedEvents)
+            }
+        }
+        return answer
+    }
+}
+
+/// `--ndjson`: every newly stored event as one `spoor decode` JSON line.
+final class NDJSONSink: Sendable {
+    private let handle: Mutex<FileHandle>
+
+    init(path: String) throws {
+        if path == "-" {
+            handle = Mutex(FileHandle.standardOutput)
+        } else {
+            if !FileManager.default.fileExists(atPath: path) { _ = FileManager.default.createFile(atPath: path, contents: nil) }
+            guard let file = FileHandle(forWritingAtPath: path) else { throw CocoaError(.fileWriteNoPermission) }
+            file.seekToEndOfFile()
+            handle = Mutex(file)
+        }
+    }
+
+    func write(_ events: [Event]) {
+        var text = ""
+        for event in events { text += EventJSON.encode(event) + "\n" }
+        handle.withLock { $0.write(Data(text.utf8)) }
+    }
+}

@@ -1,0 +1,107 @@
+import ArgumentParser
+import Foundation
+import Hummingbird
+import Logging
+import Metrics
+import Prometheus
+import SpoorCollectorCore
+import SpoorCore
+import Synchronization
+
+/// `spoor-collector serve`: the HTTP server.
+struct ServeCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "serve", abstract: "Runs the collector.")
+
+    @Option(help: "Address to listen on, HOST:PORT (port 0 picks a free one).")
+    var listen = "127.0.0.1:8080"
+
+    @Option(help: "The store: sqlite:PATH or postgres://USER@HOST:PORT/DB.")
+    var store = "sqlite:spoor-events.sqlite"
+
+    @Option(name: .customLong("token"), help: "A bearer token clients must send; repeat for several. None: no check.")
+    var tokens: [String] = []
+
+    @Option(name: .customLong("max-body"), help: "Largest request body in bytes.")
+    var maxBody = 4 << 20
+
+    @Option(name: .customLong("max-decompressed"), help: "Largest decompressed payload in bytes.")
+    var maxDecompressed = 64 << 20
+
+    @Option(name: .customLong("max-in-flight"), help: "Batches handled at once before answering 503.")
+    var maxInFlight = 64
+
+    @Option(help: "Also write every newly stored event as a JSON line to FILE, or - for standard output.")
+    var ndjson: String?
+
+    func run() async throws {
+        let address = try ListenAddress(parsing: listen)
+        let location = try StoreLocation(parsing: store)
+        var logger = Logger(label: "spoor-collector")
+        logger.logLevel = .info
+        let registry = PrometheusCollectorRegistry()
+        MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
+        let eventStore = try location.open()
+        let sink = try ndjson.map(NDJSONSink.init(path:))
+        let handler = BatchHandler(
+            ingest: Ingest(limits: IngestLimits(maxBody: maxBody, maxDecompressed: maxDecompressed), store: eventStore),
+            tokens: Set(tokens), maxInFlight: maxInFlight, sink: sink
+        )
+        let router = Router(context: BasicRequestContext.self)
+        router.add(middleware: JSONErrorMiddleware())
+        router.post("/v1/batch") { request, _ in await handler.handle(request) }
+        for method in [HTTPRequest.Method.get, .put, .delete, .patch] {
+            router.on("/v1/batch", method: method) { _, _ in
+                jsonResponse(.error(405, "method_not_allowed", "use POST /v1/batch"), headers: [.allow: "POST"])
+            }
+        }
+        router.get("/healthz") { _, _ in
+            do {
+                try await eventStore.ping()
+                return jsonResponse(IngestResponse(status: 200, body: #"{"status":"ok"}"#))
+            } catch {
+                return jsonResponse(.error(503, "store_unavailable", "\(error)", retryAfter: 1))
+            }
+        }
+        router.get("/metrics") { _, _ in
+            var bytes: [UInt8] = []
+            registry.emit(into: &bytes)
+            return Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4"],
+                            body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
+        }
+        let app = Application(
+            router: router,
+            configuration: .init(address: .hostname(address.host, port: address.port), serverName: nil),
+            onServerRunning: { channel in
+                let port = channel.localAddress?.port ?? address.port
+                // One line, written at once, so scripts can wait for it.
+                FileHandle.standardOutput.write(Data("listening on \(address.host):\(port)\n".utf8))
+            },
+            logger: logger
+        )
+        try await app.runService(gracefulShutdownSignals: [.sigterm, .sigint])
+        await eventStore.close()
+        logger.info("stopped")
+    }
+}
+
+/// Turns router errors (unknown path, body limits) into the JSON error form.
+struct JSONErrorMiddleware<Context: RequestContext>: RouterMiddleware {
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        do {
+            return try await next(request, context)
+        } catch let error as HTTPError {
+            let reason = error.status == .notFound ? "not_found" : error.status.reasonPhrase.lowercased().replacingOccurrences(of: " ", with: "_")
+            let detail = error.body ?? "\(request.method) \(request.uri.path)"
+            return jsonResponse(.error(Int(error.status.code), reason, detail))
+        }
+    }
+}
+
+/// An HTTP response for an answer of the request core.
+func jsonResponse(_ answer: IngestResponse, headers extra: HTTPFields = [:]) -> Response {
+    var headers: HTTPFields = [.contentType: "application/json"]
+    headers.append(contentsOf: extra)
+    if let seconds = answer.retryAfter { headers[.retryAfter] = String(seconds) }
+    return Response(status: .init(code: answer.status), headers: headers,
+                    body: .init(byteBuffer: ByteBuffer(string: answer.body)))
+}

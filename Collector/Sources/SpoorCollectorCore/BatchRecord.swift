@@ -1,0 +1,76 @@
+public import SpoorCore
+
+/// One `events` row.
+public struct EventRow: Sendable, Hashable {
+    /// The event's index in its batch.
+    public var idx: Int
+    /// The event name.
+    public var name: String
+    /// The record type's name, such as `track`.
+    public var type: String
+    /// Event time, epoch milliseconds.
+    public var timeMs: Int64
+    /// The distinct id.
+    public var distinctID: String
+    /// The anonymous id.
+    public var anonymousID: String
+    /// The login id, if any.
+    public var loginID: String?
+    /// The session id, if any.
+    public var sessionID: String?
+    /// The track id as 16 hex digits.
+    public var trackID: String
+    /// The install's sequence number (bit pattern of the unsigned value).
+    public var sequence: Int64
+    /// The library info as JSON.
+    public var lib: String
+    /// The properties as JSON.
+    public var properties: String
+
+    /// The row for an event at `idx`.
+    public init(_ event: Event, idx: Int) {
+        self.idx = idx
+        name = event.name
+        type = event.type.name
+        timeMs = event.time
+        distinctID = event.distinctID
+        anonymousID = event.anonymousID
+        loginID = event.loginID
+        sessionID = event.sessionID
+        let digits = String(event.trackID, radix: 16)
+        trackID = String(repeating: "0", count: 16 - digits.count) + digits
+        sequence = Int64(bitPattern: event.sequence)
+        lib = JSONValue.object([
+            .init("$lib", .string(event.lib.lib)),
+            .init("$lib_version", .string(event.lib.libVersion)),
+            .init("$lib_method", .string(event.lib.method.name)),
+            .init("$app_version", .string(event.lib.appVersion)),
+        ]).serialized
+        properties = JSONValue.object(
+            event.properties.sorted { $0.key < $1.key }.map { JSONValue.Member($0.key, EventJSON.json($0.value)) }
+        ).serialized
+    }
+}
+
+/// A decoded batch, ready for a store: the `batches` row and its events.
+public struct BatchRecord: Sendable {
+    /// The batch id, 32 hex digits.
+    public var batchID: String
+    /// When the collector received it, epoch milliseconds.
+    public var receivedAt: Int64
+    /// The frame's codec name.
+    public var codec: String
+    /// The frame's size in bytes.
+    public var bytes: Int
+    /// The event rows, in batch order.
+    public var events: [EventRow]
+
+    /// Creates a record.
+    public init(batchID: String, receivedAt: Int64, codec: String, bytes: Int, events: [EventRow]) {
+        self.batchID = batchID
+        self.receivedAt = receivedAt
+        self.codec = codec
+        self.bytes = bytes
+        self.events = events
+    }
+}

@@ -1,0 +1,132 @@
+public import SpoorCore
+import SpoorSerializer
+import SpoorTransport
+
+/// The collector's limits on one request.
+public struct IngestLimits: Sendable, Hashable {
+    /// The largest request body accepted (413 past it).
+    public var maxBody: Int
+    /// The largest decompressed payload accepted, declared or actual (413 past it).
+    public var maxDecompressed: Int
+
+    /// Creates limits; the defaults are 4 MiB of body and 64 MiB decompressed.
+    public init(maxBody: Int = 4 << 20, maxDecompressed: Int = 64 << 20) {
+        self.maxBody = maxBody
+        self.maxDecompressed = maxDecompressed
+    }
+}
+
+/// The answer to one request: an HTTP status and a JSON body.
+public struct IngestResponse: Error, Sendable, Hashable {
+    /// The HTTP status code.
+    public var status: Int
+    /// The JSON body.
+    public var body: String
+    /// Seconds for `Retry-After`, on 503.
+    public var retryAfter: Int?
+    /// Events newly stored by this request.
+    public var storedEvents: [Event] = []
+    /// The batch was stored before and nothing was written.
+    public var duplicate = false
+
+    /// Creates an answer.
+    public init(status: Int, body: String, retryAfter: Int? = nil, storedEvents: [Event] = [], duplicate: Bool = false) {
+        self.status = status
+        self.body = body
+        self.retryAfter = retryAfter
+        self.storedEvents = storedEvents
+        self.duplicate = duplicate
+    }
+
+    /// An error answer `{"error": reason, "detail": detail}`.
+    public static func error(_ status: Int, _ reason: String, _ detail: String, retryAfter: Int? = nil) -> Self {
+        let body = JSONValue.object([.init("error", .string(reason)), .init("detail", .string(detail))]).serialized
+        return Self(status: status, body: body, retryAfter: retryAfter)
+    }
+}
+
+/// The request path without HTTP: body → frame → events → rows → store, and the status it earns.
+public struct Ingest: Sendable {
+    /// The limits enforced.
+    public let limits: IngestLimits
+    /// Where batches go.
+    public let store: any EventStore
+
+    /// Creates the request core over a store.
+    public init(limits: IngestLimits = IngestLimits(), store: any EventStore) {
+        self.limits = limits
+        self.store = store
+    }
+
+    /// Decodes a body into a batch record, or the error answer it earns.
+    public func decode(_ body: [UInt8], receivedAt: Int64) -> Result<(BatchRecord, [Event]), IngestResponse> {
+        guard body.count <= limits.maxBody else {
+            return .failure(.error(413, "body_too_large", "\(body.count) bytes is past the \(limits.maxBody)-byte limit"))
+        }
+        let decoder = FrameDecoder(limits: FrameLimits(
+            maxFrameBytes: limits.maxBody, maxUncompressedBytes: limits.maxDecompressed, maxRecords: 1_000_000
+        ))
+        let frame: DecodedFrame
+        do {
+            frame = try decoder.decode(body)
+        } catch {
+            return .failure(Self.answer(for: error))
+        }
+        let events: [Event]
+        do {
+            events = try EventDecoder().decodeBatch(frame.payload)
+        } catch {
+            let offset = error.offset
+            return .failure(.error(400, "malformed_event", "\(error.field) at payload byte \(offset): \(error)"))
+        }
+        let record = BatchRecord(
+            batchID: frame.header.batchID.description, receivedAt: receivedAt, codec: frame.header.codec.description,
+            bytes: body.count, events: events.enumerated().map { EventRow($1, idx: $0) }
+        )
+        return .success((record, events))
+    }
+
+    /// Handles one `POST /v1/batch` body: 200 only after the store committed.
+    public func handle(_ body: [UInt8], receivedAt: Int64) async -> IngestResponse {
+        let record: BatchRecord
+        let events: [Event]
+        switch decode(body, receivedAt: receivedAt) {
+        case .failure(let answer): return answer
+        case .success(let decoded): (record, events) = decoded
+        }
+        let result: InsertResult
+        do {
+            result = try await store.insert(record)
+        } catch {
+            return .error(503, "store_unavailable", error.message, retryAfter: 1)
+        }
+        let body = JSONValue.object([
+            .init("batch_id", .string(record.batchID)),
+            .init("events", .int(Int64(record.events.count))),
+            .init("duplicate", .bool(result == .duplicate)),
+        ]).serialized
+        return IngestResponse(status: 200, body: body, storedEvents: result == .stored ? events : [],
+                              duplicate: result == .duplicate)
+    }
+
+    /// The status and reason for a bad frame.
+    static func answer(for error: FrameError) -> IngestResponse {
+        let status = switch error.reason {
+        case .tooLarge: 413
+        case .unsupportedVersion, .unknownCodec: 415
+        default: 400
+        }
+        let offset = switch error.field {
+        case "magic": " at byte 0"
+        case "version": " at byte 4"
+        case "codec": " at byte 5"
+        case "header_length": " at byte 6"
+        case "record_count": " at byte 8"
+        case "uncompressed_length": " at byte 12"
+        case "header_crc": " at byte 48"
+        case "payload", "payload_crc": " at byte 52"
+        default: ""
+        }
+        return .error(status, error.reason.rawValue, "\(error.field)\(offset): \(error.message)")
+    }
+}

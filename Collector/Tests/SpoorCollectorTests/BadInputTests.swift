@@ -1,0 +1,82 @@
+import Foundation
+import SpoorCollectorCore
+import SpoorCore
+import SpoorTransport
+import Testing
+
+@Suite("Hostile bodies on a real collector process")
+struct BadInputTests {
+    static let repository = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+    /// Peak resident memory of a process, from /proc.
+    static func peakRSS(_ pid: Int32) throws -> Int {
+        let status = try String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)
+        let line = try #require(status.split(separator: "\n").first { $0.hasPrefix("VmHWM:") })
+        let kilobytes = try #require(Int(line.split(separator: " ", omittingEmptySubsequences: true)[1]))
+        return kilobytes * 1024
+    }
+
+    /// A zstd frame whose header declares 100 bytes but whose payload inflates to 1 GiB of zeros.
+    static func zstdBomb() throws -> [UInt8] {
+        let zstd = Process()
+        zstd.executableURL = URL(fileURLWithPath: "/bin/sh")
+        zstd.arguments = ["-c", "head -c 1073741824 /dev/zero | zstd -q -c"]
+        let pipe = Pipe()
+        zstd.standardOutput = pipe
+        try zstd.run()
+        let stored = [UInt8](pipe.fileHandleForReading.readDataToEndOfFile())
+        zstd.waitUntilExit()
+        #expect(zstd.terminationStatus == 0)
+        var frame = try BatchFrame.encode(payload: [UInt8](repeating: 0, count: 100), recordCount: 1, batchID: .random(),
+                                          sealedAt: 0, codec: .none)
+        frame.removeSubrange(BatchFrame.headerLength...)
+        frame[5] = Codec.zstd.rawValue
+        withUnsafeBytes(of: UInt32(stored.count).littleEndian) { frame.replaceSubrange(16..<20, with: $0) }
+        let crc = CRC32C.checksum(Array(frame[0..<48]))
+        withUnsafeBytes(of: crc.littleEndian) { frame.replaceSubrange(48..<52, with: $0) }
+        return frame + stored
+    }
+
+    @Test("truncated and random bodies, the frame fuzz corpus, a zstd bomb and a 100 MiB body: right status, nothing stored, RSS < 256 MiB")
+    func hostileBodies() async throws {
+        let collector = try CollectorProcess()
+        // The request core decides each status in-process, over its own store; the server must
+        // answer the same and end up holding the same events (valid corpus frames share batch ids).
+        let oracleStore = try SQLiteStore(path: nil)
+        let oracle = Ingest(store: oracleStore)
+        var bodies: [(String, [UInt8])] = []
+        let valid = try Frames.frame(Frames.events(50))
+        for length in stride(from: 0, to: valid.count, by: max(1, valid.count / 40)) {
+            bodies.append(("truncated to \(length)", Array(valid.prefix(length))))
+        }
+        var random = SplitMix64(seed: 0x5EED)
+        for index in 0..<50 {
+            let count = Int(random.next() % 4096)
+            bodies.append(("random \(index)", (0..<count).map { _ in UInt8(truncatingIfNeeded: random.next()) }))
+        }
+        let corpus = Self.repository.appendingPathComponent("Fuzz/Corpus/FuzzFrameDecoder")
+        let files = try FileManager.default.contentsOfDirectory(atPath: corpus.path).sorted()
+        #expect(!files.isEmpty)
+        for file in files {
+            bodies.append(("corpus \(file)", [UInt8](try Data(contentsOf: corpus.appendingPathComponent(file)))))
+        }
+        bodies.append(("zstd bomb", try Self.zstdBomb()))
+        for (label, body) in bodies {
+            let expected = await oracle.handle(body, receivedAt: 0).status
+            let answer = try await collector.request(body: body)
+            #expect(answer.status == expected, "\(label): \(answer.body)")
+            if expected != 200 { #expect(answer.body.hasPrefix(#"{"error":""#), "\(label)") }
+        }
+        let huge = [UInt8](repeating: 0xAB, count: 100 << 20)
+        let hugeAnswer = try await collector.request(body: huge)
+        #expect(hugeAnswer.status == 413)
+        let health = try await collector.request("GET", "/healthz")
+        #expect(health.status == 200)
+        let stored = try SQLiteStore(path: collector.databasePath).countsByName().map(\.count).reduce(0, +)
+        #expect(stored == (try oracleStore.countsByName().map(\.count).reduce(0, +)))
+        let rss = try Self.peakRSS(collector.process.processIdentifier)
+        print("collector peak RSS after hostile bodies: \(rss >> 20) MiB")
+        #expect(rss < 256 << 20)
+    }
+}

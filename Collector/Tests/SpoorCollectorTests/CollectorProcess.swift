@@ -1,0 +1,102 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import SpoorCore
+import SpoorSerializer
+import SpoorTransport
+import Testing
+
+/// A real `spoor-collector serve` process on 127.0.0.1, port 0.
+final class CollectorProcess {
+    let process = Process()
+    let port: Int
+    let directory: URL
+    private let output = Pipe()
+
+    /// The built binary: `SPOOR_COLLECTOR_BIN`, else the package's debug build folder.
+    static func binary() throws -> URL {
+        if let path = ProcessInfo.processInfo.environment["SPOOR_COLLECTOR_BIN"] { return URL(fileURLWithPath: path) }
+        let package = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        for configuration in ["debug", "release"] {
+            let candidate = package.appendingPathComponent(".build/\(configuration)/spoor-collector")
+            if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
+        }
+        throw CollectorTestError("spoor-collector is not built under \(package.path)/.build; run swift build first")
+    }
+
+    init(arguments: [String] = []) throws {
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("spoor-collector-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        process.executableURL = try Self.binary()
+        process.arguments = ["serve", "--listen", "127.0.0.1:0", "--store", "sqlite:\(directory.path)/events.sqlite"] + arguments
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        // Wait for the one `listening on` line, with a deadline.
+        var line = Data()
+        let deadline = Date().addingTimeInterval(30)
+        while !line.contains(UInt8(ascii: "\n")) {
+            guard Date() < deadline, process.isRunning else {
+                process.terminate()
+                throw CollectorTestError("the collector did not print `listening on` (got \(String(decoding: line, as: UTF8.self)))")
+            }
+            let chunk = output.fileHandleForReading.availableData
+            if chunk.isEmpty { break }
+            line.append(chunk)
+        }
+        let text = String(decoding: line, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        guard text.hasPrefix("listening on 127.0.0.1:"), let port = Int(text.split(separator: ":").last ?? "") else {
+            process.terminate()
+            throw CollectorTestError("unexpected first line: \(text)")
+        }
+        self.port = port
+    }
+
+    deinit {
+        if process.isRunning { process.terminate(); process.waitUntilExit() }
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    var databasePath: String { directory.appendingPathComponent("events.sqlite").path }
+
+    /// Sends one request and returns the status, the body and the headers.
+    func request(_ method: String = "POST", _ path: String = "/v1/batch", body: [UInt8] = [],
+                 headers: [String: String] = [:]) async throws -> (status: Int, body: String, headers: [String: String]) {
+        var request = URLRequest(url: URL(string: "http://127.0.0.1:\(port)\(path)")!)
+        request.httpMethod = method
+        if method != "GET" { request.httpBody = Data(body) }
+        for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
+        let (data, response) = try await URLSession.shared.data(for: request)
+        let http = try #require(response as? HTTPURLResponse)
+        var fields: [String: String] = [:]
+        for (name, value) in http.allHeaderFields { fields["\(name)".lowercased()] = "\(value)" }
+        return (http.statusCode, String(decoding: data, as: UTF8.self), fields)
+    }
+}
+
+struct CollectorTestError: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// Frames of test events.
+enum Frames {
+    static func events(_ count: Int, name: String = "ViewProduct") -> [Event] {
+        (0..<count).map { index -> Event in
+            let lib = LibInfo(lib: "Swift", libVersion: "1.0", method: .code)
+            let eventName = index % 3 == 0 ? "$AppStart" : name
+            let time: Int64 = 1_700_000_000_000 + Int64(index)
+            let properties: Properties = ["price": .double(Double(index))]
+            return Event(name: eventName, time: time, trackID: UInt64(index) &* 0x9E37, sequence: UInt64(index),
+                         distinctID: "user-\(index % 5)", anonymousID: "anon-1", lib: lib, properties: properties)
+        }
+    }
+
+    static func frame(_ events: [Event], batchID: BatchID = .random(), codec: Codec = .zstd) throws -> [UInt8] {
+        let encoder = EventEncoder()
+        var payload: [UInt8] = []
+        for event in events { try encoder.appendBatchEntry(event, to: &payload) }
+        return try BatchFrame.encode(payload: payload, recordCount: events.count, batchID: batchID, sealedAt: 1_700_000_000_000, codec: codec)
+    }
+}

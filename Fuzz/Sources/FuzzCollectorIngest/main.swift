@@ -1,0 +1,46 @@
+// Fuzzes the collector's request path (body → frame → events → rows → store) against an in-memory
+// SQLite store. Any body must get a status the API defines; a 200 stores exactly the batch's events
+// (once: the same body again is a duplicate), and any other status stores nothing.
+import CFuzzDriver
+import Foundation
+import SpoorCollectorCore
+
+let store = try! SQLiteStore(path: nil)
+let ingest = Ingest(limits: IngestLimits(maxBody: 1 << 20, maxDecompressed: 1 << 20), store: store)
+
+/// Runs async work to completion from the fuzzer's synchronous callback.
+func blocking<T: Sendable>(_ work: @escaping @Sendable () async -> T) -> T {
+    let done = DispatchSemaphore(value: 0)
+    nonisolated(unsafe) var result: T?
+    Task { result = await work(); done.signal() }
+    done.wait()
+    return result!
+}
+
+func storedEvents() -> Int { (try! store.countsByName()).reduce(0) { $0 + $1.count } }
+
+func fuzzOne(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
+    let body = size > 0 ? Array(UnsafeBufferPointer(start: data, count: size)) : []
+    let before = storedEvents()
+    let answer = blocking { await ingest.handle(body, receivedAt: 0) }
+    let after = storedEvents()
+    switch answer.status {
+    case 200:
+        guard answer.duplicate || after - before == answer.storedEvents.count else {
+            fatalError("200 stored \(after - before) events, answered \(answer.storedEvents.count)")
+        }
+        let again = blocking { await ingest.handle(body, receivedAt: 0) }
+        guard again.status == 200, again.duplicate, storedEvents() == after else {
+            fatalError("the same body twice was not a duplicate: \(again.body)")
+        }
+    case 400, 413, 415:
+        guard after == before else { fatalError("status \(answer.status) stored \(after - before) events") }
+    default:
+        fatalError("unexpected status \(answer.status): \(answer.body)")
+    }
+    return 0
+}
+
+var argc = CommandLine.argc
+var argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>? = CommandLine.unsafeArgv
+exit(LLVMFuzzerRunDriver(&argc, &argv) { data, size in fuzzOne(data, size) })
