@@ -73,6 +73,17 @@ let package = Package(
             swiftSettings: strictSwift
         ),
 
+        // What the test targets share: temporary directories, log capture.
+        .target(
+            name: "SpoorTestSupport",
+            dependencies: [
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "InMemoryLogging", package: "swift-log"),
+            ],
+            path: "Tests/SpoorTestSupport",
+            swiftSettings: strictSwift
+        ),
+
         .testTarget(
             name: "SpoorSerializerTests",
             dependencies: ["SpoorCore", "SpoorSerializer"],
@@ -81,14 +92,14 @@ let package = Package(
         .testTarget(
             name: "SpoorTransportTests",
             dependencies: [
-                "SpoorCore", "SpoorSerializer", "SpoorTransport",
+                "SpoorCore", "SpoorSerializer", "SpoorTransport", "SpoorTestSupport",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strictSwift
         ),
         .testTarget(
             name: "SpoorTrackerTests",
-            dependencies: ["SpoorCore", "SpoorSerializer", "SpoorTransport", "SpoorTracker"],
+            dependencies: ["SpoorCore", "SpoorSerializer", "SpoorTransport", "SpoorTracker", "SpoorTestSupport"],
             swiftSettings: strictSwift
         ),
         .testTarget(
