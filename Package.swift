@@ -29,6 +29,9 @@ let package = Package(
             linkerSettings: [.linkedLibrary("protobuf-c")]
         ),
 
+        // CRC-32C: the CPU's instructions where it has them, tables elsewhere.
+        .target(name: "CSpoorCRC"),
+
         // The event model: events and typed property values. Every Swift module builds on it.
         .target(name: "SpoorCore", swiftSettings: strictSwift),
         // Protobuf encoding and decoding of events, over the C shim.
@@ -41,7 +44,7 @@ let package = Package(
         .target(
             name: "SpoorTransport",
             dependencies: [
-                "SpoorCore", "SpoorSerializer", "CZstd", "CZlib",
+                "SpoorCore", "SpoorSerializer", "CZstd", "CZlib", "CSpoorCRC",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strictSwift
