@@ -13,6 +13,8 @@ let package = Package(
     products: [
         .library(name: "Spoor", targets: ["SpoorTracker", "SpoorTransport", "SpoorSerializer", "SpoorCore"]),
         .executable(name: "spoor", targets: ["SpoorCLI"]),
+        // Realistic event streams, for the benchmarks package and tests; apps do not need it.
+        .library(name: "SpoorWorkload", targets: ["SpoorWorkload"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
@@ -59,6 +61,9 @@ let package = Package(
             swiftSettings: strictSwift
         ),
 
+        // Realistic event streams (an iPhone app session, a Linux service), deterministic by seed.
+        .target(name: "SpoorWorkload", dependencies: ["SpoorCore"], path: "Benchmarks/Workload", swiftSettings: strictSwift),
+
         // The command-line tool.
         .executableTarget(
             name: "SpoorCLI",
@@ -95,7 +100,7 @@ let package = Package(
         .testTarget(
             name: "SpoorTransportTests",
             dependencies: [
-                "SpoorCore", "SpoorSerializer", "SpoorTransport", "SpoorTestSupport",
+                "SpoorCore", "SpoorSerializer", "SpoorTransport", "SpoorTestSupport", "SpoorWorkload",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strictSwift
