@@ -18,14 +18,25 @@ public struct Workload: Sendable {
 
     /// What an app passes to `track`.
     public struct Call: Sendable {
+        /// The event name.
         public var name: String
+        /// The call-site properties.
         public var properties: Properties
         /// Recorded by auto-tracking rather than by the app's code.
         public var isAutoTrack: Bool
         /// Milliseconds since the previous call.
         public var delay: Int64
+
+        /// Creates a call.
+        public init(name: String, properties: Properties, isAutoTrack: Bool = false, delay: Int64 = 0) {
+            self.name = name
+            self.properties = properties
+            self.isAutoTrack = isAutoTrack
+            self.delay = delay
+        }
     }
 
+    /// Which stream this is.
     public let kind: Kind
     /// The preset properties of the device.
     public let presets: Properties
