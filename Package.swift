@@ -15,6 +15,8 @@ let package = Package(
         // Its own product: an app opts into method swizzling by linking it, never by linking Spoor.
         .library(name: "SpoorAutoCapture", targets: ["SpoorAutoCapture"]),
         .executable(name: "spoor", targets: ["SpoorCLI"]),
+        // Realistic event streams, for the benchmarks package and tests; apps do not need it.
+        .library(name: "SpoorWorkload", targets: ["SpoorWorkload"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
@@ -34,6 +36,9 @@ let package = Package(
             linkerSettings: [.linkedLibrary("protobuf-c")]
         ),
 
+        // CRC-32C: the CPU's instructions where it has them, tables elsewhere.
+        .target(name: "CSpoorCRC"),
+
         // The event model: events and typed property values. Every Swift module builds on it.
         .target(name: "SpoorCore", swiftSettings: strictSwift),
         // Protobuf encoding and decoding of events, over the C shim.
@@ -46,7 +51,7 @@ let package = Package(
         .target(
             name: "SpoorTransport",
             dependencies: [
-                "SpoorCore", "SpoorSerializer", "CZstd", "CZlib",
+                "SpoorCore", "SpoorSerializer", "CZstd", "CZlib", "CSpoorCRC",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strictSwift
@@ -64,6 +69,8 @@ let package = Package(
 
         // Page and click capture without code: the platform-neutral model, and UIKit/SwiftUI glue.
         .target(name: "SpoorAutoCapture", dependencies: ["SpoorTracker"], swiftSettings: strictSwift),
+        // Realistic event streams (an iPhone app session, a Linux service), deterministic by seed.
+        .target(name: "SpoorWorkload", dependencies: ["SpoorCore"], path: "Benchmarks/Workload", swiftSettings: strictSwift),
 
         // The command-line tool.
         .executableTarget(
@@ -85,6 +92,17 @@ let package = Package(
             swiftSettings: strictSwift
         ),
 
+        // What the test targets share: temporary directories, log capture.
+        .target(
+            name: "SpoorTestSupport",
+            dependencies: [
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "InMemoryLogging", package: "swift-log"),
+            ],
+            path: "Tests/SpoorTestSupport",
+            swiftSettings: strictSwift
+        ),
+
         .testTarget(
             name: "SpoorSerializerTests",
             dependencies: ["SpoorCore", "SpoorSerializer"],
@@ -93,7 +111,7 @@ let package = Package(
         .testTarget(
             name: "SpoorTransportTests",
             dependencies: [
-                "SpoorCore", "SpoorSerializer", "SpoorTransport",
+                "SpoorCore", "SpoorSerializer", "SpoorTransport", "SpoorTestSupport", "SpoorWorkload",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strictSwift
@@ -101,7 +119,7 @@ let package = Package(
         .testTarget(
             name: "SpoorTrackerTests",
             dependencies: [
-                "SpoorCore", "SpoorSerializer", "SpoorTransport", "SpoorTracker",
+                "SpoorCore", "SpoorSerializer", "SpoorTransport", "SpoorTracker", "SpoorTestSupport",
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
             ],

@@ -68,7 +68,9 @@ let package = Package(
         .target(name: "CMallocCounter", path: "Benchmarks/CMallocCounter"),
         .executableTarget(
             name: "TrackerLoad",
-            dependencies: ["CMallocCounter", .product(name: "Spoor", package: "Spoor")],
+            dependencies: [
+                "CMallocCounter", .product(name: "Spoor", package: "Spoor"), .product(name: "SpoorWorkload", package: "Spoor"),
+            ],
             path: "Benchmarks/TrackerLoad",
             swiftSettings: strictSwift,
             // Export the executable's malloc so shared libraries (the Swift runtime) bind to it.

@@ -178,9 +178,10 @@ static int scan_message(scan_ctx *ctx, msg_kind kind, size_t begin, size_t end) 
         case WIRE_VARINT: {
             uint64_t v;
             if (!read_varint(d, end, &pos, &v, path, err)) return 0;
-            if (f && f->kind == F_ENUM_TYPE && (v < 1 || v > 8))
-                return fail(err, SPOOR_DECODE_INVALID_ENUM, path, value_at, v);
-            if (f && f->kind == F_ENUM_METHOD && v > 2)
+            /* Enums are open (proto3): any int32 is kept, as Google's runtime does; only a
+             * value no int32 encodes to is refused. Type 0 is refused after unpacking. */
+            if (f && (f->kind == F_ENUM_TYPE || f->kind == F_ENUM_METHOD) &&
+                ((int64_t)v < INT32_MIN || (int64_t)v > INT32_MAX))
                 return fail(err, SPOOR_DECODE_INVALID_ENUM, path, value_at, v);
             break;
         }

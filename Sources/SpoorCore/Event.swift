@@ -1,23 +1,54 @@
 /// What kind of record an event is.
-public enum EventType: Int32, Sendable, Hashable, CaseIterable {
+///
+/// Protobuf enums are open: a type a newer Spoor adds reaches an older one as
+/// ``unrecognized(_:)`` with its number, and is written back unchanged.
+public enum EventType: Sendable, Hashable, CaseIterable, RawRepresentable {
     /// An ordinary event, from code or from auto-tracking.
-    case track = 1
+    case track
     /// `$SignUp`, emitted when a user logs in.
-    case trackSignup = 2
+    case trackSignup
     /// Sets profile properties.
-    case profileSet = 3
+    case profileSet
     /// Sets profile properties that are not set yet.
-    case profileSetOnce = 4
+    case profileSetOnce
     /// Adds to numeric profile properties.
-    case profileIncrement = 5
+    case profileIncrement
     /// Appends to list profile properties.
-    case profileAppend = 6
+    case profileAppend
     /// Removes profile properties.
-    case profileUnset = 7
+    case profileUnset
     /// Deletes the whole profile.
-    case profileDelete = 8
+    case profileDelete
+    /// A type this version does not know, kept as its wire number.
+    /// ``init(rawValue:)`` never makes one for a number a known case has.
+    case unrecognized(Int32)
 
-    /// The name used in JSON, such as `track` or `profile_set_once`.
+    /// The known types, in wire-number order.
+    public static let allCases: [EventType] = [
+        .track, .trackSignup, .profileSet, .profileSetOnce, .profileIncrement, .profileAppend, .profileUnset, .profileDelete,
+    ]
+
+    /// The type with wire number `rawValue`; unknown numbers become ``unrecognized(_:)``.
+    public init(rawValue: Int32) {
+        self = rawValue >= 1 && rawValue <= 8 ? Self.allCases[Int(rawValue) - 1] : .unrecognized(rawValue)
+    }
+
+    /// The wire number.
+    public var rawValue: Int32 {
+        switch self {
+        case .track: 1
+        case .trackSignup: 2
+        case .profileSet: 3
+        case .profileSetOnce: 4
+        case .profileIncrement: 5
+        case .profileAppend: 6
+        case .profileUnset: 7
+        case .profileDelete: 8
+        case .unrecognized(let number): number
+        }
+    }
+
+    /// The name used in JSON, such as `track` or `profile_set_once`; the decimal number for an unrecognized type.
     public var name: String {
         switch self {
         case .track: "track"
@@ -28,10 +59,11 @@ public enum EventType: Int32, Sendable, Hashable, CaseIterable {
         case .profileAppend: "profile_append"
         case .profileUnset: "profile_unset"
         case .profileDelete: "profile_delete"
+        case .unrecognized(let number): String(number)
         }
     }
 
-    /// The type with the given JSON name, or `nil`.
+    /// The known type with the given JSON name, or `nil`.
     public init?(name: String) {
         guard let match = Self.allCases.first(where: { $0.name == name }) else { return nil }
         self = match
@@ -39,24 +71,50 @@ public enum EventType: Int32, Sendable, Hashable, CaseIterable {
 }
 
 /// How an event was produced (`$lib_method`).
-public enum LibMethod: Int32, Sendable, Hashable {
+///
+/// Open like ``EventType``: an unknown method is kept as ``unrecognized(_:)``.
+public enum LibMethod: Sendable, Hashable, RawRepresentable {
     /// Not recorded.
-    case unspecified = 0
+    case unspecified
     /// The app called the tracker.
-    case code = 1
+    case code
     /// Spoor produced it by auto-tracking.
-    case autoTrack = 2
+    case autoTrack
+    /// A method this version does not know, kept as its wire number.
+    /// ``init(rawValue:)`` never makes one for a number a known case has.
+    case unrecognized(Int32)
 
-    /// The name used in JSON: `code`, `autoTrack` or an empty string.
+    /// The method with wire number `rawValue`; unknown numbers become ``unrecognized(_:)``.
+    public init(rawValue: Int32) {
+        switch rawValue {
+        case 0: self = .unspecified
+        case 1: self = .code
+        case 2: self = .autoTrack
+        default: self = .unrecognized(rawValue)
+        }
+    }
+
+    /// The wire number.
+    public var rawValue: Int32 {
+        switch self {
+        case .unspecified: 0
+        case .code: 1
+        case .autoTrack: 2
+        case .unrecognized(let number): number
+        }
+    }
+
+    /// The name used in JSON: `code`, `autoTrack` or an empty string; the decimal number for an unrecognized method.
     public var name: String {
         switch self {
         case .unspecified: ""
         case .code: "code"
         case .autoTrack: "autoTrack"
+        case .unrecognized(let number): String(number)
         }
     }
 
-    /// The method with the given JSON name, or `nil`.
+    /// The known method with the given JSON name, or `nil`.
     public init?(name: String) {
         switch name {
         case "": self = .unspecified

@@ -19,7 +19,7 @@ public enum EventJSON {
     public static func encode(_ event: Event) -> String {
         var members: [JSONValue.Member] = [
             .init("event", .string(event.name)),
-            .init("type", .string(event.type.name)),
+            .init("type", json(event.type)),
             .init("time", .int(event.time)),
             .init("track_id", .string(hex(event.trackID))),
             .init("sequence", .int(Int64(bitPattern: event.sequence))),
@@ -32,7 +32,7 @@ public enum EventJSON {
         members.append(.init("lib", .object([
             .init("$lib", .string(event.lib.lib)),
             .init("$lib_version", .string(event.lib.libVersion)),
-            .init("$lib_method", .string(event.lib.method.name)),
+            .init("$lib_method", json(event.lib.method)),
             .init("$app_version", .string(event.lib.appVersion)),
         ])))
         let properties = event.properties.sorted { $0.key < $1.key }.map { JSONValue.Member($0.key, json($0.value)) }
@@ -91,9 +91,18 @@ public enum EventJSON {
     /// Reads one event from its parsed JSON.
     public static func decode(_ json: JSONValue) throws(EventJSONError) -> Event {
         guard case .object = json else { throw EventJSONError(field: "", reason: "expected an object, found \(json.typeName)") }
-        let typeName = try string(json, "type")
-        guard let type = EventType(name: typeName) else {
-            throw EventJSONError(field: "type", reason: "unknown type \"\(typeName)\"")
+        let type: EventType
+        if case .int(let number)? = json["type"] {
+            guard number != 0, let raw = Int32(exactly: number) else {
+                throw EventJSONError(field: "type", reason: "type number \(number) is 0 or outside Int32")
+            }
+            type = EventType(rawValue: raw)
+        } else {
+            let typeName = try string(json, "type")
+            guard let known = EventType(name: typeName) else {
+                throw EventJSONError(field: "type", reason: "unknown type \"\(typeName)\"")
+            }
+            type = known
         }
         guard let time = json["time"], case .int(let millis) = time else {
             throw EventJSONError(field: "time", reason: "expected integer epoch milliseconds")
@@ -116,9 +125,18 @@ public enum EventJSON {
         guard let libJSON = json["lib"], case .object = libJSON else {
             throw EventJSONError(field: "lib", reason: "expected an object")
         }
-        let methodName = try string(libJSON, "$lib_method", path: "lib.")
-        guard let method = LibMethod(name: methodName) else {
-            throw EventJSONError(field: "lib.$lib_method", reason: "unknown method \"\(methodName)\"")
+        let method: LibMethod
+        if case .int(let number)? = libJSON["$lib_method"] {
+            guard let raw = Int32(exactly: number) else {
+                throw EventJSONError(field: "lib.$lib_method", reason: "method number \(number) is outside Int32")
+            }
+            method = LibMethod(rawValue: raw)
+        } else {
+            let methodName = try string(libJSON, "$lib_method", path: "lib.")
+            guard let known = LibMethod(name: methodName) else {
+                throw EventJSONError(field: "lib.$lib_method", reason: "unknown method \"\(methodName)\"")
+            }
+            method = known
         }
         let lib = LibInfo(
             lib: try string(libJSON, "$lib", path: "lib."),
@@ -150,6 +168,18 @@ public enum EventJSON {
             sessionID: try optionalString(json, "session_id"),
             originalID: try optionalString(json, "original_id")
         )
+    }
+
+    /// A known type as its name, an unrecognized one as its number (as protobuf's JSON mapping does).
+    private static func json(_ type: EventType) -> JSONValue {
+        if case .unrecognized(let number) = type { return .int(Int64(number)) }
+        return .string(type.name)
+    }
+
+    /// A known method as its name, an unrecognized one as its number.
+    private static func json(_ method: LibMethod) -> JSONValue {
+        if case .unrecognized(let number) = method { return .int(Int64(number)) }
+        return .string(method.name)
     }
 
     private static func string(_ json: JSONValue, _ key: String, path: String = "") throws(EventJSONError) -> String {

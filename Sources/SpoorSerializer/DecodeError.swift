@@ -30,7 +30,7 @@ public struct DecodeError: Error, Sendable, Hashable, CustomStringConvertible {
         case missingValue
         /// A double is NaN or infinite.
         case nonFiniteDouble
-        /// An event type or lib method outside its enum.
+        /// An event type of 0 (unspecified), or an enum value no `int32` encodes to.
         case invalidEnum
         /// Decoding would need more memory than the input can justify.
         case outOfMemory

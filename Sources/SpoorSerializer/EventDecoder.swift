@@ -103,10 +103,9 @@ public final class EventDecoder {
         guard status == SPOOR_DECODE_OK else {
             throw DecodeError(error, base: base, eventIndex: eventIndex)
         }
-        guard let type = EventType(rawValue: view.type) else {
-            throw DecodeError(reason: .invalidEnum, field: "type", offset: base, detail: UInt64(bitPattern: Int64(view.type)), eventIndex: eventIndex)
-        }
-        let method = LibMethod(rawValue: view.lib_method) ?? .unspecified
+        // Enums are open: numbers this version does not know are kept (the shim refuses only type 0).
+        let type = EventType(rawValue: view.type)
+        let method = LibMethod(rawValue: view.lib_method)
 
         var properties = Properties(minimumCapacity: view.prop_count)
         for index in 0..<view.prop_count {

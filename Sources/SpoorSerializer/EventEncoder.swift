@@ -69,12 +69,7 @@ public final class EventEncoder {
     /// bytes themselves.
     public static func appendBatchEntryHeader(bodyLength: Int, to buffer: inout [UInt8]) {
         buffer.append(0x0A)
-        var length = UInt64(bodyLength)
-        while length >= 0x80 {
-            buffer.append(UInt8(truncatingIfNeeded: length) | 0x80)
-            length >>= 7
-        }
-        buffer.append(UInt8(length))
+        Varint.append(UInt64(bodyLength), to: &buffer)
     }
 
     private func encode(_ event: Event, into buffer: inout [UInt8], asBatchEntry: Bool) throws(EncodeError) {

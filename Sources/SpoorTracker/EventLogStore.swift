@@ -95,18 +95,7 @@ final class EventLogStore: EventStore, @unchecked Sendable {
         let bytes = try encoder.encode(carrier)
         var entries: [UInt8] = []
         var index = 0
-        func varint() -> UInt64? {
-            var value: UInt64 = 0
-            var shift: UInt64 = 0
-            while index < bytes.count, shift < 64 {
-                let byte = bytes[index]
-                index += 1
-                value |= UInt64(byte & 0x7F) << shift
-                if byte < 0x80 { return value }
-                shift += 7
-            }
-            return nil
-        }
+        func varint() -> UInt64? { Varint.read(bytes, at: &index) }
         while index < bytes.count {
             let start = index
             guard let key = varint() else { break }

@@ -1,3 +1,5 @@
+import SpoorCore
+
 /// How a frame's payload is compressed.
 public enum Codec: UInt8, Sendable, Hashable, CaseIterable, CustomStringConvertible {
     /// Stored as is.
@@ -343,17 +345,9 @@ public struct FrameDecoder: Sendable {
                 throw FrameError(.malformedPayload, field: "payload", reason: "byte \(index) is not a Batch.events tag")
             }
             index += 1
-            var length: UInt64 = 0
-            var shift: UInt64 = 0
-            while true {
-                guard index < payload.count, shift < 64 else {
-                    throw FrameError(.malformedPayload, field: "payload", reason: "a record length at byte \(index) is cut off or too long")
-                }
-                let byte = payload[index]
-                index += 1
-                length |= UInt64(byte & 0x7F) << shift
-                shift += 7
-                if byte & 0x80 == 0 { break }
+            let lengthStart = index
+            guard let length = Varint.read(payload, at: &index) else {
+                throw FrameError(.malformedPayload, field: "payload", reason: "a record length at byte \(lengthStart) is cut off or too long")
             }
             guard length <= UInt64(payload.count - index) else {
                 throw FrameError(.malformedPayload, field: "payload", reason: "a record at byte \(index) runs past the payload")

@@ -63,17 +63,9 @@ enum RecordFormat {
     /// else (only a deliberately forged one can) never reaches a batch.
     static func isBatchEntry(_ payload: UnsafeRawBufferPointer) -> Bool {
         guard payload.count >= 2, payload[0] == 0x0A else { return false }
-        var length: UInt64 = 0
         var index = 1
-        var shift: UInt64 = 0
-        while index < payload.count, index <= 10 {
-            let byte = payload[index]
-            index += 1
-            length |= UInt64(byte & 0x7F) << shift
-            if byte & 0x80 == 0 { return length == UInt64(payload.count - index) }
-            shift += 7
-        }
-        return false
+        guard let length = Varint.read(payload, at: &index) else { return false }
+        return length == UInt64(payload.count - index)
     }
 
     /// Whether the bytes from `offset` to the end look like a record cut short:

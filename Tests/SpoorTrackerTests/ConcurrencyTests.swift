@@ -3,6 +3,7 @@ import SpoorCore
 import Testing
 
 @testable import SpoorTracker
+import SpoorTestSupport
 
 /// A store that keeps only what the concurrency test checks, so 800,000 events fit in little memory.
 private final class OrderCheckingStore: EventStore {

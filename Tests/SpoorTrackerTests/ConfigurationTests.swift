@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import SpoorTracker
+import SpoorTestSupport
 
 @Suite struct ConfigurationTests {
     private func error(_ change: (inout Configuration) -> Void) -> ConfigurationError? {

@@ -1,6 +1,7 @@
 import Foundation
 import SpoorCore
 import SpoorTransport
+import SpoorTestSupport
 import Testing
 
 @testable import SpoorTracker

@@ -5,6 +5,7 @@ import SpoorTransport
 import Testing
 
 @testable import SpoorTracker
+import SpoorTestSupport
 
 /// The tracker over the real durable log: events go in through the public API and come back out decoded.
 @Suite struct EventLogTests {

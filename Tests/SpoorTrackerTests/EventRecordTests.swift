@@ -3,6 +3,7 @@ import SpoorCore
 import Testing
 
 @testable import SpoorTracker
+import SpoorTestSupport
 
 private struct BuyProduct: TrackedEvent {
     static let eventName = "BuyProduct"

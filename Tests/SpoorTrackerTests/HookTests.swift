@@ -1,5 +1,6 @@
 import Foundation
 import SpoorCore
+import SpoorTestSupport
 import Testing
 
 @testable import SpoorTracker

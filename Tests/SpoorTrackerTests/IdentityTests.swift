@@ -3,6 +3,7 @@ import SpoorCore
 import Testing
 
 @testable import SpoorTracker
+import SpoorTestSupport
 
 @Suite struct IdentityTests {
     @Test func anonymousIDIsCreatedOnceAndPersisted() async throws {

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import SpoorTracker
+import SpoorTestSupport
 
 @Suite("The checkpoint file's two slots")
 struct LifecycleCheckpointStoreTests {

@@ -1,6 +1,7 @@
 import Foundation
 import SpoorCore
 @testable import SpoorTracker
+import SpoorTestSupport
 
 /// One auto event as the lifecycle tests see it: name, time and the lifecycle's own properties (preset
 /// and super properties the tracker merges in are left out).

@@ -2,6 +2,7 @@ import Foundation
 import SpoorCore
 import Testing
 @testable import SpoorTracker
+import SpoorTestSupport
 
 
 /// Checks the lifecycle invariants over the events of a whole run, across process deaths.

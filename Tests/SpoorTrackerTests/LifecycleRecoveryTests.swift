@@ -2,6 +2,7 @@ import Foundation
 import SpoorCore
 import Testing
 @testable import SpoorTracker
+import SpoorTestSupport
 
 @Suite("Crash and kill recovery (L10, P7)")
 struct LifecycleRecoveryTests {

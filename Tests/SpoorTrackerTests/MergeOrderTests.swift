@@ -3,6 +3,7 @@ import SpoorCore
 import Testing
 
 @testable import SpoorTracker
+import SpoorTestSupport
 
 @Suite struct MergeOrderTests {
     @Test func presetPropertiesAreOnEveryEvent() async throws {

@@ -2,6 +2,7 @@ import Foundation
 import Metrics
 import MetricsTestKit
 import SpoorCore
+import SpoorTestSupport
 import Testing
 
 @testable import SpoorTracker

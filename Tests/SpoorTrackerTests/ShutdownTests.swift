@@ -2,6 +2,7 @@ import Foundation
 import SpoorCore
 import SpoorSerializer
 import SpoorTransport
+import SpoorTestSupport
 import Testing
 
 @testable import SpoorTracker

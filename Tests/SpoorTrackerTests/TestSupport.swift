@@ -1,57 +1,10 @@
 import Foundation
 import Logging
 import SpoorCore
+import SpoorTestSupport
 import Testing
 
 @testable import SpoorTracker
-
-/// A fresh temporary directory per test, removed when the harness goes away.
-final class TemporaryDirectory: Sendable {
-    let url: URL
-
-    init() {
-        url = FileManager.default.temporaryDirectory.appendingPathComponent("spoor-tracker-tests-\(UUID().uuidString)")
-        try? FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-    }
-
-    deinit { try? FileManager.default.removeItem(at: url) }
-}
-
-/// Collects log messages so tests can check what was reported.
-final class LogCapture: Sendable {
-    struct Entry: Sendable {
-        var level: Logger.Level
-        var message: String
-        var metadata: [String: String]
-    }
-
-    private let entries = Locked<[Entry]>([])
-
-    var all: [Entry] { entries.withLock { $0 } }
-
-    func record(_ entry: Entry) { entries.withLock { $0.append(entry) } }
-
-    var logger: Logger {
-        Logger(label: "test") { _ in Handler(capture: self) }
-    }
-
-    struct Handler: LogHandler {
-        let capture: LogCapture
-        var metadata: Logger.Metadata = [:]
-        var logLevel: Logger.Level = .trace
-
-        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-            get { metadata[key] }
-            set { metadata[key] = newValue }
-        }
-
-        func log(event: LogEvent) {
-            var flat: [String: String] = [:]
-            for (key, value) in event.metadata ?? [:] { flat[key] = "\(value)" }
-            capture.record(Entry(level: event.level, message: "\(event.message)", metadata: flat))
-        }
-    }
-}
 
 /// Fixed preset properties, so tests do not depend on the machine.
 let testPresets: Properties = [

@@ -45,5 +45,38 @@ import Testing
             #expect(whole == CRC32C.checksum(data))
         }
     }
-}
 
+    @Test func hardwareAndTablesAgreeOnRandomInputs() throws {
+        #if arch(x86_64)
+        // Every x86_64 CPU made since 2008 has SSE4.2: the fast path must be the one in use.
+        #expect(CRC32C.usesHardware)
+        #endif
+        var generator = SplitMix64(seed: 0xC2C)
+        for round in 0..<1000 {
+            let count = round < 300 ? round : Int(generator.next() % 5000)
+            let bytes = (0..<count).map { _ in UInt8(truncatingIfNeeded: generator.next()) }
+            let seed = UInt32(truncatingIfNeeded: generator.next())
+            let offset = Int(generator.next() % 8)
+            let padded = [UInt8](repeating: 0xA5, count: offset) + bytes
+            try padded.withUnsafeBytes { raw in
+                let slice = UnsafeRawBufferPointer(rebasing: raw[offset...])
+                let portable = CRC32C.portableUpdate(seed, slice)
+                #expect(CRC32C.update(seed, slice) == portable)
+                if let hardware = CRC32C.hardwareUpdate(seed, slice) {
+                    #expect(hardware == portable, "length \(count), offset \(offset)")
+                } else {
+                    try #require(!CRC32C.usesHardware)
+                }
+            }
+            if round < 300 { #expect(CRC32C.checksum(bytes) == Self.reference(bytes)) }
+        }
+    }
+
+    @Test func bothPathsGiveTheCheckValue() {
+        let check = Array("123456789".utf8)
+        check.withUnsafeBytes { raw in
+            #expect(CRC32C.portableUpdate(0, raw) == 0xE306_9283)
+            if let hardware = CRC32C.hardwareUpdate(0, raw) { #expect(hardware == 0xE306_9283) }
+        }
+    }
+}

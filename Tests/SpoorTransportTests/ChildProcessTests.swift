@@ -4,6 +4,8 @@ import SpoorCore
 import SpoorSerializer
 @testable import SpoorTransport
 
+import SpoorTestSupport
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import Logging
 @testable import SpoorTransport
+import SpoorTestSupport
 
 /// Replays the fuzzers' committed corpora and past crashers (Fuzz/Corpus, Fuzz/FailCases)
 /// through the same checks as the fuzz targets, without sanitizers, on every `make test`.

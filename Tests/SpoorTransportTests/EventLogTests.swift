@@ -3,6 +3,7 @@ import Testing
 import SpoorCore
 import SpoorSerializer
 @testable import SpoorTransport
+import SpoorTestSupport
 
 @Suite struct EventLogTests {
     @Test func appendedRecordsSurviveReopenInOrder() throws {
@@ -54,7 +55,7 @@ import SpoorSerializer
 
     @Test func recordCapDropsTheOldestAndCountsThem() throws {
         let directory = TemporaryDirectory()
-        let recorder = LogRecorder()
+        let recorder = LogCapture()
         do {
             let log = try open(directory, .init(maxRecords: 100), logger: recorder.logger)
             log.append(Fixtures.buffer(0..<60))
@@ -208,7 +209,7 @@ import SpoorSerializer
         // A file named like a segment that is not one, and one whose header was cut short.
         writeBytes(Array(repeating: 0x41, count: 100), to: directory.path + "/" + SegmentFormat.fileName(id: 0x100))
         writeBytes(Array(SegmentFormat.header(id: 0x200).prefix(5)), to: directory.path + "/" + SegmentFormat.fileName(id: 0x200))
-        let recorder = LogRecorder()
+        let recorder = LogCapture()
         let log = try open(directory, logger: recorder.logger)
         #expect(Fixtures.sequences(log) == Array(0..<5))
         #expect(log.counters.quarantined == 1)
@@ -267,7 +268,7 @@ import SpoorSerializer
     @Test func unusableDirectoryKeepsEventsInMemory() throws {
         let directory = TemporaryDirectory()
         writeBytes([1, 2, 3], to: directory.path + "/file")
-        let recorder = LogRecorder()
+        let recorder = LogCapture()
         // A directory below a regular file can never be created.
         let log = try EventLog(directory: directory.file("file/sub"), configuration: .init(maxRecords: 30), logger: recorder.logger)
         log.append(Fixtures.buffer(0..<50))

@@ -3,6 +3,7 @@ import Testing
 import SpoorCore
 import SpoorSerializer
 @testable import SpoorTransport
+import SpoorTestSupport
 
 /// The committed test vectors in docs/vectors (see docs/frame-format.md).
 ///

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import SpoorTransport
+import SpoorTestSupport
 
 @Suite struct LogInspectionTests {
     @Test func reportsWhatRecoveryWouldFindWithoutChangingAnything() throws {

@@ -3,6 +3,7 @@ import Testing
 import SpoorCore
 import SpoorSerializer
 @testable import SpoorTransport
+import SpoorTestSupport
 
 /// Copies a live log's directory, as a crash at this moment would leave it (minus the lock).
 func snapshot(_ directory: TemporaryDirectory) -> TemporaryDirectory {

@@ -2,32 +2,8 @@ import Foundation
 import Logging
 import SpoorCore
 import SpoorSerializer
+import SpoorTestSupport
 @testable import SpoorTransport
-
-/// A fresh, empty directory per test, removed when the value goes.
-final class TemporaryDirectory {
-    let url: URL
-    var path: String { url.path }
-
-    init() {
-        url = FileManager.default.temporaryDirectory.appendingPathComponent("spoor-transport-\(UUID().uuidString)")
-        try! FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-    }
-
-    deinit {
-        try? FileManager.default.removeItem(at: url)
-    }
-
-    func file(_ name: String) -> URL { url.appendingPathComponent(name) }
-
-    func names() -> [String] {
-        ((try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []).sorted()
-    }
-
-    func segmentPaths() -> [String] {
-        names().filter { $0.hasPrefix("seg-") && $0.hasSuffix(".log") }.map { path + "/" + $0 }
-    }
-}
 
 /// A clock tests move by hand.
 final class ManualClock: @unchecked Sendable {
@@ -36,40 +12,6 @@ final class ManualClock: @unchecked Sendable {
 
     var now: Int64 { lock.withLock { millis } }
     func advance(_ ms: Int64) { lock.withLock { millis += ms } }
-}
-
-/// A log handler that keeps messages, so tests can check what was reported.
-final class LogRecorder: @unchecked Sendable {
-    private let lock = NSLock()
-    private var entries: [(Logger.Level, String)] = []
-
-    var messages: [(level: Logger.Level, message: String)] { lock.withLock { entries } }
-
-    func record(_ level: Logger.Level, _ message: String) { lock.withLock { entries.append((level, message)) } }
-
-    var logger: Logger {
-        Logger(label: "test") { _ in RecordingHandler(recorder: self) }
-    }
-
-    func contains(_ level: Logger.Level, _ fragment: String) -> Bool {
-        messages.contains { $0.level == level && $0.message.contains(fragment) }
-    }
-}
-
-struct RecordingHandler: LogHandler {
-    let recorder: LogRecorder
-    var metadata: Logger.Metadata = [:]
-    var logLevel: Logger.Level = .trace
-
-    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-        get { metadata[key] }
-        set { metadata[key] = newValue }
-    }
-
-    func log(event: LogEvent) {
-        let extra = (event.metadata ?? [:]).map { "\($0)=\($1)" }.sorted().joined(separator: " ")
-        recorder.record(event.level, "\(event.message) \(extra)")
-    }
 }
 
 enum Fixtures {

@@ -45,7 +45,7 @@ import SpoorSerializer
         return [
             "_track_id": Int64(truncatingIfNeeded: event.trackID) & 0x7FFF_FFFF, "time": event.time, "type": "track",
             "distinct_id": event.distinctID, "anonymous_id": event.anonymousID, "event": event.name,
-            "lib": ["$lib": event.lib.lib, "$lib_version": event.lib.libVersion, "$lib_method": "code", "$app_version": event.lib.appVersion],
+            "lib": ["$lib": event.lib.lib, "$lib_version": event.lib.libVersion, "$lib_method": event.lib.method == .autoTrack ? "autoTrack" : "code", "$app_version": event.lib.appVersion],
             "properties": properties, "_flush_time": flushTime,
         ]
     }

@@ -1,14 +1,17 @@
 // Measures the tracker's hot path: `track` latency and allocations on the caller's thread, and sustained
 // throughput from two threads into the durable log. Build and run in release mode:
 //
-//     swift run -c release --package-path Benchmarks TrackerLoad [--samples N] [--per-thread N] [--rounds N]
+//     swift run -c release --package-path Benchmarks TrackerLoad [--samples N] [--per-thread N] [--rounds N] [--workload iPhoneApp]
 //
+// With `--workload iPhoneApp` (or `linuxService`) the tracker has that workload's presets and super properties
+// and every call is the workload's next call (SpoorWorkload), instead of the 5-property reference event.
 // `--hook-only` runs only the beforeRecord comparison (no hook, a pass-through hook, an enriching hook).
 import CMallocCounter
 import Foundation
 import SpoorCore
 import SpoorSerializer
 import SpoorTracker
+import SpoorWorkload
 
 #if canImport(Glibc)
 import Glibc
@@ -32,6 +35,18 @@ let samples = argument("--samples", default: 1_000_000)
 let perThread = argument("--per-thread", default: 1_000_000)
 let rounds = argument("--rounds", default: 5)
 
+/// The realistic workload asked for, if any, and 4096 of its calls, cycled through.
+let workloadKind: Workload.Kind? = CommandLine.arguments.firstIndex(of: "--workload").flatMap { index in
+    index + 1 < CommandLine.arguments.count ? Workload.Kind(rawValue: CommandLine.arguments[index + 1]) : nil
+}
+let calls: [Workload.Call] = {
+    guard let workloadKind else { return [Workload.Call(name: "BuyProduct", properties: referenceProperties, isAutoTrack: false, delay: 0)] }
+    var workload = Workload(workloadKind, seed: 2026)
+    return (0..<4096).map { _ in workload.nextCall() }
+}()
+let callMask = calls.count == 1 ? 0 : calls.count - 1
+let eventLabel = workloadKind.map { "\($0.rawValue) calls" } ?? "5 properties"
+
 @inline(__always) func nanoseconds() -> UInt64 {
     var ts = timespec()
     clock_gettime(CLOCK_MONOTONIC, &ts)
@@ -42,8 +57,15 @@ func makeTracker(_ configure: (inout Configuration) -> Void = { _ in }) throws -
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent("spoor-bench-\(UUID().uuidString)")
     var configuration = Configuration(storageDirectory: directory)
     configuration.appVersion = "1.0"
+    if let workloadKind {
+        configuration.presetOverrides = Workload(workloadKind, seed: 0).presets
+    }
     configure(&configuration)
-    return (try Tracker(configuration: configuration), directory)
+    let tracker = try Tracker(configuration: configuration)
+    if let workloadKind {
+        _ = tracker.registerSuperProperties(workloadKind == .iPhoneApp ? WorkloadPresets.iPhoneSuper : WorkloadPresets.linuxServerSuper)
+    }
+    return (tracker, directory)
 }
 
 /// CPU seconds used so far by the thread named `name` (Linux: /proc/self/task/*/stat), or nil.
@@ -137,10 +159,14 @@ func measureWriterParts() {
     var properties = base
     for (key, value) in referenceProperties { properties[key] = value }
     properties["$is_first_day"] = true
-    let event = Event(
+    var event = Event(
         name: "BuyProduct", time: 1_700_000_000_000, trackID: 42, sequence: 7, distinctID: "user-1",
         anonymousID: "6F9619FF-8B86-D011-B42D-00CF4FC964FF", lib: LibInfo(lib: "Linux", libVersion: "0.1.0", method: .code),
         properties: properties)
+    if let workloadKind {
+        var workload = Workload(workloadKind, seed: 2026)
+        event = workload.events(40).last!
+    }
     let encoder = EventEncoder()
     var bytes: [UInt8] = []
     bytes.reserveCapacity(1 << 20)
@@ -150,8 +176,8 @@ func measureWriterParts() {
         if bytes.count > 1 << 19 { bytes.removeAll(keepingCapacity: true) }
     }
     let encodeNanos = Double(nanoseconds() - start) / Double(count)
-    print(String(format: "writer parts alone (1 thread): merge 16 properties %.0f ns, EventEncoder.appendBatchEntry %.0f ns (%d bytes)",
-                 mergeNanos, encodeNanos, (try! encoder.encode(event)).count))
+    print(String(format: "writer parts alone (1 thread): merge 16 properties %.0f ns, EventEncoder.appendBatchEntry %.0f ns (%d bytes, %d properties)",
+                 mergeNanos, encodeNanos, (try! encoder.encode(event)).count, event.properties.count))
 }
 
 /// The `beforeRecord` hook's cost, in one run: `track()` p50 on the caller and the writer's CPU per event,
@@ -216,12 +242,14 @@ measureWriterParts()
 
 do {
     let (tracker, directory) = try makeTracker()
-    let backToBack = measureLatency(name: "track(), 5 properties, back to back") { _ in
-        _ = tracker.track("BuyProduct", properties: referenceProperties)
+    let backToBack = measureLatency(name: "track(), \(eventLabel), back to back") { i in
+        let call = calls[i & callMask]
+        _ = tracker.track(call.name, properties: call.properties)
     }
     await tracker.flush()
-    let paced = measureLatency(name: "track(), 5 properties, 1 per 5 µs", pause: 5_000) { _ in
-        _ = tracker.track("BuyProduct", properties: referenceProperties)
+    let paced = measureLatency(name: "track(), \(eventLabel), 1 per 5 µs", pause: 5_000) { i in
+        let call = calls[i & callMask]
+        _ = tracker.track(call.name, properties: call.properties)
     }
     await tracker.flush()
     let literal = measureLatency(name: "track(), 5-property literal at call site") { i in
@@ -254,9 +282,12 @@ do {
         for thread in 0..<2 {
             group.enter()
             Thread {
-                var properties = referenceProperties
-                properties["thread"] = .int(Int64(thread))
-                for _ in 0..<perThread { _ = tracker.track("BuyProduct", properties: properties) }
+                var threadCalls = calls
+                for index in threadCalls.indices { threadCalls[index].properties["thread"] = .int(Int64(thread)) }
+                for i in 0..<perThread {
+                    let call = threadCalls[i & callMask]
+                    _ = tracker.track(call.name, properties: call.properties)
+                }
                 group.leave()
             }.start()
         }

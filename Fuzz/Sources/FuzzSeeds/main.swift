@@ -212,8 +212,13 @@ do {
     emptyValue.field(10, bytes: entry("empty", value: Wire()))
     seeds.append(("edge-empty-value", emptyValue.bytes))
 
+    // Enums are open: any int32 is a type (99 is a newer SDK's), only a value past int32 is not.
+    var futureType = Wire.minimalEvent()
+    futureType.field(2, varint: 99)
+    seeds.append(("valid-unknown-type", futureType.bytes))
+
     var badType = Wire()
-    badType.field(2, varint: 9)
+    badType.field(2, varint: 1 << 40)
     seeds.append(("edge-invalid-type", badType.bytes))
 
     var noType = Wire()
@@ -222,7 +227,7 @@ do {
 
     var badMethod = Wire.minimalEvent()
     var libWire = Wire()
-    libWire.field(3, varint: 3)
+    libWire.field(3, varint: 1 << 40)
     badMethod.field(9, bytes: libWire.bytes)
     seeds.append(("edge-invalid-method", badMethod.bytes))
 

@@ -1,0 +1,32 @@
+/// Protobuf base-128 varints, read and written in one place for every module.
+package enum Varint {
+    /// The most bytes a 64-bit varint takes.
+    package static let maxLength = 10
+
+    /// Reads the varint at `index` and moves `index` past it; `nil` if it is cut off by the
+    /// end of `bytes` or longer than ten bytes (then `index` is left anywhere).
+    @inlinable
+    package static func read<Bytes: RandomAccessCollection<UInt8>>(_ bytes: Bytes, at index: inout Bytes.Index) -> UInt64? {
+        var value: UInt64 = 0
+        var shift: UInt64 = 0
+        while index < bytes.endIndex, shift < 64 {
+            let byte = bytes[index]
+            bytes.formIndex(after: &index)
+            value |= UInt64(byte & 0x7F) << shift
+            if byte < 0x80 { return value }
+            shift += 7
+        }
+        return nil
+    }
+
+    /// Appends `value` as a varint.
+    @inlinable
+    package static func append(_ value: UInt64, to buffer: inout [UInt8]) {
+        var value = value
+        while value >= 0x80 {
+            buffer.append(UInt8(truncatingIfNeeded: value) | 0x80)
+            value >>= 7
+        }
+        buffer.append(UInt8(value))
+    }
+}

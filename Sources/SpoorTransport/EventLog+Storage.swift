@@ -1,0 +1,226 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+// Internals called with `lock` held, except where they say otherwise.
+extension EventLog {
+    /// Whether appends should go to disk now; retries a failing disk when its time has come.
+    func diskUsable(now: Int64) -> Bool {
+        if !state.diskFailing { return true }
+        if state.memoryOnly || now < state.retryAt { return false }
+        // Try again: write what memory holds, in order, to a fresh segment.
+        state.diskFailing = false
+        state.active = nil
+        if state.memoryCount == 0 { return true }
+        var bytes: [UInt8] = []
+        var sizes: [UInt32] = []
+        bytes.reserveCapacity(state.memoryBytes)
+        for framed in state.memory[state.memoryStart...] {
+            bytes.append(contentsOf: framed)
+            sizes.append(UInt32(framed.count))
+        }
+        // These records are already counted; take them out of memory before writing them.
+        let saved = (state.memory, state.memoryStart, state.memoryBytes)
+        state.memory = []
+        state.memoryStart = 0
+        state.memoryBytes = 0
+        let written = bytes.withUnsafeBytes { writeToDisk($0, sizes: sizes, now: now, alreadyCounted: true) }
+        if !written {
+            (state.memory, state.memoryStart, state.memoryBytes) = saved
+            return false
+        }
+        logger.notice("spoor: the disk works again; records held in memory were written", metadata: ["records": "\(sizes.count)"])
+        return true
+    }
+
+    /// Writes framed records to the active segment; on failure leaves the log as it was and returns false.
+    func writeToDisk(_ bytes: UnsafeRawBufferPointer, sizes: [UInt32], now: Int64, alreadyCounted: Bool = false) -> Bool {
+        do throws(StorageError) {
+            if let last = state.segments.last, state.active != nil,
+               last.end > SegmentFormat.headerSize, last.end + bytes.count > configuration.effectiveSegmentBytes {
+                state.active = nil
+            }
+            if state.active == nil { try startSegment() }
+            let file = state.active!
+            let index = state.segments.count - 1
+            let start = state.segments[index].end
+            guard start + bytes.count <= Int(UInt32.max) else {
+                throw StorageError(.ioFailure, path: file.path, reason: "segment would pass 4 GiB")
+            }
+            do {
+                try FileIO.writeAll(file.fd, bytes, path: file.path)
+            } catch {
+                // Cut off whatever part of the group reached the file, and never write to it again.
+                try? FileIO.truncate(file.fd, to: start, path: file.path)
+                state.active = nil
+                throw error
+            }
+            var offset = start
+            for size in sizes {
+                state.segments[index].records.append(RecordRef(offset: UInt32(offset), size: size))
+                offset += Int(size)
+            }
+            state.segments[index].end = offset
+            state.unsynced.insert(state.segments[index].id)
+            if !alreadyCounted {
+                state.recordCount += sizes.count
+                state.liveBytes += bytes.count
+            }
+            return true
+        } catch {
+            state.counters.writeErrors += 1
+            state.lastError = error
+            state.diskFailing = true
+            state.retryAt = now + Self.milliseconds(configuration.retryInterval)
+            logger.error("spoor: cannot write to the event log; keeping records in memory", metadata: [
+                "error": "\(error)", "records": "\(sizes.count)", "heldInMemory": "\(state.memoryCount + (alreadyCounted ? sizes.count : 0))",
+            ])
+            return false
+        }
+    }
+
+    /// Creates the next segment file and makes it the active one.
+    func startSegment() throws(StorageError) {
+        let id = state.nextSegmentID
+        let segmentPath = path + "/" + SegmentFormat.fileName(id: id)
+        let fd = try FileIO.open(segmentPath, O_WRONLY | O_CREAT | O_EXCL | O_APPEND)
+        let file = OpenFile(fd: fd, path: segmentPath)
+        state.nextSegmentID += 1
+        do {
+            try SegmentFormat.header(id: id).withBytes { raw throws(StorageError) in
+                try FileIO.writeAll(fd, raw, path: segmentPath)
+            }
+        } catch {
+            try? FileIO.unlink(segmentPath)
+            throw error
+        }
+        state.segments.append(Segment(id: id))
+        state.active = file
+        state.directoryDirty = true
+    }
+
+    func keepInMemory(_ records: RecordBuffer) {
+        var offset = 0
+        records.bytes.withUnsafeBytes { raw in
+            for size in records.sizes {
+                state.memory.append(Array(raw[offset..<offset + Int(size)]))
+                offset += Int(size)
+            }
+        }
+        state.memoryBytes += records.bytes.count
+        state.recordCount += records.count
+        state.liveBytes += records.bytes.count
+    }
+
+    /// Drops the oldest records while the log is over a cap.
+    func enforceCaps(now: Int64) {
+        var dropped: UInt64 = 0
+        while state.recordCount > configuration.maxRecords || state.liveBytes > configuration.maxBytes {
+            dropOldest()
+            dropped += 1
+        }
+        // Memory has its own, smaller bound: the oldest records held there go first.
+        while state.memoryBytes > configuration.maxMemoryBytes, state.memoryCount > 0 {
+            removeFirstInMemory()
+            dropped += 1
+        }
+        guard dropped > 0 else { return }
+        state.counters.dropped += dropped
+        state.stateVersion += 1
+        state.droppedSinceLog += dropped
+        // One message per ten seconds at most: a full log must not flood the logger.
+        if state.lastDropLog.map({ now < $0 || now - $0 >= 10_000 }) ?? true {
+            logger.warning("spoor: event log full; dropped the oldest records", metadata: [
+                "dropped": "\(state.droppedSinceLog)", "maxRecords": "\(configuration.maxRecords)", "maxBytes": "\(configuration.maxBytes)",
+            ])
+            state.droppedSinceLog = 0
+            state.lastDropLog = now
+        }
+        collectGarbage()
+    }
+
+    func dropOldest() {
+        if let index = state.segments.firstIndex(where: { $0.liveCount > 0 }) {
+            let ref = state.segments[index].records[state.segments[index].head]
+            state.segments[index].head += 1
+            state.recordCount -= 1
+            state.liveBytes -= Int(ref.size)
+        } else {
+            removeFirstInMemory()
+        }
+    }
+
+    func removeFirstInMemory() {
+        let size = state.memory[state.memoryStart].count
+        state.memory[state.memoryStart] = []
+        state.memoryStart += 1
+        state.memoryBytes -= size
+        state.recordCount -= 1
+        state.liveBytes -= size
+        if state.memoryStart > 64 && state.memoryStart * 2 > state.memory.count {
+            state.memory.removeFirst(state.memoryStart)
+            state.memoryStart = 0
+        }
+    }
+
+    /// The position of the first live record on disk (or the end of the last segment).
+    func headPosition() -> LogPosition {
+        for segment in state.segments where segment.liveCount > 0 {
+            return LogPosition(segment: segment.id, offset: Int(segment.records[segment.head].offset))
+        }
+        if let last = state.segments.last { return LogPosition(segment: last.id, offset: last.end) }
+        return LogPosition(segment: state.nextSegmentID, offset: 0)
+    }
+
+    /// Deletes segments whose records are all consumed, unless an unfinished seal still needs them.
+    func collectGarbage() {
+        let limit = state.inflightStart?.segment ?? .max
+        while let first = state.segments.first, first.liveCount == 0, first.id < limit,
+              !(state.active != nil && state.segments.count == 1) {
+            let segmentPath = path + "/" + SegmentFormat.fileName(id: first.id)
+            do {
+                try FileIO.unlink(segmentPath)
+            } catch {
+                state.counters.writeErrors += 1
+                logger.error("spoor: cannot delete a consumed segment", metadata: ["error": "\(error)"])
+                return
+            }
+            state.segments.removeFirst()
+            state.unsynced.remove(first.id)
+            state.directoryDirty = true
+        }
+    }
+
+    func noteFailure(_ operation: String, _ error: StorageError) {
+        lock.withLock { state.counters.writeErrors += 1 }
+        logger.error("spoor: event log \(operation) failed", metadata: ["error": "\(error)"])
+    }
+
+    func noteCorrupt(segment: UInt64, offset: Int) {
+        lock.withLock {
+            state.counters.corrupt += 1
+            state.stateVersion += 1
+        }
+        logger.error("spoor: a record failed its checksum when read; skipped", metadata: [
+            "segment": "\(SegmentFormat.fileName(id: segment))", "offset": "\(offset)",
+        ])
+    }
+
+    /// The payload of the record at `offset` in `bytes`, if the record is intact.
+    static func payload(_ bytes: [UInt8], at offset: Int) -> [UInt8]? {
+        bytes.withUnsafeBytes { raw in
+            guard let found = RecordFormat.record(in: raw, at: offset), !found.isPadding else { return nil }
+            return Array(raw[(offset + RecordFormat.headerSize)..<(offset + found.size)])
+        }
+    }
+
+    static func milliseconds(_ duration: Duration) -> Int64 {
+        let parts = duration.components
+        return parts.seconds * 1000 + parts.attoseconds / 1_000_000_000_000_000
+    }
+}
