@@ -26,11 +26,28 @@ enum DirectoryLayout {
 }
 
 extension EventLog {
+    /// Takes the directory's lock, allowing a short grace period before calling it taken.
+    ///
+    /// A process that spawns a child (`posix_spawn`, `Process`) lends the child every open file
+    /// until the child execs, close-on-exec or not; a `flock` lives as long as any copy, so a log
+    /// closed and reopened at that moment finds its own lock briefly held. Real contention (another
+    /// open log) lasts; that window ends within milliseconds.
+    static func lockExclusively(_ fd: Int32, grace: Duration = .milliseconds(250)) -> Bool {
+        if flock(fd, LOCK_EX | LOCK_NB) == 0 { return true }
+        let clock = ContinuousClock()
+        let deadline = clock.now + grace
+        while FileIO.errno == EWOULDBLOCK, clock.now < deadline {
+            usleep(2_000)
+            if flock(fd, LOCK_EX | LOCK_NB) == 0 { return true }
+        }
+        return false
+    }
+
     /// Sets up the directory and rebuilds the index from the files. Called once, from `init`.
     func recover() throws(StorageError) {
         try PrivateDirectory.prepare(URL(fileURLWithPath: path, isDirectory: true), logger: logger)
         let lockFD = try FileIO.open(path + "/" + DirectoryLayout.lockName, O_RDWR | O_CREAT)
-        if flock(lockFD, LOCK_EX | LOCK_NB) != 0 {
+        if !Self.lockExclusively(lockFD) {
             let code = FileIO.errno
             FileIO.closeFile(lockFD)
             if code == EWOULDBLOCK {
