@@ -33,7 +33,7 @@ struct DecodeCommand: ParsableCommand {
             } catch {
                 // One frame keeps the message it always had; in a run of frames, say which one.
                 let place = start == 0 && end == input.count ? "" : "frame \(index + 1) at byte \(start): "
-                throw CLI.failure("decode: frame: \(place)\(error)")
+                throw CLI.failure("spoor decode: frame: \(place)\(error)")
             }
             try Self.decodeBatch(frame.payload)
             start = end
@@ -64,7 +64,7 @@ struct DecodeCommand: ParsableCommand {
         }
         CLI.output(Array(output.utf8))
         if case .failure(let error) = result {
-            throw CLI.failure("decode: \(error)")
+            throw CLI.failure("spoor decode: \(error)")
         }
     }
 }

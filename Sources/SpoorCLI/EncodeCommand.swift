@@ -57,7 +57,7 @@ struct EncodeCommand: ParsableCommand {
             do {
                 output += try BatchFrame.encode(payload: batch, recordCount: records, batchID: .random(), sealedAt: sealedAt, codec: codec)
             } catch {
-                throw CLI.failure("encode: frame: \(error)", status: 1)
+                throw CLI.failure("spoor encode: frame: \(error)", status: 1)
             }
             batch.removeAll(keepingCapacity: true)
             records = 0
@@ -71,7 +71,7 @@ struct EncodeCommand: ParsableCommand {
                 try encoder.appendBatchEntry(event, to: &entry)
             } catch {
                 // Nothing is written unless every line encodes: a partial batch would hide the error.
-                throw CLI.failure("line \(number): \(error)")
+                throw CLI.failure("spoor encode: line \(number): \(error)")
             }
             guard frames else {
                 output += entry

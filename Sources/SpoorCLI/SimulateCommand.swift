@@ -49,7 +49,7 @@ struct SimulateCommand: ParsableCommand {
             do {
                 configuration = try JSONValue.parse(text)
             } catch {
-                throw CLI.failure("config: invalid JSON: \(error)")
+                throw CLI.failure("spoor simulate: config: invalid JSON: \(error)")
             }
         }
 
@@ -71,7 +71,7 @@ struct SimulateCommand: ParsableCommand {
                 CLI.output(Array((line + "\n").utf8))
             }
         } catch {
-            throw CLI.failure("\(error)")
+            throw CLI.failure("spoor simulate: \(error)")
         }
     }
 

@@ -40,7 +40,7 @@ struct EncodeDecodeCommandTests {
         let input = Self.lines[0] + "\n" + line + "\n" + Self.lines[1] + "\n"
         let result = try SpoorProcess.run(["encode"], input: Data(input.utf8))
         #expect(result.status == 2)
-        #expect(result.stderr.hasPrefix(message), "\(result.stderr)")
+        #expect(result.stderr.hasPrefix("spoor encode: " + message), "\(result.stderr)")
         #expect(result.stdout.isEmpty)
     }
 
@@ -103,7 +103,7 @@ struct DecodeFrameCommandTests {
         frame[frame.count - 5] ^= 0xFF
         let result = try SpoorProcess.run(["decode"], input: frame)
         #expect(result.status == 2)
-        #expect(result.stderr.hasPrefix("decode: frame:"), "\(result.stderr)")
+        #expect(result.stderr.hasPrefix("spoor decode: frame:"), "\(result.stderr)")
         #expect(result.stdout.isEmpty)
     }
 }

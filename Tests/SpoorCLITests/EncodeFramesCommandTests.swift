@@ -72,14 +72,14 @@ struct EncodeFramesCommandTests {
         bytes[bytes.count - 3] ^= 0xFF
         let decoded = try SpoorProcess.run(["decode"], input: bytes)
         #expect(decoded.status == 2)
-        #expect(decoded.stderr.hasPrefix("decode: frame: frame 2 at byte \(secondStart): "), "\(decoded.stderr)")
+        #expect(decoded.stderr.hasPrefix("spoor decode: frame: frame 2 at byte \(secondStart): "), "\(decoded.stderr)")
         #expect(decoded.stdoutText.split(separator: "\n").count == 10)
 
         // Bytes after the last whole frame are a truncated frame, named the same way.
         let tail = encoded.stdout + Data(BatchFrame.magic + [1, 2])
         let truncated = try SpoorProcess.run(["decode"], input: tail)
         #expect(truncated.status == 2)
-        #expect(truncated.stderr.hasPrefix("decode: frame: frame 3 at byte \(encoded.stdout.count): truncated"), "\(truncated.stderr)")
+        #expect(truncated.stderr.hasPrefix("spoor decode: frame: frame 3 at byte \(encoded.stdout.count): truncated"), "\(truncated.stderr)")
         #expect(truncated.stdoutText == Self.input)
     }
 

@@ -80,7 +80,7 @@ struct SimulateScenarioTests {
         defer { try? FileManager.default.removeItem(at: file) }
         let result = try SpoorProcess.run(["simulate", file.path])
         #expect(result.status == 2)
-        #expect(result.stderr.hasPrefix("line 6: t: 4 is before the previous line's 5"), "\(result.stderr)")
+        #expect(result.stderr.hasPrefix("spoor simulate: line 6: t: 4 is before the previous line's 5"), "\(result.stderr)")
         #expect(result.stdoutText.split(separator: "\n").count == 1)
         #expect(result.stdoutText.contains(#""event":"$AppStart""#))
     }
@@ -102,7 +102,7 @@ struct SimulateScenarioTests {
         defer { try? FileManager.default.removeItem(at: file) }
         let result = try SpoorProcess.run(["simulate", file.path])
         #expect(result.status == 2)
-        #expect(result.stderr.hasPrefix(message), "\(result.stderr)")
+        #expect(result.stderr.hasPrefix("spoor simulate: " + message), "\(result.stderr)")
     }
 
     @Test func aBadConfigurationIsNamed() throws {
@@ -112,7 +112,7 @@ struct SimulateScenarioTests {
         let scenario = Self.directory.appendingPathComponent("L1_cold_start.jsonl").path
         let result = try SpoorProcess.run(["simulate", scenario, "--config", file.path])
         #expect(result.status == 2)
-        #expect(result.stderr.hasPrefix(#"config: autoTrack: unknown name "appTeleport""#), "\(result.stderr)")
+        #expect(result.stderr.hasPrefix(#"spoor simulate: config: autoTrack: unknown name "appTeleport""#), "\(result.stderr)")
     }
 
     /// The differences between an expected line and an actual event. `t` is milliseconds since the
