@@ -81,7 +81,7 @@ struct UploadingTracker {
         let u = try UploadingTracker()
         u.tracker.track("Browse")
         u.tracker.login("user-1")
-        #expect(await u.client.requests(atLeast: 1))
+        try #require(await u.client.requests(atLeast: 1))
         let sent = try EventDecoder().decodeBatch(FrameDecoder().decode(u.client.requests[0].body).payload)
         #expect(sent.map(\.name).contains("Browse"))
         #expect(await u.tracker.shutdown())
@@ -102,7 +102,7 @@ struct UploadingTracker {
         configuration.httpClient = client
         configuration.uploadClock = ManualUploadClock()
         let tracker = try Tracker(configuration: configuration)
-        #expect(await client.requests(atLeast: 1))
+        try #require(await client.requests(atLeast: 1))
         let sent = try EventDecoder().decodeBatch(FrameDecoder().decode(client.requests[0].body).payload)
         #expect(sent.map(\.name) == Array(repeating: "Early", count: 5))
         #expect(await tracker.shutdown())
@@ -127,7 +127,7 @@ struct UploadingTracker {
         let refused = await u.tracker.flush()
         #expect(refused.pendingReason == .authorizationRejected(status: 401))
         u.tracker.setToken("n3w")
-        #expect(await u.client.requests(atLeast: 3))
+        try #require(await u.client.requests(atLeast: 3))
         #expect(u.client.requests[2].header("Authorization") == "Bearer n3w")
         #expect(await u.tracker.shutdown())
     }
@@ -189,9 +189,9 @@ final class CallRecorder: @unchecked Sendable {
     func record(_ call: String) { lock.withLock { calls.append(call) } }
     var all: [String] { lock.withLock { calls } }
 
-    /// Polls for at most 10 s of real time until `count` calls were recorded.
+    /// Polls for at most 60 s of real time until `count` calls were recorded.
     func count(atLeast count: Int) async -> Bool {
-        let deadline = ContinuousClock.now + .seconds(10)
+        let deadline = ContinuousClock.now + .seconds(60)
         while ContinuousClock.now < deadline {
             if all.count >= count { return true }
             try? await Task.sleep(for: .milliseconds(1))

@@ -30,6 +30,8 @@ public final class Uploader: Sendable {
     private let configuration: UploadConfiguration
     private let logger: Logger
     private let state: Protected<State>
+    /// An `UploadExecutor` where task executors exist (typed loosely so the stored property needs no availability).
+    private let executor: (any Sendable)?
 
     private struct State {
         var counters = UploadCounters()
@@ -79,6 +81,11 @@ public final class Uploader: Sendable {
             initial.counters = counters
         }
         state = Protected(initial)
+        if #available(macOS 15, iOS 18, tvOS 18, watchOS 11, *) {
+            executor = UploadExecutor()
+        } else {
+            executor = nil
+        }
     }
 
     // MARK: - Control
@@ -93,7 +100,7 @@ public final class Uploader: Sendable {
         }
         guard begin else { return }
         configuration.networkMonitor?.start { [weak self] status in self?.networkChanged(status) }
-        let task = Task.detached { [self] in await run() }
+        let task = Self.spawn(executor) { [self] in await run() }
         state.withLock { $0.loop = task }
     }
 
@@ -547,7 +554,7 @@ public final class Uploader: Sendable {
         let client = configuration.client
         let clock = configuration.clock
         let timeout = request.timeout
-        let sending = Task {
+        let sending = Self.spawn(executor) {
             do {
                 box.fire(.success(try await client.send(request)))
             } catch let error as HTTPClientError {
@@ -558,7 +565,7 @@ public final class Uploader: Sendable {
                 box.fire(.failure(HTTPClientError(.network, reason: "\(error)")))
             }
         }
-        let timer = Task {
+        let timer = Self.spawn(executor) {
             do {
                 try await clock.sleep(for: timeout)
                 box.fire(.failure(HTTPClientError(.timedOut, reason: "no answer within \(timeout)")))
@@ -682,5 +689,29 @@ final class ResultBox<Value: Sendable>: Sendable {
                 if let ready { continuation.resume(returning: ready) }
             }
         }
+    }
+}
+
+/// Runs the upload task's jobs on a serial dispatch queue of its own rather than Swift's cooperative pool, so a
+/// host that blocks every pool thread for a while (synchronous waits in tasks) does not stall uploads.
+@available(macOS 15, iOS 18, tvOS 18, watchOS 11, *)
+final class UploadExecutor: TaskExecutor, @unchecked Sendable {
+    // @unchecked: the queue is thread-safe and never changes.
+    private let queue = DispatchQueue(label: "spoor.upload")
+
+    func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        let executor = asUnownedTaskExecutor()
+        queue.async { job.runSynchronously(on: executor) }
+    }
+}
+
+extension Uploader {
+    /// Starts `body` as an unstructured task on the upload executor (where the platform has task executors).
+    static func spawn(_ executor: (any Sendable)?, _ body: @escaping @Sendable () async -> Void) -> Task<Void, Never> {
+        if #available(macOS 15, iOS 18, tvOS 18, watchOS 11, *), let executor = executor as? UploadExecutor {
+            return Task(executorPreference: executor) { await body() }
+        }
+        return Task { await body() }
     }
 }
