@@ -110,7 +110,7 @@ struct UploadCommand: ParsableCommand {
         } catch {
             throw CLI.failure("spoor upload: \(error)", status: CLI.cannotRead)
         }
-        uploader.start()
+        uploader.start(sendingLeftovers: false)
         let result = await uploader.flush()
         await uploader.stop()
         if json {

@@ -71,17 +71,17 @@ public final class ManualUploadClock: UploadClock, @unchecked Sendable {
 
     /// Waits until at least `count` tasks sleep on this clock; false if that did not happen within `timeout`
     /// of real time (a failing test ends instead of hanging; generous, as a loaded test run can hold tasks back).
-    public func sleepers(atLeast count: Int, timeout: Duration = .seconds(60)) async -> Bool {
+    public func sleepers(atLeast count: Int, timeout: Duration = .seconds(300)) async -> Bool {
         await watchers.wait(timeout: timeout) { [self] in sleeperCount >= count }
     }
 
     /// Waits until some task sleeps with at most `delay` left; false after `timeout` of real time.
-    public func sleeper(within delay: Duration, timeout: Duration = .seconds(60)) async -> Bool {
+    public func sleeper(within delay: Duration, timeout: Duration = .seconds(300)) async -> Bool {
         await watchers.wait(timeout: timeout) { [self] in pendingDelays.contains { $0 <= delay } }
     }
 
     /// Waits until some task sleeps with exactly `delay` left; false after `timeout` of real time.
-    public func sleeper(exactly delay: Duration, timeout: Duration = .seconds(60)) async -> Bool {
+    public func sleeper(exactly delay: Duration, timeout: Duration = .seconds(300)) async -> Bool {
         await watchers.wait(timeout: timeout) { [self] in pendingDelays.contains(delay) }
     }
 }
@@ -178,7 +178,7 @@ public final class ScriptedHTTPClient: HTTPTransportClient, @unchecked Sendable 
     }
 
     /// Waits until at least `count` requests were received; false after `timeout` of real time.
-    public func requests(atLeast count: Int, timeout: Duration = .seconds(60)) async -> Bool {
+    public func requests(atLeast count: Int, timeout: Duration = .seconds(300)) async -> Bool {
         await watchers.wait(timeout: timeout) { [self] in requests.count >= count }
     }
 }

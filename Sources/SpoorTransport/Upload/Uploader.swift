@@ -90,12 +90,14 @@ public final class Uploader: Sendable {
 
     // MARK: - Control
 
-    /// Starts the upload task; it sends what earlier launches left in the outbox and the log right away.
-    public func start() {
+    /// Starts the upload task. With `sendingLeftovers` (the default) it sends what earlier launches left in the
+    /// outbox and the log right away; without, it waits for the first trigger or flush (`spoor upload` gives
+    /// each batch exactly one attempt that way).
+    public func start(sendingLeftovers: Bool = true) {
         let begin = state.withLock { s -> Bool in
             guard !s.started, !s.stopping else { return false }
             s.started = true
-            s.woken = true
+            s.woken = sendingLeftovers
             return true
         }
         guard begin else { return }
