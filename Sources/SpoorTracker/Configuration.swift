@@ -85,12 +85,12 @@ public struct Configuration: Sendable {
     /// Sent as `Authorization: Bearer <token>` with every upload when set. Change it at run time with
     /// ``Tracker/setToken(_:)`` (which also ends a pause after a 401 or 403).
     public var token: String?
-    /// When uploads may run: ``UploadPolicy/always`` (the default), ``UploadPolicy/unmeteredOnly`` (on Apple
-    /// platforms, no cellular or Low Data Mode), or ``UploadPolicy/custom(_:)``.
+    /// When uploads may run: `UploadPolicy.always` (the default), `UploadPolicy.unmeteredOnly` (on Apple
+    /// platforms, no cellular or Low Data Mode), or `UploadPolicy.custom(_:)`.
     public var uploadPolicy: UploadPolicy = .always
     /// The longest one upload request may take before it counts as failed and is retried. Default 30 s.
     public var requestTimeout: Duration = .seconds(30)
-    /// What upload requests go through; `nil` uses Foundation's `URLSession` (``URLSessionHTTPClient``). A server
+    /// What upload requests go through; `nil` uses Foundation's `URLSession` (`URLSessionHTTPClient`). A server
     /// host can bring its own client; tests script answers.
     public var httpClient: (any HTTPTransportClient)?
     /// Watches the network for the upload policy and a prompt retry when it returns; `nil` uses `NWPathMonitor` on

@@ -482,7 +482,7 @@ public final class Tracker: Sendable {
 
     /// Stores and syncs every event accepted before the call, then (with a ``Configuration/serverURL``) uploads
     /// everything waiting, and returns what happened: the batches and events delivered, or what is still
-    /// pending and why (``PendingReason``).
+    /// pending and why (`PendingReason`).
     ///
     /// A flush cuts a retry backoff short (one attempt) and ends a pause after a 401 or 403; it waits out a
     /// collector's `Retry-After` and respects the upload policy. It waits at most `timeout` for the upload

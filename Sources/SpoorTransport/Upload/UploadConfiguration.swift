@@ -11,7 +11,7 @@ public struct UploadConfiguration: Sendable {
     /// When uploads may run (default ``UploadPolicy/always``).
     public var policy: UploadPolicy
     /// Watches the network: feeds the policy and retries promptly when the network returns. Default: `NWPathMonitor`
-    /// on Apple platforms (``PathNetworkMonitor``), none elsewhere.
+    /// on Apple platforms (`PathNetworkMonitor`), none elsewhere.
     public var networkMonitor: (any NetworkMonitor)?
     /// The longest a request may take (default 30 s); past it the attempt counts as failed and is retried.
     public var requestTimeout: Duration

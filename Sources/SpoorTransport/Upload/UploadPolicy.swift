@@ -34,7 +34,7 @@ public struct UploadPolicy: Sendable {
     public static let always = UploadPolicy(name: "always") { _ in true }
 
     /// Upload only on a network that is neither expensive nor constrained. It needs a network monitor: on
-    /// Apple platforms `NWPathMonitor` (see ``PathNetworkMonitor``); where none runs (Linux) the network is
+    /// Apple platforms `NWPathMonitor` (see `PathNetworkMonitor`); where none runs (Linux) the network is
     /// unknown and uploads go.
     public static let unmeteredOnly = UploadPolicy(name: "unmetered-only") { status in
         !(status.isExpensive || status.isConstrained)

@@ -62,7 +62,7 @@ public final class Uploader: Sendable {
         var lastReason: PendingReason?
     }
 
-    /// Creates an uploader for `log`; nothing is sent before ``start()``.
+    /// Creates an uploader for `log`; nothing is sent before ``start(sendingLeftovers:)``.
     ///
     /// The counters of earlier launches are read from the log directory's `upload.json`; a pause for
     /// authorization is not carried over (a new launch resumes).
