@@ -77,6 +77,21 @@ struct UploadingTracker {
         #expect(await u.tracker.shutdown())
     }
 
+    @Test func theFlushIntervalUploadsWhatWaits() async throws {
+        let u = try UploadingTracker { $0.flushInterval = .seconds(2) }
+        // The launch's look at leftovers is done: the uploader waits out its interval.
+        #expect(await u.clock.sleeper(within: .seconds(2)))
+        for _ in 0..<5 { u.tracker.track("Tap") }
+        // Stored, below the bulk size: nothing is sent before the interval is up.
+        #expect(u.tracker.flushAndWait(timeout: .seconds(300)))
+        #expect(u.client.requests.isEmpty)
+        u.clock.advance(by: .seconds(2))
+        try #require(await u.client.requests(atLeast: 1))
+        let sent = try EventDecoder().decodeBatch(FrameDecoder().decode(u.client.requests[0].body).payload)
+        #expect(sent.count == 5)
+        #expect(await u.tracker.shutdown())
+    }
+
     @Test func loginTriggersAnUpload() async throws {
         let u = try UploadingTracker()
         u.tracker.track("Browse")
@@ -111,6 +126,8 @@ struct UploadingTracker {
     @Test func aFailingFlushReportsPendingAndWhy() async throws {
         let client = ScriptedHTTPClient([.respond(503, body: #"{"error":"unavailable","reason":"store down"}"#)])
         let u = try UploadingTracker(client: client)
+        // The launch's look at leftovers is done (it must not meet the 503): the uploader waits out its interval.
+        #expect(await u.clock.sleeper(within: .seconds(15)))
         for _ in 0..<30 { u.tracker.track("Tap") }
         let result = await u.tracker.flush()
         #expect(result.deliveredEvents == 0)
