@@ -56,9 +56,26 @@ let package = Package(
             ],
             swiftSettings: strictSwift
         ),
+        // What the test targets share: a real collector process on loopback, and frames to send it.
+        .target(
+            name: "SpoorCollectorTestSupport",
+            dependencies: [.product(name: "Spoor", package: "Spoor")],
+            path: "Tests/SpoorCollectorTestSupport",
+            swiftSettings: strictSwift
+        ),
         .testTarget(
             name: "SpoorCollectorTests",
-            dependencies: ["SpoorCollectorCore", .product(name: "Spoor", package: "Spoor")],
+            dependencies: ["SpoorCollectorCore", "SpoorCollectorTestSupport", .product(name: "Spoor", package: "Spoor")],
+            swiftSettings: strictSwift
+        ),
+        // The tracker uploading to a real collector process: every event stored exactly once.
+        .testTarget(
+            name: "SpoorEndToEndTests",
+            dependencies: [
+                "SpoorCollectorTestSupport",
+                .product(name: "Spoor", package: "Spoor"),
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ],
             swiftSettings: strictSwift
         ),
     ]
