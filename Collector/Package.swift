@@ -56,6 +56,15 @@ let package = Package(
             ],
             swiftSettings: strictSwift
         ),
+        // A scripted fault-injecting HTTP proxy and a restartable collector process, for the end-to-end tests.
+        .target(name: "SpoorFaultProxy", swiftSettings: strictSwift),
+        .testTarget(
+            name: "SpoorFaultProxyTests",
+            dependencies: [
+                "SpoorFaultProxy", .product(name: "Spoor", package: "Spoor"), .product(name: "GRDB", package: "GRDB.swift"),
+            ],
+            swiftSettings: strictSwift
+        ),
         .testTarget(
             name: "SpoorCollectorTests",
             dependencies: ["SpoorCollectorCore", .product(name: "Spoor", package: "Spoor")],
