@@ -69,7 +69,10 @@ enum Post {
         request.setValue("application/x-spoor-batch", forHTTPHeaderField: "Content-Type")
         if let batchID { request.setValue("\(batchID)", forHTTPHeaderField: "Spoor-Batch-Id") }
         if let retry { request.setValue("\(retry)", forHTTPHeaderField: "Spoor-Retry-Count") }
-        let session = URLSession(configuration: .ephemeral)
+        // On Linux the session's timeout is the one that counts, in whole seconds.
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.timeoutIntervalForRequest = timeout
+        let session = URLSession(configuration: configuration)
         defer { session.finishTasksAndInvalidate() }
         do {
             let (data, response) = try await session.data(for: request)
