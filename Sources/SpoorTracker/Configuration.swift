@@ -79,8 +79,29 @@ public struct Configuration: Sendable {
     /// Where the tracker keeps its state file (`state.json`) and its durable event log (the `log` folder,
     /// see ``Tracker/logDirectory(in:)``). Created when missing.
     public var storageDirectory: URL
-    /// The collector's URL (used by the uploader); `nil` keeps events local.
+    /// The collector: its batch endpoint (`https://collector.example/v1/batch`), or just its origin
+    /// (`https://collector.example`), to which `/v1/batch` is added. `nil` keeps events local: nothing is uploaded.
     public var serverURL: URL?
+    /// Sent as `Authorization: Bearer <token>` with every upload when set. Change it at run time with
+    /// ``Tracker/setToken(_:)`` (which also ends a pause after a 401 or 403).
+    public var token: String?
+    /// When uploads may run: ``UploadPolicy/always`` (the default), ``UploadPolicy/unmeteredOnly`` (on Apple
+    /// platforms, no cellular or Low Data Mode), or ``UploadPolicy/custom(_:)``.
+    public var uploadPolicy: UploadPolicy = .always
+    /// The longest one upload request may take before it counts as failed and is retried. Default 30 s.
+    public var requestTimeout: Duration = .seconds(30)
+    /// What upload requests go through; `nil` uses Foundation's `URLSession` (``URLSessionHTTPClient``). A server
+    /// host can bring its own client; tests script answers.
+    public var httpClient: (any HTTPTransportClient)?
+    /// Watches the network for the upload policy and a prompt retry when it returns; `nil` uses `NWPathMonitor` on
+    /// Apple platforms and nothing elsewhere.
+    public var networkMonitor: (any NetworkMonitor)?
+    /// The uploader's time (backoff, `Retry-After`, request timeouts); `nil` uses the system clocks. For tests.
+    public var uploadClock: (any UploadClock)?
+    /// The uploader's jitter; `nil` uses the system generator. For tests.
+    public var uploadRandom: (any RandomNumberGenerator & Sendable)?
+    /// How many batches the `rejected` area keeps, and how many bytes. Default 64 batches, 8 MiB.
+    public var rejectedLimits = RejectedArea.Limits()
     /// Upload when this many events are waiting. Default 100.
     public var flushBulkSize: Int = 100
     /// Upload at least this often while events are waiting. Default 15 s.
@@ -182,6 +203,15 @@ public struct Configuration: Sendable {
             guard scheme == "http" || scheme == "https", serverURL.host != nil else {
                 throw ConfigurationError(field: "serverURL", reason: "must be an http or https URL with a host")
             }
+        }
+        if let token, token.isEmpty || token.contains(where: { $0.isNewline || $0 == "\0" }) {
+            throw ConfigurationError(field: "token", reason: "must be non-empty, on one line")
+        }
+        guard requestTimeout >= .milliseconds(100), requestTimeout <= .seconds(600) else {
+            throw ConfigurationError(field: "requestTimeout", reason: "must be between 100 ms and 10 minutes, got \(requestTimeout)")
+        }
+        guard rejectedLimits.maxBatches >= 1, rejectedLimits.maxBytes >= 1024 else {
+            throw ConfigurationError(field: "rejectedLimits", reason: "must keep at least 1 batch and 1 KiB")
         }
         guard (1...10_000).contains(flushBulkSize) else {
             throw ConfigurationError(field: "flushBulkSize", reason: "must be between 1 and 10000, got \(flushBulkSize)")

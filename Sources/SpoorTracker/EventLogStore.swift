@@ -17,6 +17,8 @@ final class EventLogStore: EventStore, @unchecked Sendable {
     private var records = RecordBuffer()
     private let logger: Logger
     private let encodeFailures = Atomic<Int>(0)
+    /// Called after each append with the number of records waiting in the log (the uploader's bulk trigger).
+    let afterAppend = Locked<(@Sendable (Int) -> Void)?>(nil)
 
     init(log: EventLog, logger: Logger) {
         self.log = log
@@ -56,6 +58,7 @@ final class EventLogStore: EventStore, @unchecked Sendable {
         guard !records.isEmpty else { return }
         log.append(records)
         records.removeAll(keepingCapacity: true)
+        if let afterAppend = afterAppend.withLock({ $0 }) { afterAppend(log.recordCount) }
     }
 
     // MARK: Splicing the base properties

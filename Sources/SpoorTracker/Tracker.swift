@@ -1,7 +1,7 @@
 public import Foundation
 import Logging
 public import SpoorCore
-import SpoorTransport
+public import SpoorTransport
 import Synchronization
 
 /// The tracker: the API an app calls to record events, identity and profiles.
@@ -31,6 +31,10 @@ public final class Tracker: Sendable {
     private let corruptStateFiles: Int
     /// Auto-tracking: the lifecycle state machine, pages, clicks and crash recovery (Lifecycle/).
     let lifecycle: AutoTrackController
+    /// Ships sealed batches to ``Configuration/serverURL``; nil when none is set (or the store is not the log).
+    let uploader: Uploader?
+    /// The host's background-task hook, taken from the lifecycle source (see ``BackgroundTaskHook``).
+    let backgroundTask = Locked<BackgroundTaskHook?>(nil)
 
     /// Creates a tracker, loading its state from the storage directory (and creating both when missing).
     ///
@@ -64,6 +68,7 @@ public final class Tracker: Sendable {
         corruptStateFiles = corrupt
         // A crash may have left records in the log after the last saved sequence number.
         if let last = store.lastSequence(), last >= state.nextSequence { state.nextSequence = last + 1 }
+        uploader = try Self.makeUploader(configuration: configuration, store: store)
         let firstDay = days.range(of: state.firstDay) ?? days.range(of: days.name(of: now))!
 
         var preset = PresetProperties.read(
@@ -88,6 +93,8 @@ public final class Tracker: Sendable {
                 LifecycleInstant(wall: wallClock.nowMilliseconds(), monotonic: monotonicClock.nowNanoseconds())
             })
         lifecycle.connect(self, isFirstLaunch: consumeFirstLaunch())
+        // Leftovers of earlier launches go now.
+        uploader?.start()
     }
 
     /// Creates the storage directory `0700` (tightening an existing one, with a log line); on Apple
@@ -109,6 +116,7 @@ public final class Tracker: Sendable {
         // Nothing can be tracked any more: let the writer store what was accepted and close the log, and wait
         // for it (bounded), so the storage directory is free for the next tracker as soon as this one is gone.
         // An open session is left to the checkpoint: the next launch recovers its `$AppEnd`.
+        uploader?.beginStop()
         let closed = DispatchSemaphore(value: 0)
         pipeline.requestFlush(stop: true) { _ in closed.signal() }
         if closed.wait(timeout: .now() + 5) == .timedOut {
@@ -283,6 +291,7 @@ public final class Tracker: Sendable {
             return reject(ValidationError(event: "login", rule: .invalidIdentity))
         }
         let time = wallClock.nowMilliseconds()
+        var loggedIn = false
         // The identity change and the `$SignUp` enter the pipeline under one lock, so no event slips between.
         pipeline.withStateChange { s in
             guard s.persisted.loginID != loginID else { return }
@@ -291,11 +300,14 @@ public final class Tracker: Sendable {
             s.stateChanged()
             // Opted out: the login is remembered, but no `$SignUp` is recorded.
             guard !s.persisted.optedOut else { return }
+            loggedIn = true
             var signUp = PendingEvent(
                 name: "$SignUp", type: .trackSignup, method: .code, time: time, properties: [:], dynamicProperties: nil,
                 hasDollarKey: false, originalID: anonymous)
             _ = s.accept(&signUp)
         }
+        // Transport spec §3: an upload after `login`, so the new identity's first events go out promptly.
+        if loggedIn { requestFlush() }
         return true
     }
 
@@ -449,12 +461,15 @@ public final class Tracker: Sendable {
         return TrackerCounters(
             accepted: accepted, rejected: rejected, droppedByLog: pipeline.store.droppedCount,
             droppedByHook: pipeline.hookDropped.withLock { $0 },
-            droppedAfterShutdown: afterShutdown, corrupt: pipeline.store.corruptCount, corruptStateFiles: corruptStateFiles)
+            droppedAfterShutdown: afterShutdown, corrupt: pipeline.store.corruptCount, corruptStateFiles: corruptStateFiles,
+            upload: uploader?.counters)
     }
 
-    /// Asks the writer to store and sync everything accepted so far, without waiting (lifecycle ends use this).
+    /// Asks the writer to store and sync everything accepted so far, then the uploader to send it, without
+    /// waiting (lifecycle starts and ends, and `login`, use this).
     func requestFlush() {
-        pipeline.requestFlush()
+        guard let uploader else { return pipeline.requestFlush() }
+        pipeline.requestFlush { _ in uploader.trigger() }
     }
 
     /// Stores and syncs everything accepted so far, waiting at most `timeout`; returns whether it finished
@@ -465,11 +480,22 @@ public final class Tracker: Sendable {
         return done.wait(timeout: .now() + .nanoseconds(Int(Self.milliseconds(timeout) * 1_000_000))) == .success
     }
 
-    /// Stores and syncs every event accepted before the call.
-    public func flush() async {
+    /// Stores and syncs every event accepted before the call, then (with a ``Configuration/serverURL``) uploads
+    /// everything waiting, and returns what happened: the batches and events delivered, or what is still
+    /// pending and why (``PendingReason``).
+    ///
+    /// A flush cuts a retry backoff short (one attempt) and ends a pause after a 401 or 403; it waits out a
+    /// collector's `Retry-After` and respects the upload policy. It waits at most `timeout` for the upload
+    /// (each request also has ``Configuration/requestTimeout``); the upload goes on in the background after that.
+    @discardableResult
+    public func flush(timeout: Duration = .seconds(60)) async -> FlushResult {
         let oneShot = OneShot()
         pipeline.requestFlush { ok in oneShot.fire(ok) }
         _ = await oneShot.value
+        guard let uploader else {
+            return FlushResult(pendingEvents: pendingEventCount, pendingReason: configuration.serverURL == nil ? .noServer : .stopped)
+        }
+        return await uploader.flush(timeout: timeout)
     }
 
     /// Ends the open session, makes everything accepted durable, saves the state and closes the log,
@@ -481,6 +507,8 @@ public final class Tracker: Sendable {
     @discardableResult
     public func shutdown(timeout: Duration = .seconds(5)) async -> Bool {
         lifecycle.shutdown()
+        // An upload in flight is abandoned at once (its batch goes again at the next launch, same id).
+        let uploadStopped = uploader?.beginStop()
         let oneShot = OneShot()
         pipeline.requestFlush(stop: true) { ok in oneShot.fire(ok) }
         let timer = Task {
@@ -489,6 +517,7 @@ public final class Tracker: Sendable {
         }
         let finished = await oneShot.value
         timer.cancel()
+        await uploadStopped?.value
         return finished
     }
 }

@@ -1,3 +1,5 @@
+public import SpoorTransport
+
 /// Counts the app can read to see what happened to its events.
 ///
 /// `accepted` = events handed on to be stored; each of them is either in the log, or counted in
@@ -18,6 +20,9 @@ public struct TrackerCounters: Sendable, Hashable {
     public var corrupt: Int
     /// Times the state file was unreadable and had to be replaced.
     public var corruptStateFiles: Int
+    /// What the uploader did: delivered batches, events and bytes, retries, rejected batches, pauses, the last
+    /// status and the next attempt. Nil without a ``Configuration/serverURL``.
+    public var upload: UploadCounters? = nil
 
     /// All rejected events, whatever the rule.
     public var rejectedTotal: Int { rejected.values.reduce(0, +) }

@@ -21,6 +21,7 @@ enum DirectoryLayout {
 
     static func isOwn(_ name: String) -> Bool {
         name == lockName || name == stateName || name == stateName + ".tmp" || name == outboxName
+            || name == RejectedArea.folderName || name == Uploader.countersFileName || name == Uploader.countersFileName + ".tmp"
             || name.hasSuffix(quarantineSuffix) || SegmentFormat.id(fromFileName: name) != nil
     }
 }

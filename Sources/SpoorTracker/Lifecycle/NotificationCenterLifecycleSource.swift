@@ -30,6 +30,15 @@ public final class NotificationCenterLifecycleSource: LifecycleSource, @unchecke
     private let applicationState: @Sendable () -> ApplicationState
     private let lock = NSLockBox()
     private var observers: [any NSObjectProtocol] = []
+    private var hook: BackgroundTaskHook?
+
+    /// Background time for the upload when the app goes to the background (`beginBackgroundTask` /
+    /// `endBackgroundTask`, passed in by the host; see ``BackgroundTaskHook``). Set it before
+    /// ``Tracker/attach(_:recordsCrashes:)``. Default nil: the end's upload gets no extra time.
+    public var backgroundTask: BackgroundTaskHook? {
+        get { lock.withLock { hook } }
+        set { lock.withLock { hook = newValue } }
+    }
 
     /// Creates a source.
     /// - Parameters:

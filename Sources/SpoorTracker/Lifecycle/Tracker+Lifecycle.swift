@@ -47,6 +47,9 @@ extension Tracker {
     ///     next launch emits `AppCrashed` (it chains to any handler installed before it).
     public func attach(_ source: any LifecycleSource, recordsCrashes: Bool = true) {
         if recordsCrashes { lifecycle.installCrashHandler() }
+        if let source = source as? NotificationCenterLifecycleSource, let hook = source.backgroundTask {
+            backgroundTask.withLock { $0 = hook }
+        }
         lifecycle.retain(source)
         source.start { [weak self] signal in self?.handle(signal) }
     }
@@ -55,6 +58,8 @@ extension Tracker {
     /// ``ManualLifecycleSource``).
     public func handle(_ signal: LifecycleSignal) {
         lifecycle.handle(signal)
+        // The end's upload (transport spec §3) runs inside the background time the host grants.
+        if signal == .didEnterBackground, let hook = backgroundTask.withLock({ $0 }) { uploadInBackground(hook) }
     }
 
     /// The lifecycle state.
