@@ -58,8 +58,15 @@ let package = Package(
         ),
         // A scripted fault-injecting HTTP proxy and a restartable collector process, for the end-to-end tests.
         .target(name: "SpoorFaultProxy", swiftSettings: strictSwift),
+        // The kill -9 tests' child: a tracker that tracks and uploads until it is killed.
+        .executableTarget(
+            name: "SpoorUploadChild",
+            dependencies: [.product(name: "Spoor", package: "Spoor")],
+            swiftSettings: strictSwift
+        ),
+        // The proxy itself, each fault end to end through a real tracker, and the kill -9 rounds.
         .testTarget(
-            name: "SpoorFaultProxyTests",
+            name: "SpoorFaultTests",
             dependencies: [
                 "SpoorFaultProxy", .product(name: "Spoor", package: "Spoor"), .product(name: "GRDB", package: "GRDB.swift"),
             ],
