@@ -70,13 +70,16 @@ struct KillRoundsTests {
         #expect(repeated.isEmpty, "stored more than once: \(repeated.keys.sorted().prefix(20))")
         #expect(stored.repeatedPairs == 0, "(anonymous id, sequence) pairs stored more than once")
         #expect(durable.count >= rounds, "every round should make some events durable")
-        let seconds = Double((ContinuousClock.now - started).components.attoseconds) / 1e18
-            + Double((ContinuousClock.now - started).components.seconds)
+        let elapsed = (ContinuousClock.now - started).components
+        let seconds = Double(elapsed.seconds) + Double(elapsed.attoseconds) / 1e18
+        // Batches the collector took more than once (stored, then sent again after a kill): the duplicate case.
+        let forwarded = proxy.requests.filter { $0.upstreamStatus == 200 }.compactMap(\.batchID)
+        let resent = Dictionary(grouping: forwarded, by: { $0 }).values.filter { $0.count > 1 }.count
         print("""
             e2e crash: rounds=\(rounds) seed=\(seed) durable=\(durable.count) stored=\(stored.counts.count) \
             lost=\(lost.count) duplicates=\(repeated.count) repeated-pairs=\(stored.repeatedPairs) \
-            collector-restarts=\(restarts) requests=\(proxy.requests.count) \
-            batches=\(stored.batches) time=\(String(format: "%.1f", seconds))s
+            collector-restarts=\(restarts) requests=\(proxy.requests.count) batches=\(stored.batches) \
+            resent-batches=\(resent) anonymous-ids=\(stored.anonymousIDs) time=\(String(format: "%.1f", seconds))s
             """)
     }
 }
@@ -86,6 +89,7 @@ private struct StoredNumbers {
     var counts: [Int64: Int] = [:]
     var repeatedPairs = 0
     var batches = 0
+    var anonymousIDs = 0
 
     init(path: String) throws {
         let queue = try DatabaseQueue(path: path)
@@ -99,6 +103,7 @@ private struct StoredNumbers {
                 SELECT COUNT(*) FROM (SELECT 1 FROM events GROUP BY anonymous_id, sequence HAVING COUNT(*) > 1)
                 """) ?? 0
             batches = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM batches") ?? 0
+            anonymousIDs = try Int.fetchOne(db, sql: "SELECT COUNT(DISTINCT anonymous_id) FROM events") ?? 0
         }
     }
 }
@@ -111,6 +116,7 @@ private final class UploadChild: @unchecked Sendable {
     private var text = ""
     private var waiters: [(prefix: String, continuation: CheckedContinuation<Void, any Error>)] = []
     private var ended = false
+    private let outputEnded = DispatchSemaphore(value: 0)
 
     static func binary() throws -> URL {
         if let path = ProcessInfo.processInfo.environment["SPOOR_UPLOAD_CHILD_BIN"] { return URL(fileURLWithPath: path) }
@@ -136,6 +142,7 @@ private final class UploadChild: @unchecked Sendable {
                 append(String(decoding: chunk, as: UTF8.self))
             }
             finish()
+            outputEnded.signal()
         }
     }
 
@@ -202,12 +209,7 @@ private final class UploadChild: @unchecked Sendable {
 
     /// The reader sees end of file once the child (the only writer) is gone.
     private func waitForOutputEnd() -> Bool {
-        let deadline = Date().addingTimeInterval(10)
-        while Date() < deadline {
-            if lock.withLock({ ended }) { return true }
-            usleep(1000)
-        }
-        return false
+        outputEnded.wait(timeout: .now() + 10) == .success
     }
 }
 

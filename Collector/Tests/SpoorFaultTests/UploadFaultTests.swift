@@ -180,6 +180,38 @@ struct UploadFaultTests {
         await rig.close()
     }
 
+    @Test("on real time, a 10 s stall holds neither flush() nor shutdown() past the 500 ms request timeout")
+    func realStall() async throws {
+        let rig = try await UploadRig(script: FaultScript([.stall(.seconds(10))]), systemClock: true,
+                                      requestTimeout: .milliseconds(500))
+        rig.track(20)
+        let started = ContinuousClock.now
+        let result = await rig.tracker.flush()
+        let flushTook = ContinuousClock.now - started
+        #expect(result.pendingEvents == 20 && result.pendingReason != nil, "\(result)")
+        #expect(flushTook >= .milliseconds(450) && flushTook < .seconds(3), "flush took \(flushTook)")
+        #expect(rig.upload.timeouts == 1)
+        // The stalled batch is still kept: a new launch would send it. Shutdown does not wait for the network.
+        let stopping = ContinuousClock.now
+        #expect(await rig.tracker.shutdown(timeout: .seconds(5)))
+        #expect(ContinuousClock.now - stopping < .seconds(2))
+        #expect(try rig.storedExactlyOnce() == 0)
+        #expect(rig.proxy.requests.count == 1)
+        await rig.close()
+    }
+
+    @Test("on real time, a sub-second request timeout still lets a prompt answer through")
+    func subSecondTimeout() async throws {
+        // FoundationNetworking counts request timeouts in whole seconds; 500 ms once meant an instant timeout.
+        let rig = try await UploadRig(script: FaultScript(), systemClock: true, requestTimeout: .milliseconds(500))
+        rig.track(20)
+        let result = await rig.tracker.flush()
+        #expect(result.isComplete && result.deliveredEvents == 20, "\(result)")
+        #expect(rig.upload.timeouts == 0)
+        #expect(try rig.storedExactlyOnce() == 20)
+        await rig.close()
+    }
+
     /// The events in the rejected area's frames.
     private func rejectedEvents(_ rig: UploadRig) throws -> Int {
         let folder = Tracker.logDirectory(in: rig.storage).appendingPathComponent(RejectedArea.folderName)

@@ -20,15 +20,17 @@ final class UploadRig {
 
     /// Starts the collector, the proxy and the tracker, and waits until the uploader's first look at the (empty)
     /// outbox is over, so the first upload a test asks for is the first request the proxy sees.
-    init(script: FaultScript, flushBulkSize: Int = 100) async throws {
+    /// `systemClock` leaves the uploader on real time (with `requestTimeout`), for the one test about real stalls.
+    init(script: FaultScript, flushBulkSize: Int = 100, systemClock: Bool = false,
+         requestTimeout: Duration = UploadRig.requestTimeout) async throws {
         collector = try CollectorServer()
         proxy = try FaultProxy(upstreamPort: collector.port, script: script)
         storage = FileManager.default.temporaryDirectory.appendingPathComponent("spoor-fault-\(UUID().uuidString)")
         var configuration = Configuration(storageDirectory: storage)
         configuration.serverURL = proxy.batchURL
-        configuration.uploadClock = clock
+        if !systemClock { configuration.uploadClock = clock }
         configuration.uploadRandom = SplitMix64(seed: 9)
-        configuration.requestTimeout = Self.requestTimeout
+        configuration.requestTimeout = requestTimeout
         configuration.flushBulkSize = flushBulkSize
         configuration.durability = .none
         // The faults are the point: their warnings would only bury the test output.
