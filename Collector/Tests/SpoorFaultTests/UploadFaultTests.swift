@@ -89,7 +89,8 @@ struct UploadFaultTests {
         #expect(rig.proxy.requests.count <= 3, "\(rig.proxy.requests)")
         #expect(rig.upload.retries == 1)
         if fault.storedFirst { #expect(rig.upload.duplicateBatches == 1) }
-        #expect(rig.slowestTrack < .milliseconds(250), "track took \(rig.slowestTrack)")
+        // Far below the stall (10 s) and the backoff: track never waits for the network.
+        #expect(rig.slowestTrack < .seconds(1), "track took \(rig.slowestTrack)")
         await rig.close()
     }
 
