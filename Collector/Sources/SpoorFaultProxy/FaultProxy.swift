@@ -160,8 +160,10 @@ public final class FaultProxy: Sendable {
     private func serve(_ client: WireConnection) {
         var closed = false
         defer {
-            state.withLock { _ = $0.openSockets.remove(client.fd) }
-            if !closed { close(client.fd) }
+            if !closed {
+                state.withLock { _ = $0.openSockets.remove(client.fd) }
+                close(client.fd)
+            }
         }
         while true {
             guard let lines = try? client.readHead(), let head = try? MessageHead(lines: lines) else { return }
@@ -186,8 +188,10 @@ public final class FaultProxy: Sendable {
                 // Take some of the body so the client is mid-send, then reset.
                 let partial = (try? client.read(upTo: max(1, (declaredLength ?? 2) / 2))) ?? []
                 record(partial.count, .resetMidBody)
-                client.reset()
+                // Forgotten before it is closed, so `stop()` never shuts down a reused descriptor number.
+                state.withLock { _ = $0.openSockets.remove(client.fd) }
                 closed = true
+                client.reset()
                 return
             }
             guard let body = try? client.readBody(headers: headers, untilClose: false) else { return }
