@@ -11,7 +11,8 @@ import Darwin
 
 /// Transport spec §5 under kill -9: a child tracks and uploads continuously through the proxy to a real
 /// collector; it is SIGKILLed at random moments, round after round, while the collector is also restarted
-/// at random (gracefully or with SIGKILL). At the end every event the child reported durable is in the store
+/// at random (gracefully or with SIGKILL) and the proxy answers some requests with a 5xx, a 429, a reset or
+/// a lost response. At the end every event the child reported durable is in the store
 /// exactly once, and no (anonymous id, sequence) pair is stored twice.
 ///
 /// `SPOOR_E2E_ROUNDS` (default 20) and `SPOOR_E2E_SEED` pick the run; `make e2e-crash ROUNDS=200` is the long one.
@@ -34,6 +35,8 @@ struct KillRoundsTests {
         var durable = Set<Int64>()
         var restarts = 0
         for round in 0..<rounds {
+            // Spec §5's mix: most requests go through; some meet a 5xx, a 429, a reset or a lost response.
+            proxy.setScript(FaultScript((0..<400).map { _ in Self.randomAction(using: &random) }))
             let child = try UploadChild(storage: storage, url: proxy.batchURL, round: round)
             try await child.waitForLine(prefix: "ready")
             // The kill lands 20–600 ms into the round; in one round of three the collector restarts first.
@@ -57,7 +60,8 @@ struct KillRoundsTests {
             }
         }
 
-        // A last launch with the collector up sends whatever the rounds left behind.
+        // A last launch with the collector up and no faults sends whatever the rounds left behind.
+        proxy.setScript(.passThrough)
         let drain = try UploadChild(storage: storage, url: proxy.batchURL, round: rounds, drain: true)
         let status = drain.waitForExit()
         let drainLines = drain.lines()
@@ -78,9 +82,23 @@ struct KillRoundsTests {
         print("""
             e2e crash: rounds=\(rounds) seed=\(seed) durable=\(durable.count) stored=\(stored.counts.count) \
             lost=\(lost.count) duplicates=\(repeated.count) repeated-pairs=\(stored.repeatedPairs) \
-            collector-restarts=\(restarts) requests=\(proxy.requests.count) batches=\(stored.batches) \
+            collector-restarts=\(restarts) faults=\(proxy.requests.filter { $0.action != .forward }.count) requests=\(proxy.requests.count) batches=\(stored.batches) \
             resent-batches=\(resent) anonymous-ids=\(stored.anonymousIDs) time=\(String(format: "%.1f", seconds))s
             """)
+    }
+}
+
+extension KillRoundsTests {
+    /// One request's fate: forwarded four times in five, else a transient fault (never a stall: the child's
+    /// request timeout would only slow the rounds down).
+    static func randomAction(using random: inout SplitMix64) -> FaultAction {
+        switch Int.random(in: 0..<20, using: &random) {
+        case 0: .respond(status: 500)
+        case 1: .respond(status: 503, headers: ["Retry-After": "0"])
+        case 2: .respond(status: 429)
+        case 3: .resetMidBody
+        default: Int.random(in: 0..<4, using: &random) == 0 ? .loseResponse : .forward
+        }
     }
 }
 
