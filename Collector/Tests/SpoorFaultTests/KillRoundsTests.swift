@@ -34,6 +34,9 @@ struct KillRoundsTests {
 
         var durable = Set<Int64>()
         var restarts = 0
+        var transcript: [String] = []
+        // The log's drop-oldest count as the child last reported it (the child stays far below the caps).
+        var maxDropped = 0
         for round in 0..<rounds {
             // Spec §5's mix: most requests go through; some meet a 5xx, a 429, a reset or a lost response.
             proxy.setScript(FaultScript((0..<400).map { _ in Self.randomAction(using: &random) }))
@@ -50,6 +53,13 @@ struct KillRoundsTests {
             }
             try await Task.sleep(for: lifetime)
             let lines = child.kill()
+            transcript.append("round \(round) lifetime \(lifetime)")
+            transcript += lines
+            for line in lines where line.hasPrefix("flushed ") {
+                if let dropped = line.split(separator: " ").last?.split(separator: "=").last.flatMap({ Int($0) }) {
+                    maxDropped = max(maxDropped, dropped)
+                }
+            }
             for line in lines where line.hasPrefix("durable ") {
                 let parts = line.split(separator: " ")
                 guard parts.count == 3, let first = Int64(parts[1]), let last = Int64(parts[2]), first <= last else {
@@ -74,6 +84,20 @@ struct KillRoundsTests {
         #expect(repeated.isEmpty, "stored more than once: \(repeated.keys.sorted().prefix(20))")
         #expect(stored.repeatedPairs == 0, "(anonymous id, sequence) pairs stored more than once")
         #expect(durable.count >= rounds, "every round should make some events durable")
+        #expect(maxDropped == 0, "the log dropped events at its caps: the check would not mean much")
+        if !lost.isEmpty || !repeated.isEmpty || stored.repeatedPairs > 0 {
+            // Keep what a person needs to find out why: the storage, the store, the requests, the child's lines.
+            let keep = URL(fileURLWithPath: "/tmp/spoor-e2e-failure-\(seed)-\(rounds)")
+            try? FileManager.default.removeItem(at: keep)
+            try FileManager.default.createDirectory(at: keep, withIntermediateDirectories: true)
+            try FileManager.default.copyItem(at: storage, to: keep.appendingPathComponent("storage"))
+            try FileManager.default.copyItem(at: collector.directory, to: keep.appendingPathComponent("collector"))
+            try proxy.requests.map(\.description).joined(separator: "\n")
+                .write(to: keep.appendingPathComponent("requests.txt"), atomically: true, encoding: .utf8)
+            try (transcript + ["drain"] + drainLines).joined(separator: "\n")
+                .write(to: keep.appendingPathComponent("child.txt"), atomically: true, encoding: .utf8)
+            print("e2e crash: the evidence is in \(keep.path)")
+        }
         let elapsed = (ContinuousClock.now - started).components
         let seconds = Double(elapsed.seconds) + Double(elapsed.attoseconds) / 1e18
         // Batches the collector took more than once (stored, then sent again after a kill): the duplicate case.
@@ -81,7 +105,7 @@ struct KillRoundsTests {
         let resent = Dictionary(grouping: forwarded, by: { $0 }).values.filter { $0.count > 1 }.count
         print("""
             e2e crash: rounds=\(rounds) seed=\(seed) durable=\(durable.count) stored=\(stored.counts.count) \
-            lost=\(lost.count) duplicates=\(repeated.count) repeated-pairs=\(stored.repeatedPairs) \
+            lost=\(lost.count) dropped=\(maxDropped) duplicates=\(repeated.count) repeated-pairs=\(stored.repeatedPairs) \
             collector-restarts=\(restarts) faults=\(proxy.requests.filter { $0.action != .forward }.count) requests=\(proxy.requests.count) batches=\(stored.batches) \
             resent-batches=\(resent) anonymous-ids=\(stored.anonymousIDs) time=\(String(format: "%.1f", seconds))s
             """)
