@@ -96,6 +96,7 @@ let package = Package(
         .target(
             name: "SpoorTestSupport",
             dependencies: [
+                "SpoorTransport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "InMemoryLogging", package: "swift-log"),
             ],

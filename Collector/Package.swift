@@ -64,17 +64,34 @@ let package = Package(
             dependencies: [.product(name: "Spoor", package: "Spoor")],
             swiftSettings: strictSwift
         ),
+        // What the test targets share: a real collector process on loopback, and frames to send it.
+        .target(
+            name: "SpoorCollectorTestSupport",
+            dependencies: [.product(name: "Spoor", package: "Spoor")],
+            path: "Tests/SpoorCollectorTestSupport",
+            swiftSettings: strictSwift
+        ),
+        .testTarget(
+            name: "SpoorCollectorTests",
+            dependencies: ["SpoorCollectorCore", "SpoorCollectorTestSupport", .product(name: "Spoor", package: "Spoor")],
+            swiftSettings: strictSwift
+        ),
+        // The tracker uploading to a real collector process: every event stored exactly once.
+        .testTarget(
+            name: "SpoorEndToEndTests",
+            dependencies: [
+                "SpoorCollectorTestSupport",
+                .product(name: "Spoor", package: "Spoor"),
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ],
+            swiftSettings: strictSwift
+        ),
         // The proxy itself, each fault end to end through a real tracker, and the kill -9 rounds.
         .testTarget(
             name: "SpoorFaultTests",
             dependencies: [
                 "SpoorFaultProxy", .product(name: "Spoor", package: "Spoor"), .product(name: "GRDB", package: "GRDB.swift"),
             ],
-            swiftSettings: strictSwift
-        ),
-        .testTarget(
-            name: "SpoorCollectorTests",
-            dependencies: ["SpoorCollectorCore", .product(name: "Spoor", package: "Spoor")],
             swiftSettings: strictSwift
         ),
     ]

@@ -63,10 +63,27 @@ struct InspectCommand: ParsableCommand {
         } else if let report {
             out += text(report, title: "Spoor log directory")
         }
+        if let upload = inspection.upload { out += "\n" + uploadText(upload) }
         if let rejectedDirectory = inspection.rejectedDirectory {
-            out += "\nrejected by the collector (\(rejectedDirectory.lastPathComponent)/): \(inspection.rejected.count) batch\(inspection.rejected.count == 1 ? "" : "es")\n"
-            out += batchLines(inspection.rejected)
+            let dropped = inspection.rejectedSummary?.dropped ?? 0
+            out += "\nrejected by the collector (\(rejectedDirectory.lastPathComponent)/): \(inspection.rejected.count) batch\(inspection.rejected.count == 1 ? "" : "es")"
+                + "\(dropped > 0 ? ", \(dropped) older dropped to stay within the limits (counted)" : "")\n"
+            let statuses = Dictionary((inspection.rejectedSummary?.entries ?? []).map { ($0.file, $0.status) }, uniquingKeysWith: { a, _ in a })
+            out += batchLines(inspection.rejected, statuses: statuses)
         }
+        return out
+    }
+
+    /// The uploader's counters, as the tracker last saved them.
+    static func uploadText(_ c: UploadCounters) -> String {
+        var out = "upload (as last saved by the tracker): \(c.state)"
+        if let status = c.lastStatus { out += ", last status \(status)" }
+        if let next = c.nextAttemptAt { out += ", next attempt \(date(next))" }
+        out += "\n  delivered \(c.deliveredBatches) batches, \(c.deliveredEvents) events, \(bytes(c.deliveredBytes))"
+            + " (\(c.duplicateBatches) already stored); \(c.requests) requests, \(c.retries) retried (\(c.timeouts) timeouts)\n"
+        out += "  rejected \(c.rejectedBatches) batches (\(c.rejectedEvents) events, \(c.rejectedDropped) dropped); \(c.splits) split after 413;"
+            + " paused \(c.authorizationPauses)× for authorization, \(c.serverPauses)× by Retry-After\n"
+        if let error = c.lastError { out += "  last error: \(error)\n" }
         return out
     }
 
@@ -101,7 +118,7 @@ struct InspectCommand: ParsableCommand {
         return out + "\n"
     }
 
-    static func batchLines(_ batches: [LogReport.Batch]) -> String {
+    static func batchLines(_ batches: [LogReport.Batch], statuses: [String: Int] = [:]) -> String {
         var out = ""
         for batch in batches {
             if let problem = batch.problem {
@@ -110,7 +127,8 @@ struct InspectCommand: ParsableCommand {
             }
             let sealed = batch.sealedAt.map { date($0) } ?? "?"
             out += "  \(batch.id ?? "?")  \(batch.codec ?? "?")  \(batch.records ?? 0) records  "
-                + "\(bytes(batch.bytes)) (\(bytes(batch.uncompressedBytes ?? 0)) uncompressed)  sealed \(sealed)\n"
+                + "\(bytes(batch.bytes)) (\(bytes(batch.uncompressedBytes ?? 0)) uncompressed)  sealed \(sealed)"
+                + "\(statuses[batch.file].map { "  refused with \($0)" } ?? "")\n"
         }
         return out
     }
@@ -127,11 +145,27 @@ struct InspectCommand: ParsableCommand {
             }
         }
         var members: [JSONValue.Member] = [.init("found", .string(inspection.layout.rawValue))]
-        let rejected = JSONValue.array(inspection.rejected.map(batchJSON))
+        let statuses = Dictionary((inspection.rejectedSummary?.entries ?? []).map { ($0.file, $0.status) }, uniquingKeysWith: { a, _ in a })
+        let rejected = JSONValue.array(inspection.rejected.map { batch in
+            guard case .object(var object) = batchJSON(batch), let status = statuses[batch.file] else { return batchJSON(batch) }
+            object.append(.init("status", .int(Int64(status))))
+            return .object(object)
+        })
+        let upload = inspection.upload.flatMap { counters -> JSONValue? in
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys]
+            guard let data = try? encoder.encode(counters) else { return nil }
+            return try? JSONValue.parse(String(decoding: data, as: UTF8.self))
+        } ?? .null
+        let rejectedDropped = JSONValue.int(Int64(inspection.rejectedSummary?.dropped ?? 0))
         guard inspection.layout == .storageDirectory else {
             // A log directory: the log report's own members, as before, plus what was found.
             if case .object(let logMembers) = logJSON { members += logMembers }
-            if inspection.rejectedDirectory != nil { members.append(.init("rejected", rejected)) }
+            if inspection.rejectedDirectory != nil {
+                members.append(.init("rejected", rejected))
+                members.append(.init("rejected_dropped", rejectedDropped))
+            }
+            members.append(.init("upload", upload))
             return .object(members)
         }
         members.append(.init("directory", .string(inspection.directory.path)))
@@ -170,6 +204,8 @@ struct InspectCommand: ParsableCommand {
         members.append(.init("log_directory", .string(inspection.logDirectory.path)))
         members.append(.init("log", logJSON))
         members.append(.init("rejected", rejected))
+        members.append(.init("rejected_dropped", rejectedDropped))
+        members.append(.init("upload", upload))
         members.append(.init("foreign", .array(inspection.foreign.map(JSONValue.string))))
         return .object(members)
     }

@@ -5,14 +5,14 @@ import Foundation
 struct SpoorCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "spoor",
-        abstract: "Encode, decode and inspect Spoor events, batches and storage directories.",
+        abstract: "Encode, decode, inspect and upload Spoor events, batches and storage directories.",
         discussion: """
             Exit status: 0 success; 2 bad input (the message names the line, field or byte offset); \
             64 usage error; 66 a file or directory that cannot be read; 1 anything else.
             Shell completions: spoor --generate-completion-script bash|zsh|fish
             """,
         subcommands: [
-            EncodeCommand.self, DecodeCommand.self, InspectCommand.self, EventsCommand.self, SimulateCommand.self,
+            EncodeCommand.self, DecodeCommand.self, InspectCommand.self, EventsCommand.self, UploadCommand.self, SimulateCommand.self,
             LifecycleChildCommand.self,
         ]
     )

@@ -73,6 +73,10 @@ package struct StorageInspection: Sendable {
     package var rejected: [LogReport.Batch]
     /// Where they were found.
     package var rejectedDirectory: URL?
+    /// The rejected area's own account: the status that set each batch aside, and how many were dropped.
+    package var rejectedSummary: RejectedArea.Summary?
+    /// The uploader's counters as it last saved them (`upload.json` in the log directory), if it ever ran.
+    package var upload: UploadCounters?
     /// Files in a storage directory that are not the tracker's.
     package var foreign: [String]
 
@@ -101,7 +105,9 @@ package struct StorageInspection: Sendable {
             let rejected = directory.appendingPathComponent("rejected", isDirectory: true)
             return StorageInspection(
                 directory: directory, layout: .logDirectory, logDirectory: directory, logExists: true,
-                rejected: Self.frames(in: rejected), rejectedDirectory: Self.exists(rejected) ? rejected : nil, foreign: [])
+                rejected: Self.frames(in: rejected), rejectedDirectory: Self.exists(rejected) ? rejected : nil,
+                rejectedSummary: Self.exists(rejected) ? RejectedArea.summary(logDirectory: directory) : nil,
+                upload: Uploader.savedCounters(logDirectory: directory), foreign: [])
         }
         let log = Tracker.logDirectory(in: directory)
         var rejectedDirectory: URL?
@@ -116,6 +122,8 @@ package struct StorageInspection: Sendable {
             directory: directory, layout: .storageDirectory, state: Self.readState(in: directory),
             checkpoint: Self.readCheckpoint(in: directory), pendingCrash: crash, logDirectory: log, logExists: Self.exists(log),
             rejected: rejectedDirectory.map(Self.frames(in:)) ?? [], rejectedDirectory: rejectedDirectory,
+            rejectedSummary: rejectedDirectory.map { RejectedArea.summary(logDirectory: $0.deletingLastPathComponent()) },
+            upload: Uploader.savedCounters(logDirectory: log),
             foreign: names.filter { !trackerFiles.contains($0) && !$0.hasPrefix("state.json.") })
     }
 
@@ -158,7 +166,8 @@ package struct StorageInspection: Sendable {
 
     /// The frames in a directory, by name, each with its header or why it cannot be read.
     static func frames(in directory: URL) -> [LogReport.Batch] {
-        let names = ((try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []).sorted()
+        // Frames only: the area's `dropped` count and unfinished `.tmp` writes are not batches.
+        let names = ((try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []).filter { $0.hasSuffix(".spb") }.sorted()
         return names.map { name in
             var batch = LogReport.Batch(file: name, bytes: 0)
             guard let data = FileManager.default.contents(atPath: directory.appendingPathComponent(name).path) else {

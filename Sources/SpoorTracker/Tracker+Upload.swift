@@ -1,4 +1,4 @@
-import Foundation
+package import Foundation
 public import SpoorTransport
 
 /// What ``Tracker/flush(timeout:)`` did: the batches and events delivered, what is still pending and why.
@@ -33,7 +33,7 @@ extension Tracker {
     }
 
     /// `serverURL` itself when it names a path, else its `/v1/batch`.
-    static func batchEndpoint(_ serverURL: URL) -> URL {
+    package static func batchEndpoint(_ serverURL: URL) -> URL {
         let path = serverURL.path
         if !path.isEmpty, path != "/" { return serverURL }
         return serverURL.appendingPathComponent("v1").appendingPathComponent("batch")

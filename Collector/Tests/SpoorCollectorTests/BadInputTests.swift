@@ -1,5 +1,6 @@
 import Foundation
 import SpoorCollectorCore
+import SpoorCollectorTestSupport
 import SpoorCore
 import SpoorTransport
 import Testing

@@ -3,6 +3,7 @@ import SpoorCore
 import SpoorSerializer
 import SpoorTransport
 import SpoorCollectorCore
+import SpoorCollectorTestSupport
 import Testing
 
 @Suite("POST /v1/batch on a real collector process")

@@ -31,7 +31,10 @@ public struct Backoff: Sendable, Hashable {
     public func delay(afterFailures failures: Int, using random: inout some RandomNumberGenerator) -> Duration {
         let ceiling = Self.nanoseconds(ceiling(afterFailures: failures))
         guard ceiling > 0 else { return .zero }
-        return .nanoseconds(Int64.random(in: 0...ceiling, using: &random))
+        // One draw scaled onto 0...ceiling (multiply-high, no rejection loop): a generator that always gives the
+        // same word still gives an answer, and the all-ones word gives the ceiling itself.
+        let scaled = random.next().multipliedFullWidth(by: UInt64(ceiling) + 1).high
+        return .nanoseconds(Int64(scaled))
     }
 
     static func nanoseconds(_ duration: Duration) -> Int64 {

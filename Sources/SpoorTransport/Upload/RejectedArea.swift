@@ -96,6 +96,8 @@ public final class RejectedArea: Sendable {
         try lock.withLock { () throws(StorageError) -> [Entry] in
             var summary = Self.read(path)
             if summary.entries.contains(where: { $0.id == id.description }) { return [] }
+            // Strictly increasing times, so the names sort in the order batches were set aside.
+            let time = max(time, (summary.entries.last?.setAsideAt ?? .min) + 1)
             let name = hex(UInt64(bitPattern: time), digits: 16) + "-" + id.description + "-" + String(format: "%03d", min(max(status, 0), 999)) + ".spb"
             try FileIO.writeAtomically(frame, to: path + "/" + name, directory: path, durable: durable)
             summary.entries.append(Entry(file: name, id: id.description, status: status, setAsideAt: time, bytes: frame.count))

@@ -33,6 +33,8 @@ public struct UploadConfiguration: Sendable {
     public var rejectedLimits: RejectedArea.Limits
     /// The `User-Agent` header: `Spoor/<version> (<os>)`.
     public var userAgent: String
+    /// Called after every request with what came of it, on the upload task (keep it quick). Default nil.
+    public var onAttempt: (@Sendable (UploadAttempt) -> Void)?
 
     /// Creates a configuration with the defaults of transport spec §3.
     public init(url: URL, token: String? = nil) {

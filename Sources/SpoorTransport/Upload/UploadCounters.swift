@@ -128,3 +128,40 @@ public struct UploadResult: Sendable, Hashable, CustomStringConvertible {
         return text
     }
 }
+
+/// One request the uploader made and what came of it (``UploadConfiguration/onAttempt``): for `spoor upload`'s
+/// per-batch report, and for tests that count requests.
+public struct UploadAttempt: Sendable, Hashable {
+    /// What was done with the batch.
+    public enum Outcome: String, Sendable, Hashable {
+        /// 2xx: released.
+        case delivered
+        /// 2xx with `"duplicate": true`: the collector had stored it before (a lost answer); released.
+        case duplicate
+        /// 408, 429, 5xx, timeout or network error: kept, retried after the backoff.
+        case retryLater
+        /// As ``retryLater``, with `Retry-After`: the whole uploader pauses.
+        case pausedByServer
+        /// 401 or 403: kept; uploads pause.
+        case pausedForAuthorization
+        /// 413: replaced by two halves.
+        case split
+        /// Another 4xx, or a single event too large: set aside in the rejected area.
+        case setAside
+    }
+
+    /// The batch.
+    public var batchID: BatchID
+    /// Its events.
+    public var records: Int
+    /// Its frame's size.
+    public var bytes: Int
+    /// Earlier failed attempts of this batch (the `Spoor-Retry-Count` sent).
+    public var retry: Int
+    /// The HTTP status, or nil when there was no answer.
+    public var status: Int?
+    /// The failure: the collector's reason or the client's error.
+    public var error: String?
+    /// What was done.
+    public var outcome: Outcome
+}

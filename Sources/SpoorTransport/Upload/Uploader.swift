@@ -115,6 +115,8 @@ public final class Uploader: Sendable {
     public func setToken(_ token: String?) {
         let resumed = state.withLock { s -> Bool in
             s.token = token
+            // New credentials are worth an attempt now, whatever the backoff says.
+            s.nextAttempt = nil
             defer { s.authorizationPaused = nil }
             return s.authorizationPaused != nil
         }
@@ -351,13 +353,41 @@ public final class Uploader: Sendable {
         if retry > 0 { headers.append(("Spoor-Retry-Count", "\(retry)")) }
         let request = HTTPRequest(url: configuration.url, headers: headers, body: frame, timeout: configuration.requestTimeout)
 
+        let response: HTTPResponse
         switch await perform(request) {
-        case .success(let response):
-            return handle(response, batch: batch, frame: frame)
+        case .success(let answer):
+            response = answer
         case .failure(let error):
             if error.kind == .cancelled, state.withLock({ $0.stopping }) { return .stopped }
-            return retryLater(batch, status: nil, error: error.description, retryAfter: nil, timedOut: error.kind == .timedOut)
+            let reason = retryLater(batch, status: nil, error: error.description, retryAfter: nil, timedOut: error.kind == .timedOut)
+            configuration.onAttempt?(UploadAttempt(batchID: batch.id, records: batch.recordCount, bytes: frame.count, retry: retry,
+                                                   status: nil, error: error.description, outcome: .retryLater))
+            return reason
         }
+        let reason = handle(response, batch: batch, frame: frame)
+        if let onAttempt = configuration.onAttempt {
+            onAttempt(UploadAttempt(
+                batchID: batch.id, records: batch.recordCount, bytes: frame.count, retry: retry, status: response.status,
+                error: (200..<300).contains(response.status) ? nil : Self.reason(response),
+                outcome: Self.outcome(of: response, records: batch.recordCount, stopped: reason)))
+        }
+        return reason
+    }
+
+    /// What ``handle(_:batch:frame:)`` did with a batch, for ``UploadConfiguration/onAttempt``.
+    static func outcome(of response: HTTPResponse, records: Int, stopped reason: PendingReason?) -> UploadAttempt.Outcome {
+        switch response.status {
+        case 200..<300:
+            let body = String(decoding: response.body.prefix(256), as: UTF8.self).replacingOccurrences(of: " ", with: "")
+            return body.contains("\"duplicate\":true") ? .duplicate : .delivered
+        case 401, 403: return .pausedForAuthorization
+        case 413: return records > 1 && reason == nil ? .split : .setAside
+        case 408, 429: break
+        case 400..<500: return .setAside
+        default: break
+        }
+        if case .pausedByServer = reason { return .pausedByServer }
+        return .retryLater
     }
 
     private func handle(_ response: HTTPResponse, batch: SealedBatch, frame: [UInt8]) -> PendingReason? {
@@ -388,6 +418,8 @@ public final class Uploader: Sendable {
         case 401, 403:
             let first = state.withLock { s -> Bool in
                 s.authorizationPaused = status
+                s.nextAttempt = nil
+                s.counters.nextAttemptAt = nil
                 s.counters.authorizationPauses += 1
                 s.counters.lastError = "\(status) \(Self.reason(response))"
                 return s.counters.state != .pausedForAuthorization

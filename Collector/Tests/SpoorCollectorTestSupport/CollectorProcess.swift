@@ -1,21 +1,23 @@
-import Foundation
+public import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-import SpoorCore
+public import SpoorCore
 import SpoorSerializer
-import SpoorTransport
-import Testing
+public import SpoorTransport
+
+// Shared by the collector's tests and the end-to-end tests: a real collector process, and frames to send it.
 
 /// A real `spoor-collector serve` process on 127.0.0.1, port 0.
-final class CollectorProcess {
-    let process = Process()
-    let port: Int
-    let directory: URL
+public final class CollectorProcess {
+    public let process = Process()
+    public let port: Int
+    public let directory: URL
     private let output = Pipe()
+    private let ownsDirectory: Bool
 
     /// The built binary: `SPOOR_COLLECTOR_BIN`, else the package's debug build folder.
-    static func binary() throws -> URL {
+    public static func binary() throws -> URL {
         if let path = ProcessInfo.processInfo.environment["SPOOR_COLLECTOR_BIN"] { return URL(fileURLWithPath: path) }
         let package = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         for configuration in ["debug", "release"] {
@@ -25,11 +27,14 @@ final class CollectorProcess {
         throw CollectorTestError("spoor-collector is not built under \(package.path)/.build; run swift build first")
     }
 
-    init(arguments: [String] = []) throws {
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("spoor-collector-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    /// Starts `spoor-collector serve` on `listen` (port 0: any free port) with a SQLite store in `directory`
+    /// (a fresh temporary one, removed at the end, when nil; a given one is kept, so a restart finds its data).
+    public init(arguments: [String] = [], listen: String = "127.0.0.1:0", directory: URL? = nil) throws {
+        ownsDirectory = directory == nil
+        self.directory = directory ?? FileManager.default.temporaryDirectory.appendingPathComponent("spoor-collector-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: self.directory, withIntermediateDirectories: true)
         process.executableURL = try Self.binary()
-        process.arguments = ["serve", "--listen", "127.0.0.1:0", "--store", "sqlite:\(directory.path)/events.sqlite"] + arguments
+        process.arguments = ["serve", "--listen", listen, "--store", "sqlite:\(self.directory.path)/events.sqlite"] + arguments
         process.standardOutput = output
         process.standardError = FileHandle.nullDevice
         try process.run()
@@ -54,35 +59,44 @@ final class CollectorProcess {
     }
 
     deinit {
-        if process.isRunning { process.terminate(); process.waitUntilExit() }
-        try? FileManager.default.removeItem(at: directory)
+        stop()
+        if ownsDirectory { try? FileManager.default.removeItem(at: directory) }
     }
 
-    var databasePath: String { directory.appendingPathComponent("events.sqlite").path }
+    /// Stops the collector (SIGTERM: a graceful shutdown) and waits for it to exit.
+    public func stop() {
+        if process.isRunning { process.terminate(); process.waitUntilExit() }
+    }
+
+    /// The collector's SQLite file.
+    public var databasePath: String { directory.appendingPathComponent("events.sqlite").path }
+
+    /// Its batch endpoint.
+    public var batchURL: URL { URL(string: "http://127.0.0.1:\(port)/v1/batch")! }
 
     /// Sends one request and returns the status, the body and the headers.
-    func request(_ method: String = "POST", _ path: String = "/v1/batch", body: [UInt8] = [],
+    public func request(_ method: String = "POST", _ path: String = "/v1/batch", body: [UInt8] = [],
                  headers: [String: String] = [:]) async throws -> (status: Int, body: String, headers: [String: String]) {
         var request = URLRequest(url: URL(string: "http://127.0.0.1:\(port)\(path)")!)
         request.httpMethod = method
         if method != "GET" { request.httpBody = Data(body) }
         for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
         let (data, response) = try await URLSession.shared.data(for: request)
-        let http = try #require(response as? HTTPURLResponse)
+        guard let http = response as? HTTPURLResponse else { throw CollectorTestError("the answer is not HTTP") }
         var fields: [String: String] = [:]
         for (name, value) in http.allHeaderFields { fields["\(name)".lowercased()] = "\(value)" }
         return (http.statusCode, String(decoding: data, as: UTF8.self), fields)
     }
 }
 
-struct CollectorTestError: Error, CustomStringConvertible {
-    var description: String
-    init(_ description: String) { self.description = description }
+public struct CollectorTestError: Error, CustomStringConvertible {
+    public var description: String
+    public init(_ description: String) { self.description = description }
 }
 
 /// Frames of test events.
-enum Frames {
-    static func events(_ count: Int, name: String = "ViewProduct") -> [Event] {
+public enum Frames {
+    public static func events(_ count: Int, name: String = "ViewProduct") -> [Event] {
         (0..<count).map { index -> Event in
             let lib = LibInfo(lib: "Swift", libVersion: "1.0", method: .code)
             let eventName = index % 3 == 0 ? "$AppStart" : name
@@ -93,7 +107,7 @@ enum Frames {
         }
     }
 
-    static func frame(_ events: [Event], batchID: BatchID = .random(), codec: Codec = .zstd) throws -> [UInt8] {
+    public static func frame(_ events: [Event], batchID: BatchID = .random(), codec: Codec = .zstd) throws -> [UInt8] {
         let encoder = EventEncoder()
         var payload: [UInt8] = []
         for event in events { try encoder.appendBatchEntry(event, to: &payload) }

@@ -1,0 +1,201 @@
+import Foundation
+import SpoorCore
+import SpoorSerializer
+import SpoorTestSupport
+import SpoorTransport
+import Testing
+
+@testable import SpoorTracker
+
+/// A tracker on the durable log with a server URL, a scripted HTTP client and a manual upload clock.
+struct UploadingTracker {
+    let directory = TemporaryDirectory()
+    let client: ScriptedHTTPClient
+    let clock = ManualUploadClock()
+    let logs = LogCapture()
+    let tracker: Tracker
+
+    init(client: ScriptedHTTPClient = ScriptedHTTPClient(), configure: (inout Configuration) -> Void = { _ in }) throws {
+        self.client = client
+        var configuration = Configuration(storageDirectory: directory.url)
+        configuration.serverURL = URL(string: "http://collector.test")
+        configuration.token = "t0ken"
+        configuration.httpClient = client
+        configuration.uploadClock = clock
+        configuration.uploadRandom = SplitMix64(seed: 7)
+        configuration.durability = .none
+        configuration.presetOverrides = testPresets
+        configuration.logger = logs.logger
+        configure(&configuration)
+        tracker = try Tracker(configuration: configuration)
+    }
+
+    /// The sequence numbers of the events every request carried, in request order.
+    func sequencesSent() throws -> [UInt64] {
+        try client.requests.flatMap { request in
+            try EventDecoder().decodeBatch(FrameDecoder().decode(request.body).payload).map(\.sequence)
+        }
+    }
+}
+
+@Suite struct UploadTrackerTests {
+    @Test func flushDeliversEverythingTrackedAndSaysSo() async throws {
+        let u = try UploadingTracker()
+        for n in 0..<250 { u.tracker.track("Tap", properties: ["n": .int(Int64(n))]) }
+        let result = await u.tracker.flush()
+        // Reaching the bulk size uploaded some before the flush; the flush sent the rest.
+        #expect(result.isComplete, "\(result)")
+        #expect(result.pendingEvents == 0)
+        let sent = try u.sequencesSent()
+        #expect(sent.count == 250)
+        #expect(sent == Array(sent[0]..<sent[0] + 250))
+        #expect(u.client.maxConcurrentRequests == 1)
+        let request = try #require(u.client.requests.first)
+        // The origin given gets the collector's batch path.
+        #expect(request.url.absoluteString == "http://collector.test/v1/batch")
+        #expect(request.header("Authorization") == "Bearer t0ken")
+        #expect(request.header("User-Agent")?.hasPrefix("Spoor/0.1.0 (") == true)
+        let counters = try #require(u.tracker.counters.upload)
+        #expect(counters.deliveredEvents == 250)
+        #expect(counters.lastStatus == 200)
+        #expect(await u.tracker.shutdown())
+    }
+
+    @Test func withoutAServerFlushSaysEventsStayLocal() async throws {
+        let h = try Harness()
+        h.tracker.track("Tap")
+        let result = await h.tracker.flush()
+        #expect(result.pendingReason == .noServer)
+        #expect(h.tracker.counters.upload == nil)
+        #expect(h.store.events.count == 1)
+    }
+
+    @Test func reachingTheBulkSizeUploadsWithoutAFlush() async throws {
+        let u = try UploadingTracker { $0.flushBulkSize = 10 }
+        for n in 0..<10 { u.tracker.track("Tap", properties: ["n": .int(Int64(n))]) }
+        #expect(await u.client.requests(atLeast: 1))
+        #expect(await u.tracker.shutdown())
+    }
+
+    @Test func loginTriggersAnUpload() async throws {
+        let u = try UploadingTracker()
+        u.tracker.track("Browse")
+        u.tracker.login("user-1")
+        #expect(await u.client.requests(atLeast: 1))
+        let sent = try EventDecoder().decodeBatch(FrameDecoder().decode(u.client.requests[0].body).payload)
+        #expect(sent.map(\.name).contains("Browse"))
+        #expect(await u.tracker.shutdown())
+    }
+
+    @Test func leftoversOfAnEarlierLaunchGoAtStart() async throws {
+        let directory = TemporaryDirectory()
+        do {
+            var configuration = Configuration(storageDirectory: directory.url)
+            configuration.durability = .always
+            let offline = try Tracker(configuration: configuration)
+            for _ in 0..<5 { offline.track("Early") }
+            #expect(await offline.shutdown())
+        }
+        let client = ScriptedHTTPClient()
+        var configuration = Configuration(storageDirectory: directory.url)
+        configuration.serverURL = URL(string: "http://collector.test/v1/batch")
+        configuration.httpClient = client
+        configuration.uploadClock = ManualUploadClock()
+        let tracker = try Tracker(configuration: configuration)
+        #expect(await client.requests(atLeast: 1))
+        let sent = try EventDecoder().decodeBatch(FrameDecoder().decode(client.requests[0].body).payload)
+        #expect(sent.map(\.name) == Array(repeating: "Early", count: 5))
+        #expect(await tracker.shutdown())
+    }
+
+    @Test func aFailingFlushReportsPendingAndWhy() async throws {
+        let client = ScriptedHTTPClient([.respond(503, body: #"{"error":"unavailable","reason":"store down"}"#)])
+        let u = try UploadingTracker(client: client)
+        for _ in 0..<30 { u.tracker.track("Tap") }
+        let result = await u.tracker.flush()
+        #expect(result.deliveredEvents == 0)
+        #expect(result.pendingEvents == 30)
+        guard case .backingOff(_, let error) = result.pendingReason else {
+            Issue.record("expected backingOff, got \(String(describing: result.pendingReason))")
+            return
+        }
+        #expect(error == "503 store down")
+        #expect(u.tracker.counters.upload?.retries == 1)
+        #expect(u.tracker.counters.upload?.state == .backingOff)
+        // A new token after a 401 resumes uploads.
+        client.append([.respond(401)])
+        let refused = await u.tracker.flush()
+        #expect(refused.pendingReason == .authorizationRejected(status: 401))
+        u.tracker.setToken("n3w")
+        #expect(await u.client.requests(atLeast: 3))
+        #expect(u.client.requests[2].header("Authorization") == "Bearer n3w")
+        #expect(await u.tracker.shutdown())
+    }
+
+    @Test func aStalledUploadDoesNotHoldShutdown() async throws {
+        let u = try UploadingTracker(client: ScriptedHTTPClient(otherwise: .stall))
+        for _ in 0..<10 { u.tracker.track("Tap") }
+        let flush = Task { await u.tracker.flush(timeout: .seconds(3600)) }
+        #expect(await u.client.requests(atLeast: 1))
+        let started = ContinuousClock.now
+        #expect(await u.tracker.shutdown(timeout: .seconds(5)))
+        #expect(ContinuousClock.now - started < .seconds(5))
+        let result = await flush.value
+        #expect(result.pendingReason == .stopped)
+        // Nothing was lost: the batch waits in the outbox for the next launch.
+        let report = try EventLog.inspect(directory: Tracker.logDirectory(in: u.directory.url))
+        #expect(report.batches.compactMap(\.records).reduce(0, +) + report.liveRecords == 10)
+    }
+
+    @Test func theBackgroundUploadRunsInsideTheHostsWindow() async throws {
+        let u = try UploadingTracker()
+        let center = NotificationCenter()
+        let application = FakeApplication()
+        let source = NotificationCenterLifecycleSource(center: center, application: application) { .active }
+        let calls = CallRecorder()
+        source.backgroundTask = BackgroundTaskHook(
+            begin: { name, _ in calls.record("begin \(name)"); return 7 },
+            end: { id in calls.record("end \(id)") })
+        u.tracker.attach(source, recordsCrashes: false)
+        for _ in 0..<20 { u.tracker.track("Tap") }
+        center.post(name: Notification.Name("UIApplicationWillResignActiveNotification"), object: application)
+        center.post(name: Notification.Name("UIApplicationDidEnterBackgroundNotification"), object: application)
+        #expect(await calls.count(atLeast: 2))
+        #expect(calls.all == ["begin spoor.upload", "end 7"])
+        // The window ended after the upload: everything was delivered.
+        #expect(try u.sequencesSent().count >= 20)
+        #expect(await u.tracker.shutdown())
+    }
+
+    @Test func configurationChecksTheUploadFields() {
+        var configuration = Configuration(storageDirectory: URL(fileURLWithPath: "/tmp/x"))
+        configuration.token = "two\nlines"
+        #expect(throws: ConfigurationError.self) { try configuration.validate() }
+        configuration.token = "ok"
+        configuration.requestTimeout = .zero
+        #expect(throws: ConfigurationError.self) { try configuration.validate() }
+        configuration.requestTimeout = .seconds(30)
+        #expect(throws: Never.self) { try configuration.validate() }
+        #expect(Tracker.batchEndpoint(URL(string: "https://c.example")!).absoluteString == "https://c.example/v1/batch")
+        #expect(Tracker.batchEndpoint(URL(string: "https://c.example/ingest")!).absoluteString == "https://c.example/ingest")
+    }
+}
+
+/// Records calls from any thread; a test awaits a count instead of sleeping.
+final class CallRecorder: @unchecked Sendable {
+    private let lock = NSLock()
+    private var calls: [String] = []
+
+    func record(_ call: String) { lock.withLock { calls.append(call) } }
+    var all: [String] { lock.withLock { calls } }
+
+    /// Polls for at most 10 s of real time until `count` calls were recorded.
+    func count(atLeast count: Int) async -> Bool {
+        let deadline = ContinuousClock.now + .seconds(10)
+        while ContinuousClock.now < deadline {
+            if all.count >= count { return true }
+            try? await Task.sleep(for: .milliseconds(1))
+        }
+        return all.count >= count
+    }
+}
