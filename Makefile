@@ -2,7 +2,7 @@
 SWIFT ?= swift
 ROUNDS ?= 200
 
-.PHONY: bootstrap build demo test bench fuzz crash-test generate-proto docs
+.PHONY: bootstrap build demo test bench fuzz crash-test e2e-crash generate-proto docs
 
 bootstrap:
 	@scripts/bootstrap
@@ -23,6 +23,11 @@ bench: bootstrap
 # The long crash run: SIGKILL a writer ROUNDS times (make test runs 20 rounds).
 crash-test: bootstrap
 	scripts/crash-test $(ROUNDS)
+
+# The long end-to-end crash run: SIGKILL a tracking, uploading child ROUNDS times while the collector
+# restarts at random (make test runs 20 rounds).
+e2e-crash: bootstrap
+	scripts/e2e-crash $(ROUNDS)
 
 # One fuzz target for a while: make fuzz TARGET=FuzzEventDecoder SECONDS=600
 TARGET ?= FuzzEventDecoder

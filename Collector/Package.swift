@@ -56,6 +56,14 @@ let package = Package(
             ],
             swiftSettings: strictSwift
         ),
+        // A scripted fault-injecting HTTP proxy and a restartable collector process, for the end-to-end tests.
+        .target(name: "SpoorFaultProxy", swiftSettings: strictSwift),
+        // The kill -9 tests' child: a tracker that tracks and uploads until it is killed.
+        .executableTarget(
+            name: "SpoorUploadChild",
+            dependencies: [.product(name: "Spoor", package: "Spoor")],
+            swiftSettings: strictSwift
+        ),
         // What the test targets share: a real collector process on loopback, and frames to send it.
         .target(
             name: "SpoorCollectorTestSupport",
@@ -75,6 +83,14 @@ let package = Package(
                 "SpoorCollectorTestSupport",
                 .product(name: "Spoor", package: "Spoor"),
                 .product(name: "GRDB", package: "GRDB.swift"),
+            ],
+            swiftSettings: strictSwift
+        ),
+        // The proxy itself, each fault end to end through a real tracker, and the kill -9 rounds.
+        .testTarget(
+            name: "SpoorFaultTests",
+            dependencies: [
+                "SpoorFaultProxy", .product(name: "Spoor", package: "Spoor"), .product(name: "GRDB", package: "GRDB.swift"),
             ],
             swiftSettings: strictSwift
         ),

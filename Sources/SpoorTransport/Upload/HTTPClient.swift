@@ -126,7 +126,9 @@ public struct URLSessionHTTPClient: HTTPTransportClient, @unchecked Sendable {
         var urlRequest = URLRequest(url: request.url)
         urlRequest.httpMethod = request.method
         let (seconds, attoseconds) = request.timeout.components
-        urlRequest.timeoutInterval = max(0.001, Double(seconds) + Double(attoseconds) / 1e18)
+        // FoundationNetworking (Linux) truncates this to whole seconds: 0.5 s would time out at once, before the
+        // request is even sent. Round up; the uploader's own timer holds the exact bound.
+        urlRequest.timeoutInterval = max(1, (Double(seconds) + Double(attoseconds) / 1e18).rounded(.up))
         for (name, value) in request.headers { urlRequest.setValue(value, forHTTPHeaderField: name) }
         let data: Data
         let response: URLResponse

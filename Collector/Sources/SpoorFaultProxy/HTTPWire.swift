@@ -1,0 +1,243 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Why a connection ended early.
+enum WireError: Error {
+    /// The peer closed (or reset) the connection, or the proxy shut it down.
+    case closed
+    /// The bytes are not an HTTP/1.1 message the proxy understands.
+    case malformed(String)
+}
+
+/// A blocking TCP socket with a read buffer: just enough HTTP/1.1 for a loopback test proxy.
+final class WireConnection {
+    let fd: Int32
+    private var buffer: [UInt8] = []
+
+    init(fd: Int32) {
+        self.fd = fd
+        var one: Int32 = 1
+        setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
+        #if canImport(Darwin)
+        setsockopt(fd, SOL_SOCKET, SO_NOSIGPIPE, &one, socklen_t(MemoryLayout<Int32>.size))
+        #endif
+    }
+
+    /// Connects to 127.0.0.1:`port`; `nil` when nothing listens there.
+    static func connect(port: Int) -> WireConnection? {
+        let fd = socket(AF_INET, streamSocketType, 0)
+        guard fd >= 0 else { return nil }
+        var address = loopbackAddress(port: port)
+        let result = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connectSocket(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard result == 0 else {
+            close(fd)
+            return nil
+        }
+        return WireConnection(fd: fd)
+    }
+
+    /// Fills the buffer with whatever arrives next; throws `closed` at the end of the stream.
+    private func fill() throws(WireError) {
+        var chunk = [UInt8](repeating: 0, count: 64 << 10)
+        let count = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+        guard count > 0 else { throw .closed }
+        buffer.append(contentsOf: chunk[0..<count])
+    }
+
+    /// Reads up to the blank line that ends a message head; returns its lines.
+    func readHead() throws(WireError) -> [String] {
+        while true {
+            if let end = headEnd() {
+                let head = String(decoding: buffer[0..<end], as: UTF8.self)
+                buffer.removeFirst(end + 4)
+                return head.components(separatedBy: "\r\n")
+            }
+            guard buffer.count < 64 << 10 else { throw .malformed("head over 64 KiB") }
+            try fill()
+        }
+    }
+
+    private func headEnd() -> Int? {
+        guard buffer.count >= 4 else { return nil }
+        for index in 0...(buffer.count - 4)
+        where buffer[index] == 13 && buffer[index + 1] == 10 && buffer[index + 2] == 13 && buffer[index + 3] == 10 {
+            return index
+        }
+        return nil
+    }
+
+    /// Reads exactly `count` bytes.
+    func read(exactly count: Int) throws(WireError) -> [UInt8] {
+        while buffer.count < count { try fill() }
+        let bytes = Array(buffer[0..<count])
+        buffer.removeFirst(count)
+        return bytes
+    }
+
+    /// Reads at most `count` bytes that have arrived (at least one).
+    func read(upTo count: Int) throws(WireError) -> [UInt8] {
+        if buffer.isEmpty { try fill() }
+        let bytes = Array(buffer.prefix(count))
+        buffer.removeFirst(bytes.count)
+        return bytes
+    }
+
+    /// Reads until the peer closes.
+    func readToEnd() -> [UInt8] {
+        while (try? fill()) != nil {}
+        defer { buffer.removeAll() }
+        return buffer
+    }
+
+    /// Reads one CRLF-terminated line (chunked encoding).
+    private func readLine() throws(WireError) -> String {
+        while true {
+            if let index = buffer.firstIndex(of: 10) {
+                let line = String(decoding: buffer[0..<index], as: UTF8.self).trimmingCharacters(in: .whitespaces)
+                buffer.removeFirst(index + 1)
+                return line.hasSuffix("\r") ? String(line.dropLast()) : line
+            }
+            try fill()
+        }
+    }
+
+    /// Reads a message body as its headers describe it (`Content-Length` or chunked); `untilClose` for
+    /// a response without either.
+    func readBody(headers: [String: String], untilClose: Bool) throws(WireError) -> [UInt8] {
+        if headers["transfer-encoding"]?.lowercased().contains("chunked") == true {
+            var body: [UInt8] = []
+            while true {
+                let sizeLine = try readLine()
+                guard let size = Int(sizeLine.split(separator: ";").first ?? "", radix: 16) else {
+                    throw .malformed("chunk size \(sizeLine)")
+                }
+                if size == 0 {
+                    while try !readLine().isEmpty {}
+                    return body
+                }
+                body += try read(exactly: size)
+                _ = try read(exactly: 2)
+            }
+        }
+        if let length = headers["content-length"] {
+            guard let count = Int(length), count >= 0 else { throw .malformed("content-length \(length)") }
+            return try read(exactly: count)
+        }
+        return untilClose ? readToEnd() : []
+    }
+
+    /// Writes all of `bytes`; false when the peer is gone.
+    @discardableResult
+    func write(_ bytes: [UInt8]) -> Bool {
+        var done = 0
+        while done < bytes.count {
+            let count = bytes.withUnsafeBytes { send(fd, $0.baseAddress! + done, $0.count - done, sendFlags) }
+            if count <= 0 { return false }
+            done += count
+        }
+        return true
+    }
+
+    /// Closes with a reset instead of a FIN.
+    func reset() {
+        var option = linger(l_onoff: 1, l_linger: 0)
+        setsockopt(fd, SOL_SOCKET, SO_LINGER, &option, socklen_t(MemoryLayout<linger>.size))
+        close(fd)
+    }
+
+    /// Wakes any thread blocked on this socket (it then sees `closed`).
+    func shutDown() {
+        shutdown(fd, Int32(SHUT_RDWR))
+    }
+}
+
+/// A request or response head: the first line and the headers, names lowercased.
+struct MessageHead {
+    var firstLine: String
+    var fields: [(name: String, value: String)]
+
+    init(lines: [String]) throws(WireError) {
+        guard let first = lines.first, !first.isEmpty else { throw .malformed("empty head") }
+        firstLine = first
+        fields = []
+        for line in lines.dropFirst() {
+            guard let colon = line.firstIndex(of: ":") else { throw .malformed("header line \(line)") }
+            fields.append((line[..<colon].lowercased(), line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)))
+        }
+    }
+
+    init(firstLine: String, fields: [(name: String, value: String)]) {
+        self.firstLine = firstLine
+        self.fields = fields
+    }
+
+    /// The fields as a dictionary (the last of repeated names wins).
+    var dictionary: [String: String] {
+        var result: [String: String] = [:]
+        for field in fields { result[field.name] = field.value }
+        return result
+    }
+
+    /// The head as bytes, with the fields except `dropping` and then `adding`.
+    func serialized(dropping: Set<String> = [], adding: [(String, String)] = []) -> [UInt8] {
+        var text = firstLine + "\r\n"
+        for field in fields where !dropping.contains(field.name) { text += "\(field.name): \(field.value)\r\n" }
+        for (name, value) in adding { text += "\(name): \(value)\r\n" }
+        return Array((text + "\r\n").utf8)
+    }
+}
+
+/// A listening socket on 127.0.0.1.
+func listenOnLoopback(port: Int) throws(FaultProxyError) -> (fd: Int32, port: Int) {
+    let fd = socket(AF_INET, streamSocketType, 0)
+    guard fd >= 0 else { throw FaultProxyError("socket: errno \(errno)") }
+    var one: Int32 = 1
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
+    var address = loopbackAddress(port: port)
+    let bound = withUnsafePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+    }
+    guard bound == 0, listen(fd, 64) == 0 else {
+        let code = errno
+        close(fd)
+        throw FaultProxyError("bind 127.0.0.1:\(port): errno \(code)")
+    }
+    var actual = sockaddr_in()
+    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    _ = withUnsafeMutablePointer(to: &actual) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+    }
+    return (fd, Int(UInt16(bigEndian: actual.sin_port)))
+}
+
+private func loopbackAddress(port: Int) -> sockaddr_in {
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_port = UInt16(port).bigEndian
+    address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
+    #if canImport(Darwin)
+    address.sin_len = UInt8(MemoryLayout<sockaddr_in>.size)
+    #endif
+    return address
+}
+
+#if canImport(Darwin)
+private let streamSocketType = SOCK_STREAM
+private let sendFlags: Int32 = 0
+private func connectSocket(_ fd: Int32, _ address: UnsafePointer<sockaddr>, _ length: socklen_t) -> Int32 {
+    Darwin.connect(fd, address, length)
+}
+#else
+private let streamSocketType = Int32(SOCK_STREAM.rawValue)
+// No SIGPIPE when the client has gone away; the write just fails.
+private let sendFlags = Int32(MSG_NOSIGNAL)
+private func connectSocket(_ fd: Int32, _ address: UnsafePointer<sockaddr>, _ length: socklen_t) -> Int32 {
+    Glibc.connect(fd, address, length)
+}
+#endif

@@ -1,0 +1,267 @@
+import Foundation
+import GRDB
+import SpoorCore
+import SpoorFaultProxy
+import Testing
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Transport spec §5 under kill -9: a child tracks and uploads continuously through the proxy to a real
+/// collector; it is SIGKILLed at random moments, round after round, while the collector is also restarted
+/// at random (gracefully or with SIGKILL) and the proxy answers some requests with a 5xx, a 429, a reset or
+/// a lost response. At the end every event the child reported durable is in the store
+/// exactly once, and no (anonymous id, sequence) pair is stored twice.
+///
+/// `SPOOR_E2E_ROUNDS` (default 20) and `SPOOR_E2E_SEED` pick the run; `make e2e-crash ROUNDS=200` is the long one.
+@Suite("kill -9 rounds against a real collector")
+struct KillRoundsTests {
+    @Test("every event reported durable is stored exactly once through SIGKILLs and collector restarts")
+    func durableEventsSurviveKillsExactlyOnce() async throws {
+        let environment = ProcessInfo.processInfo.environment
+        let rounds = environment["SPOOR_E2E_ROUNDS"].flatMap { Int($0) } ?? 20
+        let seed = environment["SPOOR_E2E_SEED"].flatMap { UInt64($0) } ?? 20_261_123
+        var random = SplitMix64(seed: seed)
+        let started = ContinuousClock.now
+
+        let collector = try CollectorServer()
+        let proxy = try FaultProxy(upstreamPort: collector.port)
+        defer { proxy.stop() }
+        let storage = FileManager.default.temporaryDirectory.appendingPathComponent("spoor-kill-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: storage) }
+
+        var durable = Set<Int64>()
+        var restarts = 0
+        var transcript: [String] = []
+        // The log's drop-oldest count as the child last reported it (the child stays far below the caps).
+        var maxDropped = 0
+        for round in 0..<rounds {
+            // Spec §5's mix: most requests go through; some meet a 5xx, a 429, a reset or a lost response.
+            proxy.setScript(FaultScript((0..<400).map { _ in Self.randomAction(using: &random) }))
+            let child = try UploadChild(storage: storage, url: proxy.batchURL, round: round)
+            try await child.waitForLine(prefix: "ready")
+            // The kill lands 20–600 ms into the round; in one round of three the collector restarts first.
+            let lifetime = Duration.milliseconds(Int.random(in: 20...600, using: &random))
+            if Int.random(in: 0..<3, using: &random) == 0 {
+                let before = Duration.milliseconds(Int.random(in: 0...Int(lifetime.components.seconds * 1000 + 300), using: &random))
+                try await Task.sleep(for: min(before, lifetime))
+                proxy.upstreamPort = nil
+                proxy.upstreamPort = try collector.restart(kill: Bool.random(using: &random))
+                restarts += 1
+            }
+            try await Task.sleep(for: lifetime)
+            let lines = child.kill()
+            transcript.append("round \(round) lifetime \(lifetime)")
+            transcript += lines
+            for line in lines where line.hasPrefix("flushed ") {
+                if let dropped = line.split(separator: " ").last?.split(separator: "=").last.flatMap({ Int($0) }) {
+                    maxDropped = max(maxDropped, dropped)
+                }
+            }
+            for line in lines where line.hasPrefix("durable ") {
+                let parts = line.split(separator: " ")
+                guard parts.count == 3, let first = Int64(parts[1]), let last = Int64(parts[2]), first <= last else {
+                    Issue.record("a garbled line from the child: \(line)")
+                    continue
+                }
+                durable.formUnion(first...last)
+            }
+        }
+
+        // A last launch with the collector up and no faults sends whatever the rounds left behind.
+        proxy.setScript(.passThrough)
+        let drain = try UploadChild(storage: storage, url: proxy.batchURL, round: rounds, drain: true)
+        let status = drain.waitForExit()
+        let drainLines = drain.lines()
+        #expect(status == 0, "the drain failed: \(drainLines.suffix(5))")
+
+        let stored = try StoredNumbers(path: collector.databasePath)
+        let lost = durable.subtracting(stored.counts.keys)
+        let repeated = stored.counts.filter { $0.value > 1 }
+        #expect(lost.isEmpty, "durable but not stored: \(lost.sorted().prefix(20))")
+        #expect(repeated.isEmpty, "stored more than once: \(repeated.keys.sorted().prefix(20))")
+        #expect(stored.repeatedPairs == 0, "(anonymous id, sequence) pairs stored more than once")
+        #expect(durable.count >= rounds, "every round should make some events durable")
+        #expect(maxDropped == 0, "the log dropped events at its caps: the check would not mean much")
+        if !lost.isEmpty || !repeated.isEmpty || stored.repeatedPairs > 0 {
+            // Keep what a person needs to find out why: the storage, the store, the requests, the child's lines.
+            let keep = URL(fileURLWithPath: "/tmp/spoor-e2e-failure-\(seed)-\(rounds)")
+            try? FileManager.default.removeItem(at: keep)
+            try FileManager.default.createDirectory(at: keep, withIntermediateDirectories: true)
+            try FileManager.default.copyItem(at: storage, to: keep.appendingPathComponent("storage"))
+            try FileManager.default.copyItem(at: collector.directory, to: keep.appendingPathComponent("collector"))
+            try proxy.requests.map(\.description).joined(separator: "\n")
+                .write(to: keep.appendingPathComponent("requests.txt"), atomically: true, encoding: .utf8)
+            try (transcript + ["drain"] + drainLines).joined(separator: "\n")
+                .write(to: keep.appendingPathComponent("child.txt"), atomically: true, encoding: .utf8)
+            print("e2e crash: the evidence is in \(keep.path)")
+        }
+        let elapsed = (ContinuousClock.now - started).components
+        let seconds = Double(elapsed.seconds) + Double(elapsed.attoseconds) / 1e18
+        // Batches the collector took more than once (stored, then sent again after a kill): the duplicate case.
+        let forwarded = proxy.requests.filter { $0.upstreamStatus == 200 }.compactMap(\.batchID)
+        let resent = Dictionary(grouping: forwarded, by: { $0 }).values.filter { $0.count > 1 }.count
+        print("""
+            e2e crash: rounds=\(rounds) seed=\(seed) durable=\(durable.count) stored=\(stored.counts.count) \
+            lost=\(lost.count) dropped=\(maxDropped) duplicates=\(repeated.count) repeated-pairs=\(stored.repeatedPairs) \
+            collector-restarts=\(restarts) faults=\(proxy.requests.filter { $0.action != .forward }.count) requests=\(proxy.requests.count) batches=\(stored.batches) \
+            resent-batches=\(resent) anonymous-ids=\(stored.anonymousIDs) time=\(String(format: "%.1f", seconds))s
+            """)
+    }
+}
+
+extension KillRoundsTests {
+    /// One request's fate: forwarded four times in five, else a transient fault (never a stall: the child's
+    /// request timeout would only slow the rounds down).
+    static func randomAction(using random: inout SplitMix64) -> FaultAction {
+        switch Int.random(in: 0..<20, using: &random) {
+        case 0: .respond(status: 500)
+        case 1: .respond(status: 503, headers: ["Retry-After": "0"])
+        case 2: .respond(status: 429)
+        case 3: .resetMidBody
+        default: Int.random(in: 0..<4, using: &random) == 0 ? .loseResponse : .forward
+        }
+    }
+}
+
+/// The `n` numbers in the store and how often each appears.
+private struct StoredNumbers {
+    var counts: [Int64: Int] = [:]
+    var repeatedPairs = 0
+    var batches = 0
+    var anonymousIDs = 0
+
+    init(path: String) throws {
+        let queue = try DatabaseQueue(path: path)
+        try queue.read { db in
+            for row in try Row.fetchAll(db, sql: """
+                SELECT json_extract(properties, '$.n') AS n, COUNT(*) AS c FROM events WHERE name = 'KillRound' GROUP BY 1
+                """) {
+                counts[row["n"]] = row["c"]
+            }
+            repeatedPairs = try Int.fetchOne(db, sql: """
+                SELECT COUNT(*) FROM (SELECT 1 FROM events GROUP BY anonymous_id, sequence HAVING COUNT(*) > 1)
+                """) ?? 0
+            batches = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM batches") ?? 0
+            anonymousIDs = try Int.fetchOne(db, sql: "SELECT COUNT(DISTINCT anonymous_id) FROM events") ?? 0
+        }
+    }
+}
+
+/// A `spoor-upload-child` process and the lines it printed.
+private final class UploadChild: @unchecked Sendable {
+    let process = Process()
+    private let output = Pipe()
+    private let lock = NSLock()
+    private var text = ""
+    private var waiters: [(prefix: String, continuation: CheckedContinuation<Void, any Error>)] = []
+    private var ended = false
+    private let outputEnded = DispatchSemaphore(value: 0)
+
+    static func binary() throws -> URL {
+        if let path = ProcessInfo.processInfo.environment["SPOOR_UPLOAD_CHILD_BIN"] { return URL(fileURLWithPath: path) }
+        let package = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        for configuration in ["debug", "release"] {
+            let candidate = package.appendingPathComponent(".build/\(configuration)/SpoorUploadChild")
+            if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
+        }
+        throw ChildError("SpoorUploadChild is not built under \(package.path)/.build; run swift build first")
+    }
+
+    init(storage: URL, url: URL, round: Int, drain: Bool = false) throws {
+        process.executableURL = try Self.binary()
+        process.arguments = [storage.path, url.absoluteString, "\(round)"] + (drain ? ["drain"] : [])
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let reader = output.fileHandleForReading
+        Thread.detachNewThread { [self] in
+            while true {
+                let chunk = reader.availableData
+                if chunk.isEmpty { break }
+                append(String(decoding: chunk, as: UTF8.self))
+            }
+            finish()
+            outputEnded.signal()
+        }
+    }
+
+    private func append(_ chunk: String) {
+        let ready = lock.withLock { () -> [CheckedContinuation<Void, any Error>] in
+            text += chunk
+            let lines = text.split(separator: "\n")
+            let ready = waiters.filter { waiter in lines.contains { $0.hasPrefix(waiter.prefix) } }.map(\.continuation)
+            waiters.removeAll { waiter in lines.contains { $0.hasPrefix(waiter.prefix) } }
+            return ready
+        }
+        for continuation in ready { continuation.resume() }
+    }
+
+    private func finish() {
+        let left = lock.withLock { () -> [CheckedContinuation<Void, any Error>] in
+            ended = true
+            defer { waiters = [] }
+            return waiters.map(\.continuation)
+        }
+        for continuation in left { continuation.resume(throwing: ChildError("the child ended first: \(lines().suffix(3))")) }
+    }
+
+    /// Returns once a line starting with `prefix` is printed; throws if the child ends first.
+    func waitForLine(prefix: String) async throws {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            let state = lock.withLock { () -> Bool? in
+                if text.split(separator: "\n").contains(where: { $0.hasPrefix(prefix) }) { return true }
+                if ended { return false }
+                waiters.append((prefix, continuation))
+                return nil
+            }
+            switch state {
+            case true?: continuation.resume()
+            case false?: continuation.resume(throwing: ChildError("the child ended before `\(prefix)`: \(lines().suffix(3))"))
+            case nil: break
+            }
+        }
+    }
+
+    /// The complete lines printed so far.
+    func lines() -> [String] {
+        lock.withLock {
+            var lines = text.split(separator: "\n", omittingEmptySubsequences: true).map(String.init)
+            if !text.hasSuffix("\n"), !lines.isEmpty { lines.removeLast() }
+            return lines
+        }
+    }
+
+    /// SIGKILLs the child, waits for it and for its output, and returns its complete lines.
+    func kill() -> [String] {
+        signalKill(process.processIdentifier)
+        process.waitUntilExit()
+        _ = waitForOutputEnd()
+        return lines()
+    }
+
+    /// Waits for the child to exit on its own; its exit status.
+    func waitForExit() -> Int32 {
+        process.waitUntilExit()
+        _ = waitForOutputEnd()
+        return process.terminationStatus
+    }
+
+    /// The reader sees end of file once the child (the only writer) is gone.
+    private func waitForOutputEnd() -> Bool {
+        outputEnded.wait(timeout: .now() + 10) == .success
+    }
+}
+
+private struct ChildError: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}
+
+#if canImport(Darwin)
+private func signalKill(_ pid: Int32) { _ = Darwin.kill(pid, SIGKILL) }
+#else
+private func signalKill(_ pid: Int32) { _ = Glibc.kill(pid, SIGKILL) }
+#endif

@@ -1,0 +1,228 @@
+import Foundation
+import SpoorCore
+import SpoorFaultProxy
+import SpoorSerializer
+import SpoorTracker
+import SpoorTransport
+import Testing
+
+/// Transport spec §3 and §5 through the fault proxy: a real tracker, a real collector, one fault at a time.
+/// Each ends with every accepted event stored exactly once (or set aside in `rejected/` and counted), a
+/// bounded number of requests, and `track` never held up. Time is the manual upload clock's.
+@Suite("Uploads through faults, against a real collector")
+struct UploadFaultTests {
+    /// A fault the uploader must retry, and how it shows in the proxy's script.
+    struct Transient: Sendable, CustomStringConvertible {
+        var name: String
+        var action: @Sendable (ManualUploadClock) -> FaultAction
+        /// The collector stored the first attempt (the client never heard).
+        var storedFirst = false
+        /// `Retry-After`: a flush during the pause sends nothing.
+        var pauses = false
+        /// The request hangs: the uploader's own timeout must end it.
+        var stalls = false
+        var description: String { name }
+    }
+
+    static let transients: [Transient] = [
+        Transient(name: "500") { _ in .respond(status: 500) },
+        Transient(name: "503 + Retry-After seconds", action: { _ in .respond(status: 503, headers: ["Retry-After": "2"]) }, pauses: true),
+        Transient(name: "503 + Retry-After date", action: { clock in
+            .respond(status: 503, headers: ["Retry-After": clock.httpDate(after: 3)])
+        }, pauses: true),
+        Transient(name: "429 + Retry-After", action: { _ in .respond(status: 429, headers: ["Retry-After": "1"]) }, pauses: true),
+        Transient(name: "408") { _ in .respond(status: 408) },
+        Transient(name: "connection reset mid-body") { _ in .resetMidBody },
+        Transient(name: "10 s stall", action: { _ in .stall(.seconds(10)) }, stalls: true),
+        Transient(name: "lost response", action: { _ in .loseResponse }, storedFirst: true),
+    ]
+
+    @Test("a transient fault: kept, retried once after the backoff with Spoor-Retry-Count, stored exactly once",
+          arguments: transients)
+    func transientFault(_ fault: Transient) async throws {
+        let rig = try await UploadRig(script: FaultScript())
+        rig.proxy.setScript(FaultScript([fault.action(rig.clock)]))
+        rig.track(60)
+
+        // The first attempt meets the fault.
+        let first: FlushResult
+        if fault.stalls {
+            let tracker = rig.tracker
+            async let flushing = tracker.flush()
+            _ = try await rig.proxy.waitForRequests(1)
+            await rig.clock.waitForSleep { $0 == UploadRig.requestTimeout }
+            // While the upload hangs, the app goes on tracking.
+            rig.track(40)
+            rig.clock.advance(by: UploadRig.requestTimeout)
+            first = await flushing
+            #expect(rig.upload.timeouts == 1)
+        } else {
+            first = await rig.tracker.flush()
+            rig.track(40)
+        }
+        #expect(first.deliveredBatches == 0 && first.pendingEvents >= 60, "\(first) \(rig.proxy.requests)")
+        #expect(first.pendingReason != nil)
+        #expect(try rig.storedExactlyOnce() == (fault.storedFirst ? 60 : 0))
+
+        if fault.pauses {
+            // Retry-After pauses the whole uploader: a flush now sends nothing.
+            let during = await rig.tracker.flush()
+            guard case .pausedByServer = during.pendingReason else {
+                Issue.record("a flush during Retry-After: \(during)")
+                return
+            }
+            #expect(rig.proxy.requests.count == 1)
+            #expect(rig.upload.serverPauses == 1)
+        }
+
+        // Past any backoff or pause: the uploader retries on its own.
+        rig.clock.advance(by: .seconds(600))
+        let retried = try await rig.proxy.waitForRequests(2)
+        #expect(retried[1].batchID == retried[0].batchID && retried[1].retryCount == 1, "\(retried)")
+        #expect(retried[0].retryCount == nil)
+
+        let last = await rig.tracker.flush()
+        #expect(last.isComplete, "\(last)")
+        #expect(try rig.storedExactlyOnce() == 100)
+        #expect(rig.tracker.counters.accepted == 100)
+        // No busy loop: the faulted batch went twice, the other batch once.
+        #expect(rig.proxy.requests.count <= 3, "\(rig.proxy.requests)")
+        #expect(rig.upload.retries == 1)
+        if fault.storedFirst { #expect(rig.upload.duplicateBatches == 1) }
+        // Far below the stall (10 s) and the backoff: track never waits for the network.
+        #expect(rig.slowestTrack < .seconds(1), "track took \(rig.slowestTrack)")
+        await rig.close()
+    }
+
+    @Test("400: the batch is set aside in rejected/ and counted, never retried; later batches go on")
+    func badRequest() async throws {
+        let rig = try await UploadRig(script: FaultScript([.respond(status: 400)]))
+        rig.track(60)
+        let first = await rig.tracker.flush()
+        #expect(first.rejectedBatches == 1 && first.pendingEvents == 0, "\(first)")
+        rig.track(40)
+        let second = await rig.tracker.flush()
+        #expect(second.isComplete && second.deliveredEvents == 40, "\(second)")
+        #expect(try rig.storedExactlyOnce() == 40)
+        let rejected = rig.rejected
+        #expect(rejected.entries.map(\.status) == [400])
+        #expect(try rejectedEvents(rig) == 60, "the rejected batch holds the 60 events the store does not")
+        #expect(rig.upload.rejectedBatches == 1 && rig.upload.rejectedEvents == 60)
+        #expect(rig.proxy.requests.count == 2)
+        await rig.close()
+    }
+
+    @Test("401: uploads pause, logged and counted once, until flush() resumes them; nothing is lost")
+    func unauthorized() async throws {
+        let rig = try await UploadRig(script: FaultScript([.respond(status: 401)]))
+        rig.track(60)
+        let first = await rig.tracker.flush()
+        #expect(first.pendingReason == .authorizationRejected(status: 401), "\(first) \(rig.proxy.requests)")
+        #expect(rig.upload.authorizationPauses == 1)
+        #expect(try rig.storedExactlyOnce() == 0)
+        rig.track(40)
+        let second = await rig.tracker.flush()
+        #expect(second.isComplete, "\(second)")
+        #expect(try rig.storedExactlyOnce() == 100)
+        // The refused batch once more, then the new one: no retries in between.
+        let requests = rig.proxy.requests
+        #expect(requests.count == 3, "\(requests)")
+        #expect(requests.count == 3 && requests[1].batchID == requests[0].batchID && requests[2].batchID != requests[0].batchID)
+        #expect(rig.upload.authorizationPauses == 1 && rig.upload.retries == 0)
+        await rig.close()
+    }
+
+    @Test("413 above a size: batches are split in halves until they fit; a single event too large is set aside")
+    func tooLarge() async throws {
+        // Random hex makes the events hard to compress, so the frame size follows the event count.
+        var random = SplitMix64(seed: 413)
+        func blob(_ characters: Int) -> PropertyValue {
+            .string(String((0..<characters).map { _ in "0123456789abcdef".randomElement(using: &random)! }))
+        }
+        let rig = try await UploadRig(script: FaultScript(rejectBodiesAbove: 3_000))
+        for index in 0..<64 {
+            rig.track(1, properties: ["blob": blob(index == 20 ? 8_000 : 150)])
+        }
+        let result = await rig.tracker.flush()
+        #expect(result.isComplete, "\(result)")
+        #expect(try rig.storedExactlyOnce() == 63)
+        #expect(rig.rejected.entries.map(\.status) == [413])
+        #expect(try rejectedEvents(rig) == 1)
+        #expect(rig.upload.splits >= 2)
+        let requests = rig.proxy.requests
+        #expect(requests.filter { $0.action == .forward }.allSatisfy { $0.bodyBytes <= 3_000 })
+        // Every split halves: at most two requests per level of a 64-event batch, per branch that is too big.
+        #expect(requests.count <= 30, "\(requests.count) requests")
+        // Halves carry ids derived from the parent's, all different.
+        let delivered = requests.filter { $0.upstreamStatus == 200 }.compactMap(\.batchID)
+        #expect(Set(delivered).count == delivered.count)
+        await rig.close()
+    }
+
+    @Test("automatic retries come within the backoff ceilings (1 s, then 2 s), each with its retry count")
+    func backoffSpacing() async throws {
+        let rig = try await UploadRig(script: FaultScript([.respond(status: 500), .respond(status: 500)]))
+        rig.track(10)
+        _ = await rig.tracker.flush()
+        // The second attempt is due within the first backoff's ceiling (1 s, full jitter).
+        let mark = rig.clock.sleepCount
+        rig.clock.advance(by: .seconds(1))
+        _ = try await rig.proxy.waitForRequests(2)
+        // The third within the second's (2 s): once the uploader sleeps its backoff (not a request timeout).
+        await rig.clock.waitForSleep(after: mark) { $0 > .zero && $0 <= .seconds(2) }
+        rig.clock.advance(by: .seconds(2))
+        let three = try await rig.proxy.waitForRequests(3)
+        #expect(three.map(\.retryCount) == [nil, 1, 2])
+        #expect(three.map(\.upstreamStatus) == [nil, nil, 200])
+        let result = await rig.tracker.flush()
+        #expect(result.isComplete)
+        #expect(try rig.storedExactlyOnce() == 10)
+        #expect(rig.proxy.requests.count == 3)
+        await rig.close()
+    }
+
+    @Test("on real time, a 10 s stall holds neither flush() nor shutdown() past the 500 ms request timeout")
+    func realStall() async throws {
+        let rig = try await UploadRig(script: FaultScript([.stall(.seconds(10))]), systemClock: true,
+                                      requestTimeout: .milliseconds(500))
+        rig.track(20)
+        let started = ContinuousClock.now
+        let result = await rig.tracker.flush()
+        let flushTook = ContinuousClock.now - started
+        #expect(result.pendingEvents == 20 && result.pendingReason != nil, "\(result)")
+        #expect(flushTook >= .milliseconds(450) && flushTook < .seconds(3), "flush took \(flushTook)")
+        #expect(rig.upload.timeouts == 1)
+        // The stalled batch is still kept: a new launch would send it. Shutdown does not wait for the network.
+        let stopping = ContinuousClock.now
+        #expect(await rig.tracker.shutdown(timeout: .seconds(5)))
+        #expect(ContinuousClock.now - stopping < .seconds(2))
+        #expect(try rig.storedExactlyOnce() == 0)
+        #expect(rig.proxy.requests.count == 1)
+        await rig.close()
+    }
+
+    @Test("on real time, a sub-second request timeout still lets a prompt answer through")
+    func subSecondTimeout() async throws {
+        // FoundationNetworking counts request timeouts in whole seconds; 500 ms once meant an instant timeout.
+        let rig = try await UploadRig(script: FaultScript(), systemClock: true, requestTimeout: .milliseconds(900))
+        rig.track(20)
+        // A loaded machine may let one attempt run past 900 ms; three in a row means the timeout fires at once.
+        var result = await rig.tracker.flush()
+        for _ in 0..<2 where !result.isComplete { result = await rig.tracker.flush() }
+        #expect(result.isComplete, "\(result)")
+        #expect(rig.upload.deliveredEvents == 20 && rig.upload.timeouts < 3)
+        #expect(try rig.storedExactlyOnce() == 20)
+        await rig.close()
+    }
+
+    /// The events in the rejected area's frames.
+    private func rejectedEvents(_ rig: UploadRig) throws -> Int {
+        let folder = Tracker.logDirectory(in: rig.storage).appendingPathComponent(RejectedArea.folderName)
+        var count = 0
+        for entry in rig.rejected.entries {
+            let bytes = try [UInt8](Data(contentsOf: folder.appendingPathComponent(entry.file)))
+            count += try EventDecoder().decodeBatch(FrameDecoder().decode(bytes).payload).count
+        }
+        return count
+    }
+}

@@ -1,0 +1,80 @@
+import Foundation
+import SpoorCore
+import SpoorFaultProxy
+import SpoorTracker
+import SpoorTransport
+import Testing
+
+/// A tracker uploading through a ``FaultProxy`` to a real collector, on a manual upload clock.
+final class UploadRig {
+    let collector: CollectorServer
+    let proxy: FaultProxy
+    let clock = ManualUploadClock()
+    let storage: URL
+    let tracker: Tracker
+    /// The uploader's request timeout: a length no other timer of the uploader uses, so a test can wait for it.
+    static let requestTimeout: Duration = .seconds(7)
+    /// The longest single `track` call seen by ``track(_:)``.
+    private(set) var slowestTrack: Duration = .zero
+    private var next = 0
+
+    /// Starts the collector, the proxy and the tracker, and waits until the uploader's first look at the (empty)
+    /// outbox is over, so the first upload a test asks for is the first request the proxy sees.
+    /// `systemClock` leaves the uploader on real time (with `requestTimeout`), for the one test about real stalls.
+    init(script: FaultScript, flushBulkSize: Int = 100, systemClock: Bool = false,
+         requestTimeout: Duration = UploadRig.requestTimeout) async throws {
+        collector = try CollectorServer()
+        proxy = try FaultProxy(upstreamPort: collector.port, script: script)
+        storage = FileManager.default.temporaryDirectory.appendingPathComponent("spoor-fault-\(UUID().uuidString)")
+        var configuration = Configuration(storageDirectory: storage)
+        configuration.serverURL = proxy.batchURL
+        if !systemClock { configuration.uploadClock = clock }
+        configuration.uploadRandom = SplitMix64(seed: 9)
+        configuration.requestTimeout = requestTimeout
+        configuration.flushBulkSize = flushBulkSize
+        configuration.durability = .none
+        // The faults are the point: their warnings would only bury the test output.
+        configuration.logger.logLevel = .critical
+        tracker = try Tracker(configuration: configuration)
+        let empty = await tracker.flush()
+        #expect(empty.isComplete && proxy.requests.isEmpty, "\(empty)")
+    }
+
+    deinit {
+        proxy.stop()
+    }
+
+    /// Shuts the tracker down and removes its storage.
+    func close() async {
+        _ = await tracker.shutdown()
+        try? FileManager.default.removeItem(at: storage)
+    }
+
+    /// Tracks `count` events (numbered on from the last), timing every call; `properties` adds to each.
+    func track(_ count: Int, properties: Properties = [:]) {
+        for _ in 0..<count {
+            var merged = properties
+            merged["n"] = .int(Int64(next))
+            next += 1
+            let started = ContinuousClock.now
+            let accepted = tracker.track("FaultProbe", properties: merged)
+            slowestTrack = max(slowestTrack, ContinuousClock.now - started)
+            #expect(accepted)
+        }
+    }
+
+    /// The store, checked: each (anonymous id, sequence) at most once, all of this tracker's id; returns how many.
+    func storedExactlyOnce() throws -> Int {
+        let pairs = try StoreReading(path: collector.databasePath).pairCounts()
+        let repeated = pairs.filter { $0.value != 1 }
+        #expect(repeated.isEmpty, "stored more than once: \(repeated.keys.sorted { $0.sequence < $1.sequence })")
+        #expect(Set(pairs.keys.map(\.anonymousID)) == (pairs.isEmpty ? [] : [tracker.anonymousID]))
+        return pairs.count
+    }
+
+    /// What the `rejected` area holds.
+    var rejected: RejectedArea.Summary { RejectedArea.summary(logDirectory: Tracker.logDirectory(in: storage)) }
+
+    /// The upload counters.
+    var upload: UploadCounters { tracker.counters.upload ?? UploadCounters() }
+}
