@@ -1,0 +1,214 @@
+import SpoorCore
+
+/// Stores what the events of a batch share once: the `Batch.contexts` of `proto/spoor/v1/event.proto`.
+///
+/// Nearly every event repeats its preset and super properties, identity, lib and session. ``factor(_:)``
+/// moves the fields that a run of consecutive events has byte for byte in common into one context (an
+/// `Event` message with only those fields, a base time and a base sequence), and leaves each event its
+/// own fields, a `context` reference and the differences of its time and sequence from the bases. It works
+/// on the encoded bytes: nothing is decoded or re-encoded, and the merge rule of `Batch` gives back every
+/// event exactly (``EventDecoder`` applies it; `SharedContextTests` checks it against the originals).
+public enum SharedContext {
+    /// Rewrites `payload`, a protobuf `Batch` of plain `events` entries, so that its events refer to shared
+    /// contexts; returns `payload` itself when there is nothing to share or it holds anything else
+    /// (contexts already, unknown fields, bytes that are not a `Batch`), which then decodes as before.
+    ///
+    /// Events that cannot be factored exactly (a field repeated that protobuf merges by "last wins", a
+    /// property key twice, offsets already set) are kept as they are, in their place.
+    public static func factor(_ payload: [UInt8]) -> [UInt8] {
+        guard let entries = eventEntries(payload), entries.count >= 2 else { return payload }
+        var events = entries.map { Parsed(payload, $0) }
+
+        // Runs of consecutive eligible events with what they all share; a run ends when the next event
+        // would shrink what is shared to less than half.
+        var runs: [Run] = []
+        var current: Run?
+        for index in events.indices where events[index].isEligible {
+            let shareable = Set(events[index].shareable.map { payload[$0] })
+            if var run = current {
+                let common = run.shared.intersection(shareable)
+                if 2 * common.reduce(0, { $0 + $1.count }) >= run.sharedBytes, !common.isEmpty {
+                    run.shared = common
+                    run.sharedBytes = common.reduce(0) { $0 + $1.count }
+                    run.members.append(index)
+                    current = run
+                    continue
+                }
+                runs.append(run)
+            }
+            current = Run(members: [index], shared: shareable, sharedBytes: shareable.reduce(0) { $0 + $1.count })
+        }
+        if let current { runs.append(current) }
+        runs.removeAll { $0.members.count < 2 }
+        guard !runs.isEmpty else { return payload }
+
+        var contexts: [[UInt8]] = []
+        for run in runs {
+            let first = events[run.members[0]]
+            // The shared fields in the first member's order, then the bases.
+            var context: [UInt8] = []
+            for range in first.shareable where run.shared.contains(payload[range]) {
+                context.append(contentsOf: payload[range])
+            }
+            let contextNumber = UInt64(contexts.count + 1)
+            if first.time != 0 { appendVarintField(3, UInt64(bitPattern: first.time), to: &context) }
+            if first.sequence != 0 { appendVarintField(5, first.sequence, to: &context) }
+            contexts.append(context)
+            for member in run.members {
+                events[member].context = (contextNumber, first.time, first.sequence, run.shared)
+            }
+        }
+
+        var out: [UInt8] = []
+        out.reserveCapacity(payload.count)
+        for context in contexts { appendEntry(tag: 0x12, context, to: &out) }
+        var body: [UInt8] = []
+        for event in events {
+            guard let (number, baseTime, baseSequence, shared) = event.context else {
+                out.append(contentsOf: payload[event.entry])
+                continue
+            }
+            body.removeAll(keepingCapacity: true)
+            for field in event.fields {
+                if field.number == 3 || field.number == 5 { continue }
+                if field.isShareable, shared.contains(payload[field.range]) { continue }
+                body.append(contentsOf: payload[field.range])
+            }
+            appendVarintField(13, number, to: &body)
+            let timeOffset = event.time &- baseTime
+            if timeOffset != 0 { appendVarintField(14, zigZag(timeOffset), to: &body) }
+            let sequenceOffset = Int64(bitPattern: event.sequence &- baseSequence)
+            if sequenceOffset != 0 { appendVarintField(15, zigZag(sequenceOffset), to: &body) }
+            appendEntry(tag: 0x0A, body, to: &out)
+        }
+        return out
+    }
+
+    // MARK: - The pieces
+
+    private struct Run {
+        var members: [Int]
+        var shared: Set<ArraySlice<UInt8>>
+        var sharedBytes: Int
+    }
+
+    private struct Field {
+        var number: UInt64
+        /// The whole field: tag, length or value.
+        var range: Range<Int>
+        /// Identity, lib, session and each property entry.
+        var isShareable: Bool { number == 6 || number == 7 || number == 8 || number == 9 || number == 10 || number == 11 }
+    }
+
+    /// One event entry of the payload, split into its top-level fields.
+    private struct Parsed {
+        /// The whole `Batch.events` entry.
+        var entry: Range<Int>
+        var fields: [Field] = []
+        var time: Int64 = 0
+        var sequence: UInt64 = 0
+        /// Whether the event can be split and merged back exactly.
+        var isEligible = false
+        /// The context it refers to once factored, with that context's bases and shared fields.
+        var context: (number: UInt64, time: Int64, sequence: UInt64, shared: Set<ArraySlice<UInt8>>)?
+
+        var shareable: [Range<Int>] { fields.lazy.filter(\.isShareable).map(\.range) }
+
+        init(_ payload: [UInt8], _ entry: (entry: Range<Int>, body: Range<Int>)) {
+            self.entry = entry.entry
+            var index = entry.body.lowerBound
+            let end = entry.body.upperBound
+            var seen: UInt32 = 0  // singular fields met, by number
+            var keys = Set<ArraySlice<UInt8>>()
+            while index < end {
+                let start = index
+                guard let key = Varint.read(payload[..<end], at: &index) else { return }
+                let number = key >> 3
+                switch key & 7 {
+                case 0:
+                    guard let value = Varint.read(payload[..<end], at: &index) else { return }
+                    if number == 3 { time = Int64(bitPattern: value) }
+                    if number == 5 { sequence = value }
+                case 1: index += 8
+                case 5: index += 4
+                case 2:
+                    guard let length = Varint.read(payload[..<end], at: &index), length <= UInt64(end - index) else { return }
+                    index += Int(length)
+                    // A property key twice would merge as "last wins", which moving entries could reorder.
+                    if number == 10 {
+                        guard let key = Self.mapKey(payload, in: index - Int(length)..<index), keys.insert(key).inserted else { return }
+                    }
+                default: return
+                }
+                guard index <= end else { return }
+                if number >= 13 && number <= 15 { return }  // already factored
+                if number == 3 || number == 5 || (number != 10 && Field(number: number, range: 0..<0).isShareable) {
+                    // Singular fields merge as "last wins": exactly once, with the expected wire type.
+                    let bit: UInt32 = 1 << UInt32(number)
+                    let wire = key & 7
+                    guard seen & bit == 0, wire == (number == 3 || number == 5 ? 0 : 2) else { return }
+                    seen |= bit
+                } else if number == 10, key & 7 != 2 {
+                    return
+                }
+                fields.append(Field(number: number, range: start..<index))
+            }
+            isEligible = true
+        }
+
+        /// The key bytes of a map entry (its field 1), or nil when the entry has none or is broken.
+        static func mapKey(_ payload: [UInt8], in range: Range<Int>) -> ArraySlice<UInt8>? {
+            var index = range.lowerBound
+            let slice = payload[..<range.upperBound]
+            var found: ArraySlice<UInt8>?
+            while index < range.upperBound {
+                guard let key = Varint.read(slice, at: &index) else { return nil }
+                switch key & 7 {
+                case 0: guard Varint.read(slice, at: &index) != nil else { return nil }
+                case 1: index += 8
+                case 5: index += 4
+                case 2:
+                    guard let length = Varint.read(slice, at: &index), length <= UInt64(range.upperBound - index) else { return nil }
+                    if key >> 3 == 1 {
+                        guard found == nil else { return nil }
+                        found = payload[index..<index + Int(length)]
+                    }
+                    index += Int(length)
+                default: return nil
+                }
+            }
+            return index == range.upperBound ? (found ?? []) : nil
+        }
+    }
+
+    /// The `Batch.events` entries of `payload` (whole entry and the event's bytes), or nil when it holds
+    /// anything else.
+    private static func eventEntries(_ payload: [UInt8]) -> [(entry: Range<Int>, body: Range<Int>)]? {
+        var entries: [(entry: Range<Int>, body: Range<Int>)] = []
+        var index = 0
+        while index < payload.count {
+            let start = index
+            guard payload[index] == 0x0A else { return nil }
+            index += 1
+            guard let length = Varint.read(payload, at: &index), length <= UInt64(payload.count - index) else { return nil }
+            entries.append((start..<index + Int(length), index..<index + Int(length)))
+            index += Int(length)
+        }
+        return entries
+    }
+
+    private static func appendVarintField(_ number: UInt64, _ value: UInt64, to buffer: inout [UInt8]) {
+        Varint.append(number << 3, to: &buffer)
+        Varint.append(value, to: &buffer)
+    }
+
+    private static func appendEntry(tag: UInt8, _ body: [UInt8], to buffer: inout [UInt8]) {
+        buffer.append(tag)
+        Varint.append(UInt64(body.count), to: &buffer)
+        buffer.append(contentsOf: body)
+    }
+
+    private static func zigZag(_ value: Int64) -> UInt64 {
+        UInt64(bitPattern: (value << 1) ^ (value >> 63))
+    }
+}
