@@ -19,24 +19,46 @@ public enum SharedContext {
         guard let entries = eventEntries(payload), entries.count >= 2 else { return payload }
         var events = entries.map { Parsed(payload, $0) }
 
+        // Fields are compared by a 64-bit fingerprint of their bytes (hashing byte by byte cost 20× the
+        // sealing); the bytes themselves are compared when an event's field is left to its context, so a
+        // fingerprint collision can never change an event: the batch is then kept as it is.
+        payload.withUnsafeBytes { raw in
+            for index in events.indices where events[index].isEligible {
+                for field in events[index].fields.indices where events[index].fields[field].isShareable {
+                    var hasher = Hasher()
+                    hasher.combine(bytes: UnsafeRawBufferPointer(rebasing: raw[events[index].fields[field].range]))
+                    events[index].fields[field].fingerprint = hasher.finalize()
+                }
+            }
+        }
+
         // Runs of consecutive eligible events with what they all share; a run ends when the next event
         // would shrink what is shared to less than half.
         var runs: [Run] = []
         var current: Run?
         for index in events.indices where events[index].isEligible {
-            let shareable = Set(events[index].shareable.map { payload[$0] })
+            let event = events[index]
             if var run = current {
-                let common = run.shared.intersection(shareable)
-                if 2 * common.reduce(0, { $0 + $1.count }) >= run.sharedBytes, !common.isEmpty {
+                var common = Set<Int>()
+                var commonBytes = 0
+                for field in event.fields where field.isShareable && run.shared.contains(field.fingerprint) {
+                    if common.insert(field.fingerprint).inserted { commonBytes += field.range.count }
+                }
+                if 2 * commonBytes >= run.sharedBytes, !common.isEmpty {
                     run.shared = common
-                    run.sharedBytes = common.reduce(0) { $0 + $1.count }
+                    run.sharedBytes = commonBytes
                     run.members.append(index)
                     current = run
                     continue
                 }
                 runs.append(run)
             }
-            current = Run(members: [index], shared: shareable, sharedBytes: shareable.reduce(0) { $0 + $1.count })
+            var shared = Set<Int>()
+            var sharedBytes = 0
+            for field in event.fields where field.isShareable {
+                if shared.insert(field.fingerprint).inserted { sharedBytes += field.range.count }
+            }
+            current = Run(members: [index], shared: shared, sharedBytes: sharedBytes)
         }
         if let current { runs.append(current) }
         runs.removeAll { $0.members.count < 2 }
@@ -47,15 +69,17 @@ public enum SharedContext {
             let first = events[run.members[0]]
             // The shared fields in the first member's order, then the bases.
             var context: [UInt8] = []
-            for range in first.shareable where run.shared.contains(payload[range]) {
-                context.append(contentsOf: payload[range])
+            var sharedFields: [Int: Range<Int>] = [:]
+            for field in first.fields where field.isShareable && run.shared.contains(field.fingerprint) {
+                guard sharedFields.updateValue(field.range, forKey: field.fingerprint) == nil else { return payload }
+                context.append(contentsOf: payload[field.range])
             }
             let contextNumber = UInt64(contexts.count + 1)
             if first.time != 0 { appendVarintField(3, UInt64(bitPattern: first.time), to: &context) }
             if first.sequence != 0 { appendVarintField(5, first.sequence, to: &context) }
             contexts.append(context)
             for member in run.members {
-                events[member].context = (contextNumber, first.time, first.sequence, run.shared)
+                events[member].context = Reference(number: contextNumber, time: first.time, sequence: first.sequence, shared: sharedFields)
             }
         }
 
@@ -64,20 +88,27 @@ public enum SharedContext {
         for context in contexts { appendEntry(tag: 0x12, context, to: &out) }
         var body: [UInt8] = []
         for event in events {
-            guard let (number, baseTime, baseSequence, shared) = event.context else {
+            guard let reference = event.context else {
                 out.append(contentsOf: payload[event.entry])
                 continue
             }
             body.removeAll(keepingCapacity: true)
+            var left = 0
             for field in event.fields {
                 if field.number == 3 || field.number == 5 { continue }
-                if field.isShareable, shared.contains(payload[field.range]) { continue }
+                if field.isShareable, let contextField = reference.shared[field.fingerprint] {
+                    // Exactly the context's bytes, or a fingerprint collision: then nothing is factored.
+                    guard payload[field.range].elementsEqual(payload[contextField]) else { return payload }
+                    left += 1
+                    continue
+                }
                 body.append(contentsOf: payload[field.range])
             }
-            appendVarintField(13, number, to: &body)
-            let timeOffset = event.time &- baseTime
+            guard left == reference.shared.count else { return payload }
+            appendVarintField(13, reference.number, to: &body)
+            let timeOffset = event.time &- reference.time
             if timeOffset != 0 { appendVarintField(14, zigZag(timeOffset), to: &body) }
-            let sequenceOffset = Int64(bitPattern: event.sequence &- baseSequence)
+            let sequenceOffset = Int64(bitPattern: event.sequence &- reference.sequence)
             if sequenceOffset != 0 { appendVarintField(15, zigZag(sequenceOffset), to: &body) }
             appendEntry(tag: 0x0A, body, to: &out)
         }
@@ -88,14 +119,25 @@ public enum SharedContext {
 
     private struct Run {
         var members: [Int]
-        var shared: Set<ArraySlice<UInt8>>
+        /// Fingerprints of the fields every member has.
+        var shared: Set<Int>
         var sharedBytes: Int
+    }
+
+    /// What a factored event refers to: its context's number and bases, and the context's fields by fingerprint.
+    private struct Reference {
+        var number: UInt64
+        var time: Int64
+        var sequence: UInt64
+        var shared: [Int: Range<Int>]
     }
 
     private struct Field {
         var number: UInt64
         /// The whole field: tag, length or value.
         var range: Range<Int>
+        /// A hash of the field's bytes, for shareable fields.
+        var fingerprint = 0
         /// Identity, lib, session and each property entry.
         var isShareable: Bool { number == 6 || number == 7 || number == 8 || number == 9 || number == 10 || number == 11 }
     }
@@ -109,10 +151,8 @@ public enum SharedContext {
         var sequence: UInt64 = 0
         /// Whether the event can be split and merged back exactly.
         var isEligible = false
-        /// The context it refers to once factored, with that context's bases and shared fields.
-        var context: (number: UInt64, time: Int64, sequence: UInt64, shared: Set<ArraySlice<UInt8>>)?
-
-        var shareable: [Range<Int>] { fields.lazy.filter(\.isShareable).map(\.range) }
+        /// The context it refers to once factored.
+        var context: Reference?
 
         init(_ payload: [UInt8], _ entry: (entry: Range<Int>, body: Range<Int>)) {
             self.entry = entry.entry

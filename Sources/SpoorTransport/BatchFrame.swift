@@ -144,7 +144,8 @@ public enum BatchFrame {
     /// Encodes a frame around `payload`, a run of `Batch` entries.
     ///
     /// With `sharedContext` (the default), what the events share is stored once in `Batch.contexts`
-    /// (``SharedContext/factor(_:)``) before compression; every decoder in Spoor makes the events whole again.
+    /// (`SharedContext.factor(_:)` in SpoorSerializer) before compression; every decoder in Spoor makes
+    /// the events whole again.
     ///
     /// - Parameters:
     ///   - payload: the uncompressed payload, a run of `Batch.events` entries.

@@ -118,7 +118,7 @@ public struct RecordBuffer: Sendable {
     /// Encodes `event` followed by `suffix` (more encoded fields of the same event, such as `properties`
     /// entries encoded once for many events) as one `Batch` entry, written in place, and adds it as one record.
     ///
-    /// See ``EventEncoder/appendBatchEntry(_:suffix:to:)``. On error the buffer is left as it was; a record
+    /// See `EventEncoder.appendBatchEntry(_:suffix:to:)`. On error the buffer is left as it was; a record
     /// larger than 16 MiB is left out and counted in ``rejected``.
     public mutating func append(_ event: Event, suffix: [UInt8], using encoder: EventEncoder) throws(EncodeError) {
         let start = bytes.count
