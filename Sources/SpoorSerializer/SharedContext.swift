@@ -17,20 +17,10 @@ public enum SharedContext {
     /// property key twice, offsets already set) are kept as they are, in their place.
     public static func factor(_ payload: [UInt8]) -> [UInt8] {
         guard let entries = eventEntries(payload), entries.count >= 2 else { return payload }
-        var events = entries.map { Parsed(payload, $0) }
-
-        // Fields are compared by a 64-bit fingerprint of their bytes (hashing byte by byte cost 20× the
-        // sealing); the bytes themselves are compared when an event's field is left to its context, so a
-        // fingerprint collision can never change an event: the batch is then kept as it is.
-        payload.withUnsafeBytes { raw in
-            for index in events.indices where events[index].isEligible {
-                for field in events[index].fields.indices where events[index].fields[field].isShareable {
-                    var hasher = Hasher()
-                    hasher.combine(bytes: UnsafeRawBufferPointer(rebasing: raw[events[index].fields[field].range]))
-                    events[index].fields[field].fingerprint = hasher.finalize()
-                }
-            }
-        }
+        // Fields are compared by a 64-bit fingerprint of their bytes; the bytes themselves are compared when
+        // an event's field is left to its context, so a fingerprint collision can never change an event: the
+        // batch is then kept as it is.
+        var events = payload.withUnsafeBytes { raw in entries.map { Parsed(raw, $0) } }
 
         // Runs of consecutive eligible events with what they all share; a run ends when the next event
         // would shrink what is shared to less than half.
@@ -98,7 +88,7 @@ public enum SharedContext {
                 if field.number == 3 || field.number == 5 { continue }
                 if field.isShareable, let contextField = reference.shared[field.fingerprint] {
                     // Exactly the context's bytes, or a fingerprint collision: then nothing is factored.
-                    guard payload[field.range].elementsEqual(payload[contextField]) else { return payload }
+                    guard sameBytes(payload, field.range, contextField) else { return payload }
                     left += 1
                     continue
                 }
@@ -154,35 +144,36 @@ public enum SharedContext {
         /// The context it refers to once factored.
         var context: Reference?
 
-        init(_ payload: [UInt8], _ entry: (entry: Range<Int>, body: Range<Int>)) {
+        init(_ payload: UnsafeRawBufferPointer, _ entry: (entry: Range<Int>, body: Range<Int>)) {
             self.entry = entry.entry
             var index = entry.body.lowerBound
             let end = entry.body.upperBound
             var seen: UInt32 = 0  // singular fields met, by number
-            var keys = Set<ArraySlice<UInt8>>()
+            var keys = Set<Int>()  // hashes of the property keys; a false "twice" only keeps the event as it is
             while index < end {
                 let start = index
-                guard let key = Varint.read(payload[..<end], at: &index) else { return }
+                guard let key = readVarint(payload, end, &index) else { return }
                 let number = key >> 3
                 switch key & 7 {
                 case 0:
-                    guard let value = Varint.read(payload[..<end], at: &index) else { return }
+                    guard let value = readVarint(payload, end, &index) else { return }
                     if number == 3 { time = Int64(bitPattern: value) }
                     if number == 5 { sequence = value }
                 case 1: index += 8
                 case 5: index += 4
                 case 2:
-                    guard let length = Varint.read(payload[..<end], at: &index), length <= UInt64(end - index) else { return }
+                    guard let length = readVarint(payload, end, &index), length <= UInt64(end - index) else { return }
                     index += Int(length)
                     // A property key twice would merge as "last wins", which moving entries could reorder.
                     if number == 10 {
-                        guard let key = Self.mapKey(payload, in: index - Int(length)..<index), keys.insert(key).inserted else { return }
+                        guard let key = Self.mapKeyHash(payload, in: index - Int(length)..<index), keys.insert(key).inserted else { return }
                     }
                 default: return
                 }
                 guard index <= end else { return }
                 if number >= 13 && number <= 15 { return }  // already factored
-                if number == 3 || number == 5 || (number != 10 && Field(number: number, range: 0..<0).isShareable) {
+                var field = Field(number: number, range: start..<index)
+                if number == 3 || number == 5 || (number != 10 && field.isShareable) {
                     // Singular fields merge as "last wins": exactly once, with the expected wire type.
                     let bit: UInt32 = 1 << UInt32(number)
                     let wire = key & 7
@@ -191,34 +182,65 @@ public enum SharedContext {
                 } else if number == 10, key & 7 != 2 {
                     return
                 }
-                fields.append(Field(number: number, range: start..<index))
+                if field.isShareable {
+                    var hasher = Hasher()
+                    hasher.combine(bytes: UnsafeRawBufferPointer(rebasing: payload[field.range]))
+                    field.fingerprint = hasher.finalize()
+                }
+                fields.append(field)
             }
             isEligible = true
         }
 
-        /// The key bytes of a map entry (its field 1), or nil when the entry has none or is broken.
-        static func mapKey(_ payload: [UInt8], in range: Range<Int>) -> ArraySlice<UInt8>? {
+        /// A hash of the key of a map entry (its field 1), or nil when the entry has two keys or is broken.
+        static func mapKeyHash(_ payload: UnsafeRawBufferPointer, in range: Range<Int>) -> Int? {
             var index = range.lowerBound
-            let slice = payload[..<range.upperBound]
-            var found: ArraySlice<UInt8>?
+            var found: Range<Int>?
             while index < range.upperBound {
-                guard let key = Varint.read(slice, at: &index) else { return nil }
+                guard let key = readVarint(payload, range.upperBound, &index) else { return nil }
                 switch key & 7 {
-                case 0: guard Varint.read(slice, at: &index) != nil else { return nil }
+                case 0: guard readVarint(payload, range.upperBound, &index) != nil else { return nil }
                 case 1: index += 8
                 case 5: index += 4
                 case 2:
-                    guard let length = Varint.read(slice, at: &index), length <= UInt64(range.upperBound - index) else { return nil }
+                    guard let length = readVarint(payload, range.upperBound, &index), length <= UInt64(range.upperBound - index)
+                    else { return nil }
                     if key >> 3 == 1 {
                         guard found == nil else { return nil }
-                        found = payload[index..<index + Int(length)]
+                        found = index..<index + Int(length)
                     }
                     index += Int(length)
                 default: return nil
                 }
             }
-            return index == range.upperBound ? (found ?? []) : nil
+            guard index == range.upperBound else { return nil }
+            var hasher = Hasher()
+            hasher.combine(bytes: UnsafeRawBufferPointer(rebasing: payload[found ?? index..<index]))
+            return hasher.finalize()
         }
+    }
+
+    private static func sameBytes(_ payload: [UInt8], _ a: Range<Int>, _ b: Range<Int>) -> Bool {
+        guard a.count == b.count else { return false }
+        return payload.withUnsafeBytes { raw in
+            for offset in 0..<a.count where raw[a.lowerBound + offset] != raw[b.lowerBound + offset] { return false }
+            return true
+        }
+    }
+
+    /// Reads the varint at `index` of `bytes`, not past `end`; nil when it is cut off or too long.
+    @inline(__always)
+    private static func readVarint(_ bytes: UnsafeRawBufferPointer, _ end: Int, _ index: inout Int) -> UInt64? {
+        var value: UInt64 = 0
+        var shift: UInt64 = 0
+        while index < end, shift < 64 {
+            let byte = bytes[index]
+            index += 1
+            value |= UInt64(byte & 0x7F) << shift
+            if byte < 0x80 { return value }
+            shift += 7
+        }
+        return nil
     }
 
     /// The `Batch.events` entries of `payload` (whole entry and the event's bytes), or nil when it holds
@@ -230,7 +252,9 @@ public enum SharedContext {
             let start = index
             guard payload[index] == 0x0A else { return nil }
             index += 1
-            guard let length = Varint.read(payload, at: &index), length <= UInt64(payload.count - index) else { return nil }
+            guard let length = payload.withUnsafeBytes({ readVarint($0, payload.count, &index) }),
+                length <= UInt64(payload.count - index)
+            else { return nil }
             entries.append((start..<index + Int(length), index..<index + Int(length)))
             index += Int(length)
         }
