@@ -28,22 +28,29 @@ public enum SharedContext {
         var current: Run?
         for index in events.indices where events[index].isEligible {
             let event = events[index]
-            if var run = current {
-                var common = Set<Int>()
-                var commonBytes = 0
-                for field in event.fields where field.isShareable && run.shared.contains(field.fingerprint) {
-                    if common.insert(field.fingerprint).inserted { commonBytes += field.range.count }
+            if current != nil {
+                var matched = 0, matchedBytes = 0
+                for field in event.fields where field.isShareable && current!.shared.contains(field.fingerprint) {
+                    matched += 1
+                    matchedBytes += field.range.count
                 }
-                if 2 * commonBytes >= run.sharedBytes, !common.isEmpty {
-                    run.shared = common
-                    run.sharedBytes = commonBytes
-                    run.members.append(index)
-                    current = run
+                if matched == current!.shared.count {  // the usual case: everything shared is there
+                    current!.members.append(index)
                     continue
                 }
-                runs.append(run)
+                if matched > 0, 2 * matchedBytes >= current!.sharedBytes {
+                    var common = Set<Int>(minimumCapacity: matched)
+                    for field in event.fields where field.isShareable && current!.shared.contains(field.fingerprint) {
+                        common.insert(field.fingerprint)
+                    }
+                    current!.shared = common
+                    current!.sharedBytes = matchedBytes
+                    current!.members.append(index)
+                    continue
+                }
+                runs.append(current!)
             }
-            var shared = Set<Int>()
+            var shared = Set<Int>(minimumCapacity: event.fields.count)
             var sharedBytes = 0
             for field in event.fields where field.isShareable {
                 if shared.insert(field.fingerprint).inserted { sharedBytes += field.range.count }
@@ -146,10 +153,11 @@ public enum SharedContext {
 
         init(_ payload: UnsafeRawBufferPointer, _ entry: (entry: Range<Int>, body: Range<Int>)) {
             self.entry = entry.entry
+            fields.reserveCapacity(32)
             var index = entry.body.lowerBound
             let end = entry.body.upperBound
             var seen: UInt32 = 0  // singular fields met, by number
-            var keys = Set<Int>()  // hashes of the property keys; a false "twice" only keeps the event as it is
+            var keys = Set<Int>(minimumCapacity: 32)  // hashes of the property keys; a false "twice" only keeps the event as it is
             while index < end {
                 let start = index
                 guard let key = readVarint(payload, end, &index) else { return }
@@ -182,11 +190,7 @@ public enum SharedContext {
                 } else if number == 10, key & 7 != 2 {
                     return
                 }
-                if field.isShareable {
-                    var hasher = Hasher()
-                    hasher.combine(bytes: UnsafeRawBufferPointer(rebasing: payload[field.range]))
-                    field.fingerprint = hasher.finalize()
-                }
+                if field.isShareable { field.fingerprint = fingerprint(UnsafeRawBufferPointer(rebasing: payload[field.range])) }
                 fields.append(field)
             }
             isEligible = true
@@ -214,9 +218,7 @@ public enum SharedContext {
                 }
             }
             guard index == range.upperBound else { return nil }
-            var hasher = Hasher()
-            hasher.combine(bytes: UnsafeRawBufferPointer(rebasing: payload[found ?? index..<index]))
-            return hasher.finalize()
+            return fingerprint(UnsafeRawBufferPointer(rebasing: payload[found ?? index..<index]))
         }
     }
 
@@ -226,6 +228,28 @@ public enum SharedContext {
             for offset in 0..<a.count where raw[a.lowerBound + offset] != raw[b.lowerBound + offset] { return false }
             return true
         }
+    }
+
+    /// A 64-bit hash of `bytes`, eight at a time (multiply and shift). Not collision-proof, and need not be:
+    /// equal fingerprints are confirmed byte for byte before anything is factored.
+    @inline(__always)
+    private static func fingerprint(_ bytes: UnsafeRawBufferPointer) -> Int {
+        var hash: UInt64 = 0x243F_6A88_85A3_08D3 ^ UInt64(bytes.count)
+        var index = 0
+        while index + 8 <= bytes.count {
+            hash = (hash ^ bytes.loadUnaligned(fromByteOffset: index, as: UInt64.self)) &* 0x9E37_79B9_7F4A_7C15
+            hash ^= hash >> 29
+            index += 8
+        }
+        var tail: UInt64 = 0
+        var shift: UInt64 = 0
+        while index < bytes.count {
+            tail |= UInt64(bytes[index]) << shift
+            shift += 8
+            index += 1
+        }
+        hash = (hash ^ tail) &* 0x9E37_79B9_7F4A_7C15
+        return Int(truncatingIfNeeded: hash ^ (hash >> 32))
     }
 
     /// Reads the varint at `index` of `bytes`, not past `end`; nil when it is cut off or too long.
