@@ -39,9 +39,10 @@ public enum SharedContext {
                     continue
                 }
                 if matched > 0, 2 * matchedBytes >= current!.sharedBytes {
-                    var common = Set<Int>(minimumCapacity: matched)
+                    var common: [Int] = []
+                    common.reserveCapacity(matched)
                     for field in event.fields where field.isShareable && current!.shared.contains(field.fingerprint) {
-                        common.insert(field.fingerprint)
+                        if !common.contains(field.fingerprint) { common.append(field.fingerprint) }
                     }
                     current!.shared = common
                     current!.sharedBytes = matchedBytes
@@ -50,10 +51,12 @@ public enum SharedContext {
                 }
                 runs.append(current!)
             }
-            var shared = Set<Int>(minimumCapacity: event.fields.count)
+            var shared: [Int] = []
+            shared.reserveCapacity(event.fields.count)
             var sharedBytes = 0
-            for field in event.fields where field.isShareable {
-                if shared.insert(field.fingerprint).inserted { sharedBytes += field.range.count }
+            for field in event.fields where field.isShareable && !shared.contains(field.fingerprint) {
+                shared.append(field.fingerprint)
+                sharedBytes += field.range.count
             }
             current = Run(members: [index], shared: shared, sharedBytes: sharedBytes)
         }
@@ -66,9 +69,10 @@ public enum SharedContext {
             let first = events[run.members[0]]
             // The shared fields in the first member's order, then the bases.
             var context: [UInt8] = []
-            var sharedFields: [Int: Range<Int>] = [:]
+            var sharedFields: [(fingerprint: Int, range: Range<Int>)] = []
             for field in first.fields where field.isShareable && run.shared.contains(field.fingerprint) {
-                guard sharedFields.updateValue(field.range, forKey: field.fingerprint) == nil else { return payload }
+                guard !sharedFields.contains(where: { $0.fingerprint == field.fingerprint }) else { return payload }
+                sharedFields.append((field.fingerprint, field.range))
                 context.append(contentsOf: payload[field.range])
             }
             let contextNumber = UInt64(contexts.count + 1)
@@ -93,7 +97,7 @@ public enum SharedContext {
             var left = 0
             for field in event.fields {
                 if field.number == 3 || field.number == 5 { continue }
-                if field.isShareable, let contextField = reference.shared[field.fingerprint] {
+                if field.isShareable, let contextField = reference.shared.first(where: { $0.fingerprint == field.fingerprint })?.range {
                     // Exactly the context's bytes, or a fingerprint collision: then nothing is factored.
                     guard sameBytes(payload, field.range, contextField) else { return payload }
                     left += 1
@@ -116,8 +120,8 @@ public enum SharedContext {
 
     private struct Run {
         var members: [Int]
-        /// Fingerprints of the fields every member has.
-        var shared: Set<Int>
+        /// Fingerprints of the fields every member has (a few dozen: a linear search beats hashing them).
+        var shared: [Int]
         var sharedBytes: Int
     }
 
@@ -126,7 +130,7 @@ public enum SharedContext {
         var number: UInt64
         var time: Int64
         var sequence: UInt64
-        var shared: [Int: Range<Int>]
+        var shared: [(fingerprint: Int, range: Range<Int>)]
     }
 
     private struct Field {
@@ -157,7 +161,8 @@ public enum SharedContext {
             var index = entry.body.lowerBound
             let end = entry.body.upperBound
             var seen: UInt32 = 0  // singular fields met, by number
-            var keys = Set<Int>(minimumCapacity: 32)  // hashes of the property keys; a false "twice" only keeps the event as it is
+            var keys: [Int] = []  // hashes of the property keys; a false "twice" only keeps the event as it is
+            keys.reserveCapacity(32)
             while index < end {
                 let start = index
                 guard let key = readVarint(payload, end, &index) else { return }
@@ -174,7 +179,8 @@ public enum SharedContext {
                     index += Int(length)
                     // A property key twice would merge as "last wins", which moving entries could reorder.
                     if number == 10 {
-                        guard let key = Self.mapKeyHash(payload, in: index - Int(length)..<index), keys.insert(key).inserted else { return }
+                        guard let key = Self.mapKeyHash(payload, in: index - Int(length)..<index) else { return }
+                        keys.append(key)
                     }
                 default: return
                 }
@@ -193,6 +199,8 @@ public enum SharedContext {
                 if field.isShareable { field.fingerprint = fingerprint(UnsafeRawBufferPointer(rebasing: payload[field.range])) }
                 fields.append(field)
             }
+            keys.sort()
+            for position in keys.indices.dropFirst() where keys[position] == keys[position - 1] { return }
             isEligible = true
         }
 
