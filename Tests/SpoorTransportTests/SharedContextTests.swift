@@ -84,6 +84,27 @@ import SpoorWorkload
         #expect(decoded[2].type == .unrecognized(99))
     }
 
+    /// Offsets wrap: extreme times and sequences (and a missing time) come back exactly.
+    @Test func extremeTimesAndSequencesComeBackExactly() throws {
+        let times: [Int64] = [.max, .min, 0, -1, 1_700_000_000_000, .min + 1]
+        let sequences: [UInt64] = [.max, 0, 1, .max - 1, 1 << 63, 42]
+        let events = zip(times, sequences).enumerated().map { index, pair in
+            var event = Fixtures.event(index)
+            event.time = pair.0
+            event.sequence = pair.1
+            event.properties["zero"] = .double(-0.0)
+            event.properties["edge"] = .int(index % 2 == 0 ? .min : .max)
+            return event
+        }
+        let shared = SharedContext.factor(try Self.plainPayload(events))
+        #expect(Self.contextCount(shared) >= 1)
+        let decoded = try EventDecoder().decodeBatch(shared)
+        #expect(decoded == events)
+        #expect(decoded.map(\.time) == times)
+        #expect(decoded.map(\.sequence) == sequences)
+        #expect(decoded.allSatisfy { $0.properties["zero"] == .double(-0.0) })
+    }
+
     @Test func eventsThatCannotBeSplitExactlyAreKeptAsTheyAre() throws {
         let events = (0..<4).map { Fixtures.event($0) }
         var payload = try Self.plainPayload(events)
