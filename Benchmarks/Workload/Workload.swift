@@ -94,7 +94,7 @@ public struct Workload: Sendable {
         let lib = LibInfo(
             lib: kind == .iPhoneApp ? "iOS" : "Linux", libVersion: Self.text(presets["$lib_version"]) ?? "",
             method: call.isAutoTrack ? .autoTrack : .code, appVersion: Self.text(presets["$app_version"]) ?? "")
-        let distinct = kind == .linuxService ? (Self.text(call.properties["user_id"]) ?? anonymousID) : (loginID ?? anonymousID)
+        let distinct = kind == .linuxService ? (Self.text(call.properties["account_id"]) ?? anonymousID) : (loginID ?? anonymousID)
         return Event(
             name: call.name, time: time, trackID: random.next(), sequence: sequence,
             distinctID: distinct, anonymousID: anonymousID, loginID: kind == .iPhoneApp ? loginID : nil,
@@ -255,7 +255,8 @@ public struct Workload: Sendable {
             "http_method": .string(method), "route": .string(route), "status": .int(status),
             "duration_ms": .double(duration), "bytes_out": .int(between(120, 18_000)),
             "request_id": .string(Self.hex(random.next())), "tenant": .string("tenant-\(between(1, 40))"),
-            "user_id": .string("user-\(between(10_000_000, 10_000_400))"),
+            // Not `user_id`: a reserved key (events spec §3) that the tracker refuses.
+            "account_id": .string("user-\(between(10_000_000, 10_000_400))"),
             "client": .string(pick(["Leafline-iOS/5.12.0", "Leafline-Android/5.11.2", "Leafline-Web/2026.11"])),
         ], isAutoTrack: false, delay: between(0, 40)))
     }

@@ -91,6 +91,9 @@ static const field_spec event_fields[] = {
     {10, F_MESSAGE, MSG_ENTRY, "properties"},
     {11, F_STRING, 0, "session_id"},
     {12, F_STRING, 0, "original_id"},
+    {13, F_VARINT, 0, "context"},
+    {14, F_VARINT, 0, "time_offset"},
+    {15, F_VARINT, 0, "sequence_offset"},
 };
 static const field_spec lib_fields[] = {
     {1, F_STRING, 0, "lib.lib"},
@@ -397,9 +400,11 @@ spoor_decode_status spoor_decode_event(spoor_decoder *dec, const uint8_t *data, 
     memset(view, 0, sizeof *view);
     view->event = view_of(ev->event);
     view->type = (int32_t)ev->type;
-    view->time = ev->time;
+    /* Batch rule step 2: the offsets, added with wrapping (unsigned) arithmetic. */
+    view->time = (int64_t)((uint64_t)ev->time + (uint64_t)ev->time_offset);
     view->track_id = ev->track_id;
-    view->sequence = ev->sequence;
+    view->sequence = ev->sequence + (uint64_t)ev->sequence_offset;
+    view->context = ev->context;
     view->distinct_id = view_of(ev->distinct_id);
     view->anonymous_id = view_of(ev->anonymous_id);
     view->login_id = view_of(ev->login_id);
@@ -421,20 +426,28 @@ spoor_decode_status spoor_decode_event(spoor_decoder *dec, const uint8_t *data, 
 spoor_decode_status spoor_batch_next(const uint8_t *data, size_t len, size_t offset,
                                      size_t *start, size_t *length, size_t *next,
                                      spoor_decode_error *err) {
+    return spoor_batch_next_field(data, len, offset, 1, start, length, next, err);
+}
+
+spoor_decode_status spoor_batch_next_field(const uint8_t *data, size_t len, size_t offset, uint32_t field,
+                                           size_t *start, size_t *length, size_t *next,
+                                           spoor_decode_error *err) {
+    const char *path = field == 2 ? "contexts" : "events";
     memset(err, 0, sizeof *err);
     size_t pos = offset;
     while (pos < len) {
         size_t tag_at = pos;
         uint64_t tag;
-        if (!read_varint(data, len, &pos, &tag, "events", err)) return err->status;
+        if (!read_varint(data, len, &pos, &tag, path, err)) return err->status;
         uint64_t number = tag >> 3;
         int wire = (int)(tag & 7);
         if (number == 0 || number > 536870911u || wire == WIRE_SGROUP || wire == WIRE_EGROUP || wire > WIRE_I32) {
-            fail(err, SPOOR_DECODE_INVALID_TAG, "events", tag_at, tag);
+            fail(err, SPOOR_DECODE_INVALID_TAG, path, tag_at, tag);
             return err->status;
         }
-        if (number == 1 && wire != WIRE_LEN) {
-            fail(err, SPOOR_DECODE_WRONG_WIRE_TYPE, "events", tag_at, (uint64_t)wire);
+        /* Both known Batch fields (events, contexts) are messages. */
+        if ((number == 1 || number == 2) && wire != WIRE_LEN) {
+            fail(err, SPOOR_DECODE_WRONG_WIRE_TYPE, number == 2 ? "contexts" : "events", tag_at, (uint64_t)wire);
             return err->status;
         }
         size_t value_at = pos;
@@ -446,20 +459,20 @@ spoor_decode_status spoor_batch_next(const uint8_t *data, size_t len, size_t off
         case WIRE_I64: n = 8; break;
         case WIRE_I32: n = 4; break;
         default:
-            if (!read_varint(data, len, &pos, &n, "events", err)) return err->status;
+            if (!read_varint(data, len, &pos, &n, path, err)) return err->status;
         }
         if (n > len - pos) {
             fail(err, wire == WIRE_LEN ? SPOOR_DECODE_LENGTH_PAST_END : SPOOR_DECODE_TRUNCATED,
-                 "events", value_at, n);
+                 path, value_at, n);
             return err->status;
         }
-        if (number == 1) {
+        if (number == field) {
             *start = pos;
             *length = (size_t)n;
             *next = pos + (size_t)n;
             return SPOOR_DECODE_OK;
         }
-        pos += (size_t)n; /* an unknown Batch field */
+        pos += (size_t)n; /* another or an unknown Batch field */
     }
     *start = len;
     *length = 0;

@@ -14,7 +14,8 @@ struct EncodeCommand: ParsableCommand {
         discussion: """
             Without --frames the output is one protobuf spoor.v1.Batch. With --frames it is what the tracker \
             would upload: the events cut into batches of --batch-size (and at most 512 KiB of records), each \
-            sealed into a batch frame with the codec, the frames concatenated. spoor decode reads either.
+            sealed into a batch frame with the codec (what the events share stored once, as Batch.contexts), \
+            the frames concatenated. spoor decode reads either and prints whole events.
             Examples:
               spoor encode < events.jsonl > batch.pb
               spoor encode --frames --batch-size 50 --codec gzip < events.jsonl | wc -c

@@ -36,6 +36,8 @@ public struct DecodeError: Error, Sendable, Hashable, CustomStringConvertible {
         case outOfMemory
         /// protobuf-c refused input the scan accepted.
         case unpackFailed
+        /// An event refers to a shared context (`Batch.contexts`) that its batch does not hold.
+        case unknownContext
     }
 
     /// What is wrong.
@@ -81,6 +83,7 @@ public struct DecodeError: Error, Sendable, Hashable, CustomStringConvertible {
         case .invalidEnum: "value \(detail) is outside the enum"
         case .outOfMemory: "decoding needs more memory than allowed"
         case .unpackFailed: "protobuf-c could not unpack the event"
+        case .unknownContext: "context \(detail) is not in the batch"
         }
     }
 

@@ -57,8 +57,14 @@ public final class EventDecoder {
     }
 
     /// Decodes one encoded event.
+    ///
+    /// An event that refers to a batch's shared context cannot be made whole alone: decode its batch instead.
     public func decode(_ bytes: UnsafeRawBufferPointer) throws(DecodeError) -> Event {
-        try decode(bytes, base: 0, eventIndex: nil)
+        let (event, reference) = try decode(bytes, base: 0, eventIndex: nil)
+        guard reference == 0 else {
+            throw DecodeError(reason: .unknownContext, field: "context", offset: 0, detail: UInt64(reference))
+        }
+        return event
     }
 
     /// Decodes a protobuf `Batch`: every event in order.
@@ -74,11 +80,16 @@ public final class EventDecoder {
     }
 
     /// Decodes a protobuf `Batch` one event at a time, without holding them all.
+    ///
+    /// Events that refer to a shared context (`Batch.contexts`) are made whole: the context merged under the
+    /// event, then the time and sequence offsets added (the rule in `proto/spoor/v1/event.proto`), so `body`
+    /// sees every event as it was recorded, whether the batch stores contexts or not.
     public func forEachEvent(
         inBatch bytes: UnsafeRawBufferPointer,
         _ body: (Event) throws(DecodeError) -> Void
     ) throws(DecodeError) {
         guard let base = bytes.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return }
+        let contexts = Self.contexts(inBatch: bytes)
         var offset = 0
         var index = 0
         var error = spoor_decode_error()
@@ -88,13 +99,90 @@ public final class EventDecoder {
             guard status == SPOOR_DECODE_OK else { throw DecodeError(error, eventIndex: index) }
             if start == bytes.count { break }
             let slice = UnsafeRawBufferPointer(start: base + start, count: length)
-            try body(try decode(slice, base: start, eventIndex: index))
+            try body(try decode(slice, base: start, eventIndex: index, contexts: contexts, batch: bytes))
             offset = next
             index += 1
         }
     }
 
-    private func decode(_ bytes: UnsafeRawBufferPointer, base: Int, eventIndex: Int?) throws(DecodeError) -> Event {
+    /// Where the `Batch.contexts` entries are, in order. A broken batch stops the scan at the damage, which
+    /// the pass over the events then reports where it meets it.
+    private static func contexts(inBatch bytes: UnsafeRawBufferPointer) -> [Range<Int>] {
+        guard let base = bytes.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return [] }
+        var contexts: [Range<Int>] = []
+        var offset = 0
+        var error = spoor_decode_error()
+        while offset < bytes.count {
+            var start = 0, length = 0, next = 0
+            guard spoor_batch_next_field(base, bytes.count, offset, 2, &start, &length, &next, &error) == SPOOR_DECODE_OK,
+                start < bytes.count
+            else { break }
+            contexts.append(start..<start + length)
+            offset = next
+        }
+        return contexts
+    }
+
+    /// The last `context` (field 13) of an encoded event, 0 when it has none or the bytes are broken (the
+    /// decode that follows reports the damage).
+    private static func contextReference(_ bytes: UnsafeRawBufferPointer) -> UInt64 {
+        var index = 0
+        var reference: UInt64 = 0
+        while index < bytes.count {
+            guard let key = Varint.read(bytes, at: &index) else { return 0 }
+            switch key & 7 {
+            case 0:
+                guard let value = Varint.read(bytes, at: &index) else { return 0 }
+                if key >> 3 == 13 { reference = value }
+            case 1: index += 8
+            case 5: index += 4
+            case 2:
+                guard let length = Varint.read(bytes, at: &index), length <= UInt64(bytes.count - index) else { return 0 }
+                index += Int(length)
+            default: return 0
+            }
+        }
+        return reference
+    }
+
+    /// Scratch for an event merged over its context, kept for its capacity.
+    private var merged: [UInt8] = []
+
+    private func decode(
+        _ bytes: UnsafeRawBufferPointer, base: Int, eventIndex: Int?, contexts: [Range<Int>], batch: UnsafeRawBufferPointer
+    ) throws(DecodeError) -> Event {
+        let reference = contexts.isEmpty ? 0 : Self.contextReference(bytes)
+        guard reference != 0 else {
+            let (event, reference) = try decode(bytes, base: base, eventIndex: eventIndex)
+            guard reference == 0 else {
+                throw DecodeError(reason: .unknownContext, field: "context", offset: base, detail: UInt64(reference), eventIndex: eventIndex)
+            }
+            return event
+        }
+        guard reference <= UInt64(contexts.count) else {
+            throw DecodeError(reason: .unknownContext, field: "context", offset: base, detail: reference, eventIndex: eventIndex)
+        }
+        // The rule's step 1: protobuf's merge is the parse of the context's bytes followed by the event's.
+        let context = contexts[Int(reference - 1)]
+        var merged: [UInt8] = []
+        swap(&merged, &self.merged)
+        defer { swap(&merged, &self.merged) }
+        merged.removeAll(keepingCapacity: true)
+        merged.append(contentsOf: UnsafeRawBufferPointer(rebasing: batch[context]))
+        merged.append(contentsOf: bytes)
+        let contextLength = context.count
+        return try merged.withUnsafeBytes { raw in
+            Result { () throws(DecodeError) in try decode(raw, base: 0, eventIndex: eventIndex).event }
+        }.mapError { error in
+            // Point at the byte in the batch: in the context, or in the event after it.
+            var error = error
+            error.offset = error.offset < contextLength ? context.lowerBound + error.offset : base + error.offset - contextLength
+            return error
+        }.get()
+    }
+
+    /// The event and its `context` reference (0 for none).
+    private func decode(_ bytes: UnsafeRawBufferPointer, base: Int, eventIndex: Int?) throws(DecodeError) -> (event: Event, context: UInt32) {
         var view = spoor_event_view()
         var error = spoor_decode_error()
         // An empty input is a valid empty message, but an event without a type is not.
@@ -126,7 +214,7 @@ public final class EventDecoder {
             properties[string(prop.key)] = value
         }
 
-        return Event(
+        let event = Event(
             name: string(view.event),
             type: type,
             time: view.time,
@@ -140,6 +228,7 @@ public final class EventDecoder {
             sessionID: optional(view.session_id),
             originalID: optional(view.original_id)
         )
+        return (event, view.context)
     }
 
     @inline(__always)

@@ -64,6 +64,17 @@ public final class EventEncoder {
         try encode(event, into: &buffer, asBatchEntry: true)
     }
 
+    /// Appends `event` followed by `suffix` as one entry of a protobuf `Batch` to `buffer`.
+    ///
+    /// `suffix` is more encoded fields of the same event, such as `properties` entries encoded once and
+    /// spliced into many events (a protobuf map may come in several runs); it must not repeat a field the
+    /// event has. The entry is written in place, with no intermediate copy. On error `buffer` is left as it was.
+    public func appendBatchEntry(_ event: Event, suffix: [UInt8], to buffer: inout [UInt8]) throws(EncodeError) {
+        try suffix.withUnsafeBytes { suffix in
+            Result { () throws(EncodeError) in try encode(event, into: &buffer, asBatchEntry: true, suffix: suffix) }
+        }.get()
+    }
+
     /// Appends the header of a `Batch.events` entry, the tag `0x0A` and `bodyLength` as a varint, to `buffer`;
     /// the entry's body, an encoded event of that length, must follow. For callers that assemble an event's
     /// bytes themselves.
@@ -72,13 +83,15 @@ public final class EventEncoder {
         Varint.append(UInt64(bodyLength), to: &buffer)
     }
 
-    private func encode(_ event: Event, into buffer: inout [UInt8], asBatchEntry: Bool) throws(EncodeError) {
+    private func encode(
+        _ event: Event, into buffer: inout [UInt8], asBatchEntry: Bool, suffix: UnsafeRawBufferPointer = UnsafeRawBufferPointer(start: nil, count: 0)
+    ) throws(EncodeError) {
         // Work on a local: every access to a class's stored property is checked for exclusivity
         // at run time, which cost a quarter of the encoding time when `store` appended to them.
         var scratch = Scratch()
         swap(&scratch, &self.scratch)
         defer { swap(&scratch, &self.scratch) }
-        try scratch.encode(event, with: encoder, into: &buffer, asBatchEntry: asBatchEntry)
+        try scratch.encode(event, with: encoder, into: &buffer, asBatchEntry: asBatchEntry, suffix: suffix)
     }
 
     /// The strings, properties and list items of one event, flattened for the C shim.
@@ -89,7 +102,8 @@ public final class EventEncoder {
         var listOffsets: [UInt32] = []
 
         mutating func encode(
-            _ event: Event, with encoder: OpaquePointer, into buffer: inout [UInt8], asBatchEntry: Bool
+            _ event: Event, with encoder: OpaquePointer, into buffer: inout [UInt8], asBatchEntry: Bool,
+            suffix: UnsafeRawBufferPointer
         ) throws(EncodeError) {
             text.reset()
             props.removeAll(keepingCapacity: true)
@@ -152,6 +166,17 @@ public final class EventEncoder {
             let start = buffer.count
             let textBase = UnsafeRawPointer(text.base!).assumingMemoryBound(to: CChar.self)
             let bound = sizeBound
+            // Room for the batch entry's tag and length varint. When the shortest and the longest possible
+            // body have equally long length varints, the header's size is known and the body is packed in
+            // its place; otherwise it is packed after the longest header and moved up.
+            let headerRoom: Int
+            if !asBatchEntry {
+                headerRoom = 0
+            } else if Self.varintLength(suffix.count) == Self.varintLength(bound + suffix.count) {
+                headerRoom = 1 + Self.varintLength(suffix.count)
+            } else {
+                headerRoom = Self.maxBatchEntryHeader
+            }
             let written = listOffsets.withUnsafeBufferPointer { lists in
                 props.withUnsafeBufferPointer { props in
                     input.text = textBase
@@ -159,11 +184,15 @@ public final class EventEncoder {
                     input.props = props.baseAddress
                     input.prop_count = props.count
                     guard spoor_encoder_build(encoder, &input) != 0 else { return -1 }
-                    // Room for the batch entry's tag and longest length varint, then the body.
-                    let bodyStart = start + (asBatchEntry ? Self.maxBatchEntryHeader : 0)
-                    buffer.append(contentsOf: repeatElement(0, count: bodyStart - start + bound))
+                    let bodyStart = start + headerRoom
+                    buffer.append(contentsOf: repeatElement(0, count: headerRoom + bound + suffix.count))
                     return buffer.withUnsafeMutableBufferPointer { out in
-                        spoor_encoder_pack(encoder, out.baseAddress! + bodyStart)
+                        let written = spoor_encoder_pack(encoder, out.baseAddress! + bodyStart)
+                        if written >= 0, written <= bound, suffix.count > 0 {
+                            UnsafeMutableRawPointer(out.baseAddress! + bodyStart + written).copyMemory(
+                                from: suffix.baseAddress!, byteCount: suffix.count)
+                        }
+                        return written
                     }
                 }
             }
@@ -172,8 +201,20 @@ public final class EventEncoder {
             }
             // `bound` is an upper bound by construction; past it, pack wrote out of bounds.
             precondition(written <= bound, "Spoor: an event of \(written) bytes overran its bound of \(bound)")
-            let end = asBatchEntry ? Self.finishBatchEntry(in: &buffer, start: start, bodySize: written) : start + written
+            let end = asBatchEntry
+                ? Self.finishBatchEntry(in: &buffer, start: start, headerRoom: headerRoom, bodySize: written + suffix.count)
+                : start + written
             buffer.removeLast(buffer.count - end)
+        }
+
+        static func varintLength(_ value: Int) -> Int {
+            var length = 1
+            var value = UInt64(value)
+            while value >= 0x80 {
+                value >>= 7
+                length += 1
+            }
+            return length
         }
 
         /// The largest batch entry header: the tag byte and a ten-byte length varint.
@@ -190,10 +231,10 @@ public final class EventEncoder {
             text.count + 11 * (12 + 4) + 11 * 4 * props.count + 11 * listOffsets.count
         }
 
-        /// Writes the `Batch.events` tag and the length varint before the body that was packed
-        /// `maxBatchEntryHeader` bytes after `start`, moves the body up against them, and
-        /// returns where the entry ends.
-        static func finishBatchEntry(in buffer: inout [UInt8], start: Int, bodySize: Int) -> Int {
+        /// Writes the `Batch.events` tag and the length varint before the body that was packed `headerRoom`
+        /// bytes after `start`, moves the body up against them if the header is shorter, and returns where
+        /// the entry ends.
+        static func finishBatchEntry(in buffer: inout [UInt8], start: Int, headerRoom: Int, bodySize: Int) -> Int {
             return buffer.withUnsafeMutableBytes { bytes in
                 var at = start
                 bytes[at] = 0x0A
@@ -206,8 +247,10 @@ public final class EventEncoder {
                 }
                 bytes[at] = UInt8(length)
                 at += 1
-                let base = bytes.baseAddress!
-                (base + at).copyMemory(from: base + start + maxBatchEntryHeader, byteCount: bodySize)
+                if at != start + headerRoom {
+                    let base = bytes.baseAddress!
+                    (base + at).copyMemory(from: base + start + headerRoom, byteCount: bodySize)
+                }
                 return at + bodySize
             }
         }

@@ -70,8 +70,6 @@ final class EventLogStore: EventStore, @unchecked Sendable {
     private var baseOwner: ObjectIdentifier?
     /// The encoded `properties` entries of the base, with `$is_first_day` false and true.
     private var baseEntries: (notFirstDay: [UInt8], firstDay: [UInt8]) = ([], [])
-    private var scratch: [UInt8] = []
-    private var entry: [UInt8] = []
 
     private func appendSpliced(_ event: Event, base: Snapshot, firstDay: Bool) throws(EncodeError) {
         if baseOwner != ObjectIdentifier(base) {
@@ -81,13 +79,8 @@ final class EventLogStore: EventStore, @unchecked Sendable {
             )
             baseOwner = ObjectIdentifier(base)
         }
-        scratch.removeAll(keepingCapacity: true)
-        try encoder.append(event, to: &scratch)
-        scratch.append(contentsOf: firstDay ? baseEntries.firstDay : baseEntries.notFirstDay)
-        entry.removeAll(keepingCapacity: true)
-        EventEncoder.appendBatchEntryHeader(bodyLength: scratch.count, to: &entry)
-        entry.append(contentsOf: scratch)
-        records.append(entry: entry)
+        // Encoded in place in the record buffer, the base's entries copied once behind the event's own fields.
+        try records.append(event, suffix: firstDay ? baseEntries.firstDay : baseEntries.notFirstDay, using: encoder)
     }
 
     /// The bytes of the `properties` fields (number 10) of an event that has only `properties`.

@@ -406,8 +406,9 @@ final class EventPipeline: @unchecked Sendable {
     }
 
     /// Builds the record. The preset and super properties (the snapshot's base) are left for the store to add
-    /// when nothing the event carries collides with them, so the log store can splice in their encoding, made
-    /// once per snapshot, instead of merging and encoding them again for every event.
+    /// when none of the event's own keys is a base key (auto-track `$` keys such as `$screen_name` included), so
+    /// the log store can splice in their encoding, made once per snapshot, instead of merging and encoding them
+    /// again for every event.
     /// `nil` when ``Configuration/beforeRecord`` dropped or rejected the event.
     private func materialize(_ pending: PendingEvent) -> StoredEvent? {
         let snapshot = pending.snapshot!
@@ -419,7 +420,7 @@ final class EventPipeline: @unchecked Sendable {
             properties: pending.properties, sessionID: pending.sessionID, originalID: pending.originalID)
         if pending.isProfile { return StoredEvent(event: event, base: nil, firstDay: false) }
         let firstDay = snapshot.firstDay.contains(pending.time)
-        if hook == nil, !pending.hasDollarKey, !collides(pending, with: snapshot) {
+        if hook == nil, !collides(pending, with: snapshot) {
             if let dynamic = pending.dynamicProperties {
                 event.properties = dynamic.merging(pending.properties) { $1 }
             }
@@ -472,13 +473,18 @@ final class EventPipeline: @unchecked Sendable {
         onRejection?(error)
     }
 
-    /// Whether some key of the event is also a super property (keys starting with `$` are handled by the caller).
+    /// Whether some key of the event's own (call-site, auto-track, dynamic super) properties is also a key of the
+    /// snapshot's base or one the merge sets last (`$is_first_day`, `$event_session_id`): only then does splicing
+    /// the base's encoding differ from the merge. Keys without `$` can only meet super properties.
     @inline(__always)
     private func collides(_ pending: PendingEvent, with snapshot: Snapshot) -> Bool {
-        guard snapshot.hasSuperProperties else { return false }
-        for key in pending.properties.keys where snapshot.base[key] != nil { return true }
+        guard pending.hasDollarKey || snapshot.hasSuperProperties else { return false }
+        @inline(__always) func clashes(_ key: String) -> Bool {
+            snapshot.base[key] != nil || key == "$is_first_day" || key == "$event_session_id"
+        }
+        for key in pending.properties.keys where clashes(key) { return true }
         if let dynamic = pending.dynamicProperties {
-            for key in dynamic.keys where snapshot.base[key] != nil { return true }
+            for key in dynamic.keys where clashes(key) { return true }
         }
         return false
     }

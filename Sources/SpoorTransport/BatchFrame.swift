@@ -1,4 +1,5 @@
 import SpoorCore
+import SpoorSerializer
 
 /// How a frame's payload is compressed.
 public enum Codec: UInt8, Sendable, Hashable, CaseIterable, CustomStringConvertible {
@@ -142,6 +143,10 @@ public enum BatchFrame {
 
     /// Encodes a frame around `payload`, a run of `Batch` entries.
     ///
+    /// With `sharedContext` (the default), what the events share is stored once in `Batch.contexts`
+    /// (`SharedContext.factor(_:)` in SpoorSerializer) before compression; every decoder in Spoor makes
+    /// the events whole again.
+    ///
     /// - Parameters:
     ///   - payload: the uncompressed payload, a run of `Batch.events` entries.
     ///   - recordCount: how many entries the payload holds.
@@ -149,9 +154,12 @@ public enum BatchFrame {
     ///   - sealedAt: when the batch was sealed, milliseconds since the epoch.
     ///   - codec: how the payload is stored.
     ///   - level: the compression level; `nil` uses the codec's default.
+    ///   - sharedContext: whether to store the events' shared context once; `false` keeps `payload` as it is.
     public static func encode(
-        payload: [UInt8], recordCount: Int, batchID: BatchID, sealedAt: Int64, codec: Codec, level: Int? = nil
+        payload: [UInt8], recordCount: Int, batchID: BatchID, sealedAt: Int64, codec: Codec, level: Int? = nil,
+        sharedContext: Bool = true
     ) throws(FrameError) -> [UInt8] {
+        let payload = sharedContext ? SharedContext.factor(payload) : payload
         guard payload.count <= Int(UInt32.max), recordCount >= 0, recordCount <= Int(UInt32.max) else {
             throw FrameError(.tooLarge, field: "payload", reason: "payload of \(payload.count) bytes does not fit a frame")
         }
@@ -336,13 +344,15 @@ public struct FrameDecoder: Sendable {
         return DecodedFrame(header: header, payload: payload)
     }
 
-    /// Counts the `Batch.events` entries in a payload, checking that it is nothing else.
+    /// Counts the `Batch.events` entries in a payload, checking that it holds nothing but them and
+    /// `Batch.contexts` entries (which are not records).
     static func countEntries(_ payload: [UInt8]) throws(FrameError) -> Int {
         var count = 0
         var index = 0
         while index < payload.count {
-            guard payload[index] == 0x0A else {
-                throw FrameError(.malformedPayload, field: "payload", reason: "byte \(index) is not a Batch.events tag")
+            let isEvent = payload[index] == 0x0A
+            guard isEvent || payload[index] == 0x12 else {
+                throw FrameError(.malformedPayload, field: "payload", reason: "byte \(index) is not a Batch.events or Batch.contexts tag")
             }
             index += 1
             let lengthStart = index
@@ -353,7 +363,7 @@ public struct FrameDecoder: Sendable {
                 throw FrameError(.malformedPayload, field: "payload", reason: "a record at byte \(index) runs past the payload")
             }
             index += Int(length)
-            count += 1
+            if isEvent { count += 1 }
         }
         return count
     }

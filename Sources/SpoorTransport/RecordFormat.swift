@@ -115,6 +115,23 @@ public struct RecordBuffer: Sendable {
         finishRecord(start: start)
     }
 
+    /// Encodes `event` followed by `suffix` (more encoded fields of the same event, such as `properties`
+    /// entries encoded once for many events) as one `Batch` entry, written in place, and adds it as one record.
+    ///
+    /// See `EventEncoder.appendBatchEntry(_:suffix:to:)`. On error the buffer is left as it was; a record
+    /// larger than 16 MiB is left out and counted in ``rejected``.
+    public mutating func append(_ event: Event, suffix: [UInt8], using encoder: EventEncoder) throws(EncodeError) {
+        let start = bytes.count
+        bytes.append(contentsOf: repeatElement(0, count: RecordFormat.headerSize))
+        do {
+            try encoder.appendBatchEntry(event, suffix: suffix, to: &bytes)
+        } catch {
+            bytes.removeSubrange(start...)
+            throw error
+        }
+        finishRecord(start: start)
+    }
+
     /// Adds one record whose payload is `entry`, which should be one protobuf `Batch` entry
     /// (tag `0x0A`, varint length, the `Event` bytes).
     ///

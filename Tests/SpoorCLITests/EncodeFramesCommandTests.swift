@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import SpoorSerializer
 import SpoorTransport
 
 /// `spoor encode --frames` writes the concatenated batch frames the tracker would seal; `spoor decode`
@@ -46,9 +47,9 @@ struct EncodeFramesCommandTests {
         let frames = try Self.frames(encoded.stdout)
         #expect(frames.map(\.header.recordCount) == [20])
         #expect(frames.first?.header.codec == .zstd)
-        // The frame's payload is the Batch plain `spoor encode` writes.
+        // The frame's payload is the Batch plain `spoor encode` writes, with the events' shared context stored once.
         let batch = try SpoorProcess.run(["encode"], input: Data(Self.input.utf8))
-        #expect(frames.first.map { Data($0.payload) } == batch.stdout)
+        #expect(frames.first.map { Data($0.payload) } == Data(SharedContext.factor([UInt8](batch.stdout))))
     }
 
     @Test func theCommittedVectorsConcatenatedDecodeOneAfterAnother() throws {

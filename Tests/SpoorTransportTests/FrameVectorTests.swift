@@ -35,6 +35,8 @@ import SpoorTestSupport
     }
 
     static func file(_ codec: Codec) -> URL { directory.appendingPathComponent("\(codec).spb") }
+    /// The same events in a frame with a shared context (`Batch.contexts`).
+    static func sharedFile(_ codec: Codec) -> URL { directory.appendingPathComponent("shared-\(codec).spb") }
 
     struct Expected: Codable, Equatable {
         var file: String
@@ -53,8 +55,12 @@ import SpoorTestSupport
         let payload = try Self.payload()
         var expected: [Expected] = []
         for codec in Codec.allCases {
-            let frame = try BatchFrame.encode(payload: payload, recordCount: 3, batchID: Self.batchID, sealedAt: Self.sealedAt, codec: codec)
+            // Plain events, as every frame was written before shared contexts; the shared-context vectors follow.
+            let frame = try BatchFrame.encode(
+                payload: payload, recordCount: 3, batchID: Self.batchID, sealedAt: Self.sealedAt, codec: codec, sharedContext: false)
             try Data(frame).write(to: Self.file(codec))
+            let shared = try BatchFrame.encode(payload: payload, recordCount: 3, batchID: Self.batchID, sealedAt: Self.sealedAt, codec: codec)
+            try Data(shared).write(to: Self.sharedFile(codec))
             let header = try FrameDecoder().decodeHeader(frame)
             expected.append(Expected(
                 file: "\(codec).spb", codec: "\(codec)", record_count: 3, uncompressed_length: Int(header.uncompressedLength),
@@ -87,9 +93,27 @@ import SpoorTestSupport
     @Test func theUncompressedVectorIsExactlyWhatTheEncoderWrites() throws {
         let committed = [UInt8](try Data(contentsOf: Self.file(.none)))
         let payload = try Self.payload()
-        let frame = try BatchFrame.encode(payload: payload, recordCount: 3, batchID: Self.batchID, sealedAt: Self.sealedAt, codec: .none)
+        // These vectors were written before shared contexts: plain events, as `sharedContext: false` writes them.
+        let frame = try BatchFrame.encode(
+            payload: payload, recordCount: 3, batchID: Self.batchID, sealedAt: Self.sealedAt, codec: .none, sharedContext: false)
         #expect(frame == committed)
         #expect(committed.count == BatchFrame.headerLength + payload.count)
+    }
+
+    /// Frames with a shared context: the same three events, and the same header except the payload.
+    @Test(arguments: Codec.allCases)
+    func sharedContextVectorsDecodeToTheSameEvents(codec: Codec) throws {
+        let frame = try FrameDecoder().decode([UInt8](try Data(contentsOf: Self.sharedFile(codec))))
+        #expect(frame.header.recordCount == 3)
+        #expect(frame.header.batchID == Self.batchID)
+        #expect(frame.payload.first == 0x12)  // a `Batch.contexts` entry leads
+        #expect(try EventDecoder().decodeBatch(frame.payload) == Self.events)
+        let text = try Shell.run(
+            "tail -c +\(BatchFrame.headerLength + 1) \(Self.sharedFile(codec).path.quoted) | \(["none": "cat", "gzip": "gzip -dc", "zstd": "zstd -dcq"]["\(codec)"]!) | "
+                + "protoc --decode=spoor.v1.Batch --proto_path=\(repositoryRoot.path.quoted)/proto spoor/v1/event.proto")
+        #expect(text.contains("contexts {"))
+        #expect(text.components(separatedBy: "events {").count - 1 == 3)
+        #expect(text.contains("context: 1"))
     }
 
     /// The frame's promise: a stock `zstd`/`gzip` and `protoc --decode` recover every event, no Spoor code involved.
@@ -126,7 +150,31 @@ import SpoorTestSupport
                 + "protoc --decode=spoor.v1.Batch --proto_path=\(repositoryRoot.path.quoted)/proto spoor/v1/event.proto"
         )
         #expect(text.components(separatedBy: "events {").count - 1 == 100)
-        for sequence in 500..<600 { #expect(text.contains("sequence: \(sequence)\n")) }
+        // The documented rule, on protoc's text: sequence = (context's, else own) sequence + sequence_offset.
+        #expect(Self.sequences(inBatchText: text) == Array(500..<600))
+    }
+
+    /// Each event's sequence from `protoc --decode=spoor.v1.Batch` text, following the `Batch` rule.
+    static func sequences(inBatchText text: String) -> [Int64] {
+        var contexts: [[String: Int64]] = [], events: [[String: Int64]] = []
+        var block: [String: Int64] = [:]
+        var isContext = false
+        for line in text.split(separator: "\n") {
+            if line == "contexts {" || line == "events {" {
+                isContext = line == "contexts {"
+                block = [:]
+            } else if line == "}" {
+                if isContext { contexts.append(block) } else { events.append(block) }
+            } else if line.hasPrefix("  "), !line.hasPrefix("   "), let colon = line.firstIndex(of: ":"),
+                let value = Int64(line[line.index(colon, offsetBy: 2)...])
+            {
+                block[String(line.dropFirst(2).prefix(upTo: colon))] = value
+            }
+        }
+        return events.map { event in
+            let context = (event["context"]).map { contexts[Int($0) - 1] } ?? [:]
+            return (event["sequence"] ?? context["sequence"] ?? 0) + (event["sequence_offset"] ?? 0)
+        }
     }
 }
 

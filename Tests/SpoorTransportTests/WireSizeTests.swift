@@ -57,11 +57,13 @@ import SpoorSerializer
         return Data(gzipped).base64EncodedString().utf8.count
     }
 
-    static func spoorBytes(_ events: [Event], codec: Codec) throws -> Int {
+    static func spoorBytes(_ events: [Event], codec: Codec, sharedContext: Bool = true) throws -> Int {
         let encoder = EventEncoder()
         var payload: [UInt8] = []
         for event in events { try encoder.appendBatchEntry(event, to: &payload) }
-        return try BatchFrame.encode(payload: payload, recordCount: events.count, batchID: .random(), sealedAt: 0, codec: codec).count
+        return try BatchFrame.encode(
+            payload: payload, recordCount: events.count, batchID: .random(), sealedAt: 0, codec: codec, sharedContext: sharedContext
+        ).count
     }
 
     /// The figures for batches of 1, 5, 20 and 100 events. Both encodings compress away what repeats

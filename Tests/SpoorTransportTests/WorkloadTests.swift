@@ -62,7 +62,21 @@ import Testing
             zstd += try WireSizeTests.spoorBytes(batch, codec: .zstd)
             gzip += try WireSizeTests.spoorBytes(batch, codec: .gzip)
         }
+        // What the per-event random track id costs on the wire: the same frames with track ids left out.
+        var withoutTrackIDs = 0, plain = 0
+        for start in stride(from: 0, to: events.count, by: 50) {
+            let batch = events[start..<start + 50].map { event in
+                var event = event
+                event.trackID = 0
+                return event
+            }
+            withoutTrackIDs += try WireSizeTests.spoorBytes(batch, codec: .zstd)
+            plain += try WireSizeTests.spoorBytes(Array(events[start..<start + 50]), codec: .zstd, sharedContext: false)
+        }
         let n = Double(events.count)
+        print(String(format: "%@: 50-event zstd frames of plain events (before shared contexts) %.1f B/event; shared context without track ids %.1f B/event",
+                     kind.rawValue, Double(plain) / n, Double(withoutTrackIDs) / n))
+        #expect(zstd < plain, "the shared context makes frames smaller")
         print(String(format: "%@: log %.1f B/event; 50-event frames: zstd %.1f, gzip %.1f, Sensors base64(gzip(JSON)) %.1f B/event; zstd/Sensors %.2f",
                      kind.rawValue, Double(logBytes) / n, Double(zstd) / n, Double(gzip) / n, Double(sensors) / n, Double(zstd) / Double(sensors)))
         #expect(Double(zstd) < Double(sensors))

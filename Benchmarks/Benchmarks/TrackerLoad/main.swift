@@ -6,11 +6,13 @@
 // With `--workload iPhoneApp` (or `linuxService`) the tracker has that workload's presets and super properties
 // and every call is the workload's next call (SpoorWorkload), instead of the 5-property reference event.
 // `--hook-only` runs only the beforeRecord comparison (no hook, a pass-through hook, an enriching hook).
+// `--frames` runs only the sealing and decoding of realistic 50-event zstd frames, with and without the shared context.
 import CMallocCounter
 import Foundation
 import SpoorCore
 import SpoorSerializer
 import SpoorTracker
+import SpoorTransport
 import SpoorWorkload
 
 #if canImport(Glibc)
@@ -229,6 +231,54 @@ func measureHook() async throws {
         print(String(format: "beforeRecord, %@: writer CPU median %.2f µs/event (%.2fx no hook), track() p50 median %llu ns",
                      name.padding(toLength: 18, withPad: " ", startingAt: 0), median * 1e6, baseline > 0 ? median / baseline : 0, c[c.count / 2]))
     }
+}
+
+/// `--frames`: what a realistic 50-event batch costs to seal and to decode, and its bytes, with and without the
+/// shared context (`Batch.contexts`), in one run.
+func measureFrames() throws {
+    for kind in Workload.Kind.allCases {
+        var workload = Workload(kind, seed: 2026)
+        let events = workload.events(10_000)
+        let encoder = EventEncoder()
+        let payloads: [[UInt8]] = try stride(from: 0, to: events.count, by: 50).map { start in
+            var payload: [UInt8] = []
+            for event in events[start..<start + 50] { try encoder.appendBatchEntry(event, to: &payload) }
+            return payload
+        }
+        for shared in [false, true] {
+            var best = (seal: UInt64.max, decode: UInt64.max)
+            var bytes = 0, uncompressed = 0
+            for _ in 0..<5 {
+                bytes = 0
+                uncompressed = 0
+                let sealStart = nanoseconds()
+                let frames = try payloads.map { payload in
+                    try BatchFrame.encode(payload: payload, recordCount: 50, batchID: .random(), sealedAt: 0, codec: .zstd, sharedContext: shared)
+                }
+                let sealEnd = nanoseconds()
+                let decoder = EventDecoder()
+                var decoded = 0
+                for frame in frames {
+                    let payload = try FrameDecoder().decode(frame).payload
+                    decoded += try decoder.decodeBatch(payload).count
+                    bytes += frame.count
+                    uncompressed += payload.count
+                }
+                let decodeEnd = nanoseconds()
+                precondition(decoded == events.count)
+                best = (min(best.seal, sealEnd - sealStart), min(best.decode, decodeEnd - sealEnd))
+            }
+            let n = Double(events.count)
+            print(String(format: "frames, %@, 50-event zstd, %@: seal %.0f ns/event, decode %.0f ns/event, %.1f B/event uncompressed, %.1f B/event on the wire",
+                         kind.rawValue, shared ? "shared context" : "plain events  ", Double(best.seal) / n, Double(best.decode) / n,
+                         Double(uncompressed) / n, Double(bytes) / n))
+        }
+    }
+}
+
+if CommandLine.arguments.contains("--frames") {
+    try measureFrames()
+    exit(0)
 }
 
 if CommandLine.arguments.contains("--hook-only") {

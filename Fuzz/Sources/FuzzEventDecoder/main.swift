@@ -44,6 +44,10 @@ func checkBatchRoundTrip(_ events: [Event]) {
         if again != events {
             fatalError("round trip changed the batch of \(events.count) events")
         }
+        // Storing the shared context once must give back the same events.
+        if try decoder.decodeBatch(SharedContext.factor(bytes)) != events {
+            fatalError("the shared context changed the batch of \(events.count) events")
+        }
     } catch {
         fatalError("a re-encoded batch does not decode: \(error)")
     }

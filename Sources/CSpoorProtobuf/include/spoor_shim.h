@@ -156,6 +156,7 @@ typedef struct spoor_event_view {
     int32_t lib_method;
     const spoor_prop_view *props;
     size_t prop_count;
+    uint32_t context;    /* Batch.contexts reference (1-based), 0 for none; time and sequence have their offsets added */
 } spoor_event_view;
 
 /* A decoder owns a bounded arena that holds the last decoded view. */
@@ -179,6 +180,12 @@ spoor_decode_status spoor_decode_event(spoor_decoder *decoder,
 spoor_decode_status spoor_batch_next(const uint8_t *data, size_t len, size_t offset,
                                      size_t *start, size_t *length, size_t *next,
                                      spoor_decode_error *error);
+
+/* The same for the entries of Batch field `field` (1 events, 2 contexts); the
+ * other fields are skipped after their bounds are checked. */
+spoor_decode_status spoor_batch_next_field(const uint8_t *data, size_t len, size_t offset, uint32_t field,
+                                           size_t *start, size_t *length, size_t *next,
+                                           spoor_decode_error *error);
 
 #ifdef __cplusplus
 }

@@ -507,7 +507,7 @@ const ProtobufCMessageDescriptor spoor__v1__event__properties_entry__descriptor 
   (ProtobufCMessageInit) spoor__v1__event__properties_entry__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor spoor__v1__event__field_descriptors[12] =
+static const ProtobufCFieldDescriptor spoor__v1__event__field_descriptors[15] =
 {
   {
     "event",
@@ -653,9 +653,46 @@ static const ProtobufCFieldDescriptor spoor__v1__event__field_descriptors[12] =
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "context",
+    13,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT32,
+    0,   /* quantifier_offset */
+    offsetof(Spoor__V1__Event, context),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "time_offset",
+    14,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_SINT64,
+    0,   /* quantifier_offset */
+    offsetof(Spoor__V1__Event, time_offset),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "sequence_offset",
+    15,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_SINT64,
+    0,   /* quantifier_offset */
+    offsetof(Spoor__V1__Event, sequence_offset),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned spoor__v1__event__field_indices_by_name[] = {
   6,   /* field[6] = anonymous_id */
+  12,   /* field[12] = context */
   5,   /* field[5] = distinct_id */
   0,   /* field[0] = event */
   8,   /* field[8] = lib */
@@ -663,15 +700,17 @@ static const unsigned spoor__v1__event__field_indices_by_name[] = {
   11,   /* field[11] = original_id */
   9,   /* field[9] = properties */
   4,   /* field[4] = sequence */
+  14,   /* field[14] = sequence_offset */
   10,   /* field[10] = session_id */
   2,   /* field[2] = time */
+  13,   /* field[13] = time_offset */
   3,   /* field[3] = track_id */
   1,   /* field[1] = type */
 };
 static const ProtobufCIntRange spoor__v1__event__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 12 }
+  { 0, 15 }
 };
 const ProtobufCMessageDescriptor spoor__v1__event__descriptor =
 {
@@ -681,14 +720,14 @@ const ProtobufCMessageDescriptor spoor__v1__event__descriptor =
   "Spoor__V1__Event",
   "spoor.v1",
   sizeof(Spoor__V1__Event),
-  12,
+  15,
   spoor__v1__event__field_descriptors,
   spoor__v1__event__field_indices_by_name,
   1,  spoor__v1__event__number_ranges,
   (ProtobufCMessageInit) spoor__v1__event__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor spoor__v1__batch__field_descriptors[1] =
+static const ProtobufCFieldDescriptor spoor__v1__batch__field_descriptors[2] =
 {
   {
     "events",
@@ -702,14 +741,27 @@ static const ProtobufCFieldDescriptor spoor__v1__batch__field_descriptors[1] =
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "contexts",
+    2,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Spoor__V1__Batch, n_contexts),
+    offsetof(Spoor__V1__Batch, contexts),
+    &spoor__v1__event__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned spoor__v1__batch__field_indices_by_name[] = {
+  1,   /* field[1] = contexts */
   0,   /* field[0] = events */
 };
 static const ProtobufCIntRange spoor__v1__batch__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 1 }
+  { 0, 2 }
 };
 const ProtobufCMessageDescriptor spoor__v1__batch__descriptor =
 {
@@ -719,7 +771,7 @@ const ProtobufCMessageDescriptor spoor__v1__batch__descriptor =
   "Spoor__V1__Batch",
   "spoor.v1",
   sizeof(Spoor__V1__Batch),
-  1,
+  2,
   spoor__v1__batch__field_descriptors,
   spoor__v1__batch__field_indices_by_name,
   1,  spoor__v1__batch__number_ranges,

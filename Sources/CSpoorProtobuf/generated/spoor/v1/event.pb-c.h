@@ -234,14 +234,36 @@ struct  Spoor__V1__Event
    * For `$SignUp`: the anonymous id the login id is linked to; else empty.
    */
   char *original_id;
+  /*
+   * In a `Batch`: 1 + the index of the `Batch.contexts` entry this event
+   * extends; 0 (absent) when it extends none. See `Batch`.
+   */
+  uint32_t context;
+  /*
+   * Added to `time` once the event is whole (its context merged in); lets an
+   * event store a small difference from its context's time. Usually absent (0).
+   */
+  int64_t time_offset;
+  /*
+   * Added to `sequence` once the event is whole, as `time_offset` to `time`.
+   */
+  int64_t sequence_offset;
 };
 #define SPOOR__V1__EVENT__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&spoor__v1__event__descriptor) \
-    , (char *)protobuf_c_empty_string, SPOOR__V1__EVENT_TYPE__EVENT_TYPE_UNSPECIFIED, 0, 0, 0, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, NULL, 0,NULL, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string }
+    , (char *)protobuf_c_empty_string, SPOOR__V1__EVENT_TYPE__EVENT_TYPE_UNSPECIFIED, 0, 0, 0, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, NULL, 0,NULL, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0, 0, 0 }
 
 
 /*
  * A run of events: what one upload carries, and what a frame's payload holds.
+ * Shared context: an event whose `context` is n > 0 is made whole by
+ *   1. merging it over `contexts[n - 1]` with protobuf's merge (MergeFrom; the
+ *      same as parsing the context's bytes followed by the event's bytes), then
+ *   2. time += time_offset and sequence += sequence_offset (64-bit, wrapping),
+ *      after which `context`, `time_offset` and `sequence_offset` are 0.
+ * An event with `context` 0 takes step 2 only. A `context` past the end of
+ * `contexts` makes the batch malformed. Contexts are `Event` messages that hold
+ * only the shared fields and are never events themselves (they have no type).
  */
 struct  Spoor__V1__Batch
 {
@@ -251,10 +273,15 @@ struct  Spoor__V1__Batch
    */
   size_t n_events;
   Spoor__V1__Event **events;
+  /*
+   * What the events share, each once; events refer to them by `context`.
+   */
+  size_t n_contexts;
+  Spoor__V1__Event **contexts;
 };
 #define SPOOR__V1__BATCH__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&spoor__v1__batch__descriptor) \
-    , 0,NULL }
+    , 0,NULL, 0,NULL }
 
 
 /* Spoor__V1__Lib methods */
