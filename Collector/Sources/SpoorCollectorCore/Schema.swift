@@ -13,7 +13,9 @@ public enum Schema {
 
     /// The statements that create the tables when missing.
     public static func createStatements(_ dialect: Dialect) -> [String] {
-        let json = dialect == .postgres ? "JSONB" : "JSON"
+        // `json`, not `jsonb`, in PostgreSQL too: it stores the text as sent (faster to insert, and it keeps
+        // `\u0000`, which `jsonb` rejects); cast to `jsonb` in a query or an index when needed.
+        let json = "JSON"
         return [
             """
             CREATE TABLE IF NOT EXISTS batches (
