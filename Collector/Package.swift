@@ -82,7 +82,11 @@ let package = Package(
         ),
         .testTarget(
             name: "SpoorCollectorTests",
-            dependencies: ["SpoorCollectorCore", .product(name: "Spoor", package: "Spoor")],
+            dependencies: [
+                "SpoorCollectorCore",
+                .product(name: "Spoor", package: "Spoor"),
+                .product(name: "GRDB", package: "GRDB.swift"),  // StoreFailureTests locks the SQLite file
+            ],
             swiftSettings: strictSwift
         ),
     ]

@@ -29,7 +29,7 @@ enum StoreLocation: Equatable {
                   let user = url.user, let host = url.host, let port = url.port,
                   case let database = String(url.path.dropFirst()), !database.isEmpty {
             self = .postgres(PostgresLocation(
-                user: url.user(percentEncoded: false) ?? user, password: url.password(percentEncoded: false),
+                user: user, password: url.password,
                 host: host, port: port, database: database
             ))
         } else {

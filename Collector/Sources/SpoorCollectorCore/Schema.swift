@@ -13,8 +13,8 @@ public enum Schema {
 
     /// The statements that create the tables when missing.
     public static func createStatements(_ dialect: Dialect) -> [String] {
-        // `json`, not `jsonb`, in PostgreSQL too: it stores the text as sent (faster to insert, and it keeps
-        // `\u0000`, which `jsonb` rejects); cast to `jsonb` in a query or an index when needed.
+        // `json`, not `jsonb`, in PostgreSQL too: it keeps the text as sent, which is cheaper to insert;
+        // `->>` works on both, and a query or an index can cast to `jsonb` where needed.
         let json = "JSON"
         return [
             """

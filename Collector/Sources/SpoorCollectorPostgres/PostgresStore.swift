@@ -127,20 +127,20 @@ public final class PostgresStore: EventStore {
     /// The one statement that stores a batch; it returns 1 when stored, 0 when the batch id was there.
     static func insertQuery(_ batch: BatchRecord) -> PostgresQuery {
         var binds = PostgresBindings(capacity: 17)
-        binds.append(Text.clean(batch.batchID))
+        binds.append(batch.batchID)
         binds.append(batch.receivedAt)
         binds.append(Int32(clamping: batch.events.count))
-        binds.append(Text.clean(batch.codec))
+        binds.append(batch.codec)
         binds.append(Int32(clamping: batch.bytes))
         let events = batch.events
         binds.append(events.map { Int32(clamping: $0.idx) })
-        binds.append(events.map { Text.clean($0.name) })
-        binds.append(events.map { Text.clean($0.type) })
+        binds.append(events.map(\.name))
+        binds.append(events.map(\.type))
         binds.append(events.map(\.timeMs))
-        binds.append(events.map { Text.clean($0.distinctID) })
-        binds.append(events.map { Text.clean($0.anonymousID) })
-        binds.append(NullableTextArray(events.map { $0.loginID.map(Text.clean) }))
-        binds.append(NullableTextArray(events.map { $0.sessionID.map(Text.clean) }))
+        binds.append(events.map(\.distinctID))
+        binds.append(events.map(\.anonymousID))
+        binds.append(NullableTextArray(events.map(\.loginID)))
+        binds.append(NullableTextArray(events.map(\.sessionID)))
         binds.append(events.map(\.trackID))
         binds.append(events.map(\.sequence))
         binds.append(events.map(\.lib))
@@ -165,14 +165,6 @@ public final class PostgresStore: EventStore {
         )
         SELECT count(*)::int8 FROM batch
         """
-}
-
-/// PostgreSQL `text` cannot hold U+0000, which an event's strings may; it is stored as U+FFFD.
-/// (`lib` and `properties` are JSON text, where it is already the escape `\\u0000`, valid in `json`.)
-enum Text {
-    static func clean(_ text: String) -> String {
-        text.utf8.contains(0) ? text.replacingOccurrences(of: "\u{0}", with: "\u{FFFD}") : text
-    }
 }
 
 /// A `text[]` bind with NULL elements, which postgres-nio's `[String]` cannot carry (binary array format).

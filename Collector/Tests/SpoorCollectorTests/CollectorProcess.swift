@@ -8,7 +8,8 @@ import SpoorTransport
 import Testing
 
 /// A real `spoor-collector serve` process on 127.0.0.1, port 0.
-final class CollectorProcess {
+/// Its stored properties are set once in `init`, so concurrent requests may share it.
+final class CollectorProcess: @unchecked Sendable {
     let process = Process()
     let port: Int
     let directory: URL
@@ -25,11 +26,13 @@ final class CollectorProcess {
         throw CollectorTestError("spoor-collector is not built under \(package.path)/.build; run swift build first")
     }
 
-    init(arguments: [String] = []) throws {
+    /// Starts the collector on `store` (a fresh SQLite file in its own directory when nil).
+    init(store: String? = nil, arguments: [String] = []) throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("spoor-collector-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         process.executableURL = try Self.binary()
-        process.arguments = ["serve", "--listen", "127.0.0.1:0", "--store", "sqlite:\(directory.path)/events.sqlite"] + arguments
+        let store = store ?? "sqlite:\(directory.path)/events.sqlite"
+        process.arguments = ["serve", "--listen", "127.0.0.1:0", "--store", store] + arguments
         process.standardOutput = output
         process.standardError = FileHandle.nullDevice
         try process.run()
