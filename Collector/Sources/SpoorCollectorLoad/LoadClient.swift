@@ -98,6 +98,7 @@ final class CollectorServer {
         process.arguments = arguments
         let output = Pipe()
         process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
         try process.run()
         var line = Data()
         while !line.contains(UInt8(ascii: "\n")) {
@@ -121,6 +122,18 @@ final class CollectorServer {
             throw ValidationError("no VmHWM for the collector")
         }
         return kilobytes * 1024
+    }
+
+    /// The collector's user + system CPU time so far, from /proc.
+    func cpuSeconds() throws -> Double {
+        let stat = try String(contentsOfFile: "/proc/\(process.processIdentifier)/stat", encoding: .utf8)
+        // Fields after the command name, which ends at the last ')': state is field 3, utime 14, stime 15.
+        guard let close = stat.lastIndex(of: ")") else { throw ValidationError("bad /proc stat") }
+        let fields = stat[stat.index(after: close)...].split(separator: " ")
+        guard fields.count > 13, let user = Double(fields[11]), let system = Double(fields[12]) else {
+            throw ValidationError("bad /proc stat")
+        }
+        return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
     }
 
     func stop() {

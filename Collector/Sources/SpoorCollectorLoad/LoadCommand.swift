@@ -47,17 +47,26 @@ struct LoadCommand: AsyncParsableCommand {
 
         let decodeSeconds = try await decodeOnly(frames)
         let total = Double(batches * eventsPerBatch)
-        print(String(format: "%-10@ %10@ %12@ %9@ %9@ %9@", "store" as NSString, "batches/s" as NSString,
-                     "events/s" as NSString, "p50 ms" as NSString, "p99 ms" as NSString, "peak RSS" as NSString))
-        print(String(format: "%-10@ %10.0f %12.0f %9@ %9@ %9@", "decode" as NSString, Double(batches) / decodeSeconds,
-                     total / decodeSeconds, "-" as NSString, "-" as NSString, "-" as NSString))
+        print("decode: this process on one thread, frame → rows, no HTTP, no store; cores: the collector's CPU time / wall time")
+        print(Self.row("store", "batches/s", "events/s", "p50 ms", "p99 ms", "peak RSS", "cores"))
+        print(Self.row("decode", Self.rate(Double(batches) / decodeSeconds), Self.rate(total / decodeSeconds), "-", "-", "-", "1"))
         for store in stores {
             let result = try runLoad(store: store, frames: frames, warmup: warmup)
-            let name = store.hasPrefix("postgres") ? "postgresql" : "sqlite"
-            print(String(format: "%-10@ %10.0f %12.0f %9.2f %9.2f %6d MiB", name as NSString,
-                         Double(batches) / result.seconds, total / result.seconds,
-                         result.percentile(0.50) * 1000, result.percentile(0.99) * 1000, result.peakRSS >> 20))
+            print(Self.row(
+                store.hasPrefix("postgres") ? "postgresql" : "sqlite",
+                Self.rate(Double(batches) / result.seconds), Self.rate(total / result.seconds),
+                String(format: "%.2f", result.percentile(0.50) * 1000), String(format: "%.2f", result.percentile(0.99) * 1000),
+                "\(result.peakRSS >> 20) MiB", String(format: "%.2f", result.cpuSeconds / result.seconds)
+            ))
         }
+    }
+
+    static func rate(_ value: Double) -> String { String(Int(value.rounded())) }
+
+    /// A table row: the first column left-aligned, the others right-aligned.
+    static func row(_ first: String, _ others: String...) -> String {
+        first.padding(toLength: 11, withPad: " ", startingAt: 0)
+            + others.map { String(repeating: " ", count: max(0, 11 - $0.count)) + $0 }.joined()
     }
 
     /// Realistic events, half from a phone app and half from a Linux service, sealed as zstd frames.
@@ -101,6 +110,7 @@ struct LoadCommand: AsyncParsableCommand {
         let next = NextIndex()
         let clientResults = (0..<clients).map { _ in ClientResult() }
         let group = DispatchGroup()
+        let cpuBefore = try server.cpuSeconds()
         let start = ContinuousClock.now
         for result in clientResults {
             group.enter()
@@ -130,7 +140,7 @@ struct LoadCommand: AsyncParsableCommand {
             throw ValidationError("\(failures.count) batches failed on \(store), first: \(failures[0])")
         }
         return LoadResult(seconds: seconds, latencies: clientResults.flatMap(\.latencies).sorted(),
-                          peakRSS: try server.peakRSS())
+                          peakRSS: try server.peakRSS(), cpuSeconds: try server.cpuSeconds() - cpuBefore)
     }
 }
 
@@ -139,6 +149,7 @@ struct LoadResult {
     var seconds: Double
     var latencies: [Double]
     var peakRSS: Int
+    var cpuSeconds: Double
 
     func percentile(_ fraction: Double) -> Double {
         latencies[min(latencies.count - 1, Int(Double(latencies.count) * fraction))]
