@@ -103,25 +103,38 @@ public final class PostgresStore: EventStore {
     }
 
     /// Runs `operation`, answering unavailable when it fails or takes longer than the timeout.
+    ///
+    /// The answer does not wait for the operation to end: a query on a connection that hangs (a partitioned
+    /// network) does not stop when its task is cancelled. Left running, it either commits, and the client's
+    /// retry is answered as a duplicate, or fails; either way nothing is stored twice.
     private func withDeadline<Result: Sendable>(
         _ operation: @escaping @Sendable () async throws -> Result
     ) async throws(StoreUnavailable) -> Result {
         let timeout = timeout
-        do {
-            return try await withThrowingTaskGroup(of: Result.self) { group in
-                group.addTask { try await operation() }
-                group.addTask {
-                    try await Task.sleep(for: timeout)
-                    throw StoreUnavailable("PostgreSQL did not answer within \(timeout)")
+        let outcome: Swift.Result<Result, StoreUnavailable> = await withCheckedContinuation { continuation in
+            let race = FirstOutcome(continuation)
+            let work = Mutex<Task<Void, Never>?>(nil)
+            let timer = Task {
+                // Cancelled when the operation ends first; then this finishes nothing.
+                guard (try? await Task.sleep(for: timeout)) != nil else { return }
+                if race.finish(.failure(StoreUnavailable("PostgreSQL did not answer within \(timeout)"))) {
+                    work.withLock { $0?.cancel() }
                 }
-                defer { group.cancelAll() }
-                return try await group.next()!
             }
-        } catch let error as StoreUnavailable {
-            throw error
-        } catch {
-            throw StoreUnavailable("PostgreSQL: \(String(reflecting: error))")
+            work.withLock { task in
+                task = Task {
+                    defer { timer.cancel() }
+                    do {
+                        race.finish(.success(try await operation()))
+                    } catch let error as StoreUnavailable {
+                        race.finish(.failure(error))
+                    } catch {
+                        race.finish(.failure(StoreUnavailable("PostgreSQL: \(String(reflecting: error))")))
+                    }
+                }
+            }
         }
+        return try outcome.get()
     }
 
     /// The one statement that stores a batch; it returns 1 when stored, 0 when the batch id was there.
@@ -165,6 +178,21 @@ public final class PostgresStore: EventStore {
         )
         SELECT count(*)::int8 FROM batch
         """
+}
+
+/// Resumes a continuation with whichever outcome comes first.
+private final class FirstOutcome<Value: Sendable>: Sendable {
+    private let continuation: Mutex<CheckedContinuation<Value, Never>?>
+
+    init(_ continuation: CheckedContinuation<Value, Never>) { self.continuation = Mutex(continuation) }
+
+    /// Resumes with `value` if nothing did before; tells whether it did.
+    @discardableResult
+    func finish(_ value: Value) -> Bool {
+        guard let continuation = continuation.withLock({ $0.take() }) else { return false }
+        continuation.resume(returning: value)
+        return true
+    }
 }
 
 /// A `text[]` bind with NULL elements, which postgres-nio's `[String]` cannot carry (binary array format).

@@ -34,6 +34,22 @@ final class PostgresCluster {
         _ = try Self.run(Self.script.path, ["stop", directory.path])
     }
 
+    /// Sends `signal` to the server and its backends (SIGSTOP: a server that hangs instead of refusing).
+    func signalServer(_ signal: Int32) throws {
+        let pidFile = try String(contentsOfFile: directory.appendingPathComponent("data/postmaster.pid").path, encoding: .utf8)
+        guard let postmaster = pid_t(pidFile.split(separator: "\n").first ?? "") else {
+            throw CollectorTestError("no pid in postmaster.pid")
+        }
+        var pids = [postmaster]
+        for entry in try FileManager.default.contentsOfDirectory(atPath: "/proc") where pid_t(entry) != nil {
+            guard let stat = try? String(contentsOfFile: "/proc/\(entry)/stat", encoding: .utf8),
+                  let close = stat.lastIndex(of: ")") else { continue }
+            let fields = stat[stat.index(after: close)...].split(separator: " ")
+            if fields.count > 1, pid_t(fields[1]) == postmaster, let pid = pid_t(entry) { pids.append(pid) }
+        }
+        for pid in pids { kill(pid, signal) }
+    }
+
     /// One value from `psql -At` (rows separated by newlines, columns by `|`).
     func query(_ sql: String) throws -> String {
         try Self.run("psql", [ "-X", "-q", "-At", "-v", "ON_ERROR_STOP=1", url, "-c", sql])

@@ -83,4 +83,25 @@ struct PostgresStoreTests {
         #expect(retried.body.hasSuffix(#""duplicate":false}"#))
         #expect(try cluster.query("SELECT count(*) FROM events") == "7")
     }
+
+    @Test("PostgreSQL hanging (stopped with SIGSTOP): 503 within --store-timeout, then 200 once it answers again")
+    func serverHangs() async throws {
+        let cluster = try PostgresCluster()
+        let collector = try CollectorProcess(store: cluster.url, arguments: ["--store-timeout", "1"])
+        #expect(try await collector.request(body: try Frames.frame(Frames.events(2))).status == 200)
+        try cluster.signalServer(SIGSTOP)
+        let frame = try Frames.frame(Frames.events(3))
+        let started = ContinuousClock.now
+        let refused = try await collector.request(body: frame)
+        let waited = ContinuousClock.now - started
+        try cluster.signalServer(SIGCONT)
+        #expect(refused.status == 503)
+        #expect(refused.headers["retry-after"] == "1")
+        #expect(refused.body.contains("did not answer within"))
+        #expect(waited < .seconds(10), "answered after the timeout, not after the server came back")
+        // The hung insert may still commit once the server runs again; the retry is then a duplicate.
+        let retried = try await collector.request(body: frame)
+        #expect(retried.status == 200)
+        #expect(try cluster.query("SELECT count(*) FROM events") == "5")
+    }
 }
