@@ -18,6 +18,7 @@ let package = Package(
     products: [
         .executable(name: "spoor-collector", targets: ["SpoorCollector"]),
         .library(name: "SpoorCollectorCore", targets: ["SpoorCollectorCore"]),
+        .executable(name: "spoor-collector-load", targets: ["SpoorCollectorLoad"]),
     ],
     dependencies: [
         // The root package; its folder name differs between checkouts, so it is named here.
@@ -29,6 +30,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-metrics", exact: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus", exact: "2.4.1"),
         .package(url: "https://github.com/groue/GRDB.swift", exact: "7.10.0"),
+        .package(url: "https://github.com/vapor/postgres-nio", exact: "1.33.2"),
     ],
     targets: [
         // The request core: body → frame → events → rows, the status decisions, and the stores.
@@ -42,17 +44,39 @@ let package = Package(
             ],
             swiftSettings: strictSwift
         ),
+        // The PostgreSQL store, apart from the core so the fuzz target does not build postgres-nio.
+        .target(
+            name: "SpoorCollectorPostgres",
+            dependencies: [
+                "SpoorCollectorCore",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strictSwift
+        ),
         // The server: HTTP, command line, signals, /metrics.
         .executableTarget(
             name: "SpoorCollector",
             dependencies: [
                 "SpoorCollectorCore",
+                "SpoorCollectorPostgres",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
+            ],
+            swiftSettings: strictSwift
+        ),
+        // scripts/collector-load: concurrent clients posting realistic frames, and the decode-only rate.
+        .executableTarget(
+            name: "SpoorCollectorLoad",
+            dependencies: [
+                "SpoorCollectorCore",
+                .product(name: "Spoor", package: "Spoor"),
+                .product(name: "SpoorWorkload", package: "Spoor"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strictSwift
         ),
@@ -73,7 +97,11 @@ let package = Package(
         ),
         .testTarget(
             name: "SpoorCollectorTests",
-            dependencies: ["SpoorCollectorCore", "SpoorCollectorTestSupport", .product(name: "Spoor", package: "Spoor")],
+            dependencies: [
+                "SpoorCollectorCore", "SpoorCollectorTestSupport",
+                .product(name: "Spoor", package: "Spoor"),
+                .product(name: "GRDB", package: "GRDB.swift"),  // StoreFailureTests locks the SQLite file
+            ],
             swiftSettings: strictSwift
         ),
         // The tracker uploading to a real collector process: every event stored exactly once.

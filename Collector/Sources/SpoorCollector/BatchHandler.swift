@@ -11,12 +11,13 @@ final class BatchHandler: Sendable {
     let tokens: Set<String>
     let maxInFlight: Int
     let sink: NDJSONSink?
-    private let inFlight = Atomic<Int>(0)
+    private let inFlight = Mutex<Int>(0)
 
     private let eventsStored = Counter(label: "spoor_collector_events_stored_total")
     private let duplicates = Counter(label: "spoor_collector_duplicate_batches_total")
     private let bytesIn = Counter(label: "spoor_collector_bytes_in_total")
     private let storeLatency = Metrics.Timer(label: "spoor_collector_store_seconds")
+    private let inFlightGauge = Gauge(label: "spoor_collector_batches_in_flight")
 
     init(ingest: Ingest, tokens: Set<String>, maxInFlight: Int, sink: NDJSONSink?) {
         self.ingest = ingest
@@ -42,11 +43,22 @@ final class BatchHandler: Sendable {
         if let declared = request.headers[.contentLength].flatMap(Int.init), declared > limit {
             return .error(413, "body_too_large", "Content-Length \(declared) is past the \(limit)-byte limit")
         }
-        guard inFlight.wrappingAdd(1, ordering: .relaxed).newValue <= maxInFlight else {
-            inFlight.wrappingSubtract(1, ordering: .relaxed)
+        // The gauge is set under the lock, so its last value is the count's.
+        let admitted = inFlight.withLock { count in
+            guard count < maxInFlight else { return false }
+            count += 1
+            inFlightGauge.record(count)
+            return true
+        }
+        guard admitted else {
             return .error(503, "overloaded", "more than \(maxInFlight) batches in flight", retryAfter: 1)
         }
-        defer { inFlight.wrappingSubtract(1, ordering: .relaxed) }
+        defer {
+            inFlight.withLock { count in
+                count -= 1
+                inFlightGauge.record(count)
+            }
+        }
         // Count while reading: a body without (or lying about) Content-Length stops at the limit.
         var body: [UInt8] = []
         do {

@@ -1,6 +1,8 @@
 import ArgumentParser
 import Foundation
+import Logging
 import SpoorCollectorCore
+import SpoorCollectorPostgres
 
 /// `spoor-collector`: the command line (docs/collector.md).
 @main
@@ -16,7 +18,7 @@ struct CollectorCommand: AsyncParsableCommand {
 /// Where events are stored, from `--store`.
 enum StoreLocation: Equatable {
     case sqlite(path: String)
-    case postgres(user: String, host: String, port: Int, database: String)
+    case postgres(PostgresLocation)
 
     init(parsing text: String) throws(ValidationError) {
         if text.hasPrefix("sqlite:") {
@@ -26,16 +28,23 @@ enum StoreLocation: Equatable {
         } else if text.hasPrefix("postgres://"), let url = URLComponents(string: text),
                   let user = url.user, let host = url.host, let port = url.port,
                   case let database = String(url.path.dropFirst()), !database.isEmpty {
-            self = .postgres(user: user, host: host, port: port, database: database)
+            self = .postgres(PostgresLocation(
+                user: user, password: url.password,
+                host: host, port: port, database: database
+            ))
         } else {
-            throw ValidationError("--store must be sqlite:PATH or postgres://USER@HOST:PORT/DB, not \(text)")
+            throw ValidationError("--store must be sqlite:PATH or postgres://USER[:PASSWORD]@HOST:PORT/DB, not \(text)")
         }
     }
 
-    func open() throws -> any EventStore {
+    /// Opens the store; an operation waiting longer than `timeout` on a lock or the server fails (503).
+    func open(timeout: Duration, maxConnections: Int, logger: Logger) throws -> any EventStore {
         switch self {
-        case .sqlite(let path): return try SQLiteStore(path: path)
-        case .postgres: throw ValidationError("the PostgreSQL store is not built into this collector yet")
+        case .sqlite(let path):
+            let seconds = Double(timeout.components.seconds) + Double(timeout.components.attoseconds) / 1e18
+            return try SQLiteStore(path: path, busyTimeout: seconds)
+        case .postgres(let location):
+            return PostgresStore(location, maxConnections: maxConnections, timeout: timeout, logger: logger)
         }
     }
 }
@@ -55,18 +64,28 @@ struct ListenAddress {
     }
 }
 
-/// `spoor-collector events --store sqlite:PATH`: event counts by name, from SQL.
-struct EventsCommand: ParsableCommand {
+/// `spoor-collector events --store STORE`: event counts by name, from SQL.
+struct EventsCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "events", abstract: "Prints stored event counts by name.")
 
-    @Option(help: "The store: sqlite:PATH.")
+    @Option(help: "The store: sqlite:PATH or postgres://USER[:PASSWORD]@HOST:PORT/DB.")
     var store = "sqlite:spoor-events.sqlite"
 
-    func run() throws {
-        guard case .sqlite(let path) = try StoreLocation(parsing: store) else {
-            throw ValidationError("events reads a sqlite: store")
+    func run() async throws {
+        let counts: [(name: String, count: Int)]
+        switch try StoreLocation(parsing: store) {
+        case .sqlite(let path):
+            counts = try SQLiteStore(path: path).countsByName()
+        case .postgres(let location):
+            let database = PostgresStore(location, maxConnections: 1, logger: Logger(label: "spoor-collector"))
+            do {
+                counts = try await database.countsByName()
+                await database.close()
+            } catch {
+                await database.close()
+                throw error
+            }
         }
-        let database = try SQLiteStore(path: path)
-        for (name, count) in try database.countsByName() { print("\(count)\t\(name)") }
+        for (name, count) in counts { print("\(count)\t\(name)") }
     }
 }

@@ -15,8 +15,14 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Address to listen on, HOST:PORT (port 0 picks a free one).")
     var listen = "127.0.0.1:8080"
 
-    @Option(help: "The store: sqlite:PATH or postgres://USER@HOST:PORT/DB.")
+    @Option(help: "The store: sqlite:PATH or postgres://USER[:PASSWORD]@HOST:PORT/DB.")
     var store = "sqlite:spoor-events.sqlite"
+
+    @Option(name: .customLong("store-timeout"), help: "Seconds a store operation may wait (a lock, a down server) before the answer is 503.")
+    var storeTimeout = 5.0
+
+    @Option(name: .customLong("max-connections"), help: "PostgreSQL: connections in the pool.")
+    var maxConnections = 8
 
     @Option(name: .customLong("token"), help: "A bearer token clients must send; repeat for several. None: no check.")
     var tokens: [String] = []
@@ -40,7 +46,12 @@ struct ServeCommand: AsyncParsableCommand {
         logger.logLevel = .info
         let registry = PrometheusCollectorRegistry()
         MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
-        let eventStore = try location.open()
+        guard storeTimeout > 0, maxConnections > 0 else {
+            throw ValidationError("--store-timeout and --max-connections must be positive")
+        }
+        let eventStore = try location.open(
+            timeout: .milliseconds(Int64(storeTimeout * 1000)), maxConnections: maxConnections, logger: logger
+        )
         let sink = try ndjson.map(NDJSONSink.init(path:))
         let handler = BatchHandler(
             ingest: Ingest(limits: IngestLimits(maxBody: maxBody, maxDecompressed: maxDecompressed), store: eventStore),

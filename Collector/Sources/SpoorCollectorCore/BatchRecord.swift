@@ -40,15 +40,13 @@ public struct EventRow: Sendable, Hashable {
         let digits = String(event.trackID, radix: 16)
         trackID = String(repeating: "0", count: 16 - digits.count) + digits
         sequence = Int64(bitPattern: event.sequence)
-        lib = JSONValue.object([
-            .init("$lib", .string(event.lib.lib)),
-            .init("$lib_version", .string(event.lib.libVersion)),
-            .init("$lib_method", .string(event.lib.method.name)),
-            .init("$app_version", .string(event.lib.appVersion)),
-        ]).serialized
-        properties = JSONValue.object(
-            event.properties.sorted { $0.key < $1.key }.map { JSONValue.Member($0.key, EventJSON.json($0.value)) }
-        ).serialized
+        lib = RowJSON.object([
+            ("$lib", .string(event.lib.lib)),
+            ("$lib_version", .string(event.lib.libVersion)),
+            ("$lib_method", .string(event.lib.method.name)),
+            ("$app_version", .string(event.lib.appVersion)),
+        ])
+        properties = RowJSON.object(event.properties.sorted { $0.key < $1.key })
     }
 }
 

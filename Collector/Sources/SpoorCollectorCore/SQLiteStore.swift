@@ -5,12 +5,13 @@ import GRDB
 public final class SQLiteStore: EventStore {
     private let writer: any DatabaseWriter
 
-    /// Opens or creates the database at `path`, or an in-memory one when `path` is nil.
-    public init(path: String?) throws(StoreUnavailable) {
+    /// Opens or creates the database at `path`, or an in-memory one when `path` is nil. A write that waits
+    /// longer than `busyTimeout` for another process's lock fails as unavailable.
+    public init(path: String?, busyTimeout: Double = 5) throws(StoreUnavailable) {
         do {
             if let path {
                 var configuration = Configuration()
-                configuration.busyMode = .timeout(5)
+                configuration.busyMode = .timeout(busyTimeout)
                 writer = try DatabasePool(path: path, configuration: configuration)  // DatabasePool uses WAL.
             } else {
                 writer = try DatabaseQueue()

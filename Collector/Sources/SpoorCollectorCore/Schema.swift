@@ -13,7 +13,9 @@ public enum Schema {
 
     /// The statements that create the tables when missing.
     public static func createStatements(_ dialect: Dialect) -> [String] {
-        let json = dialect == .postgres ? "JSONB" : "JSON"
+        // `json`, not `jsonb`, in PostgreSQL too: it keeps the text as sent, which is cheaper to insert;
+        // `->>` works on both, and a query or an index can cast to `jsonb` where needed.
+        let json = "JSON"
         return [
             """
             CREATE TABLE IF NOT EXISTS batches (

@@ -9,7 +9,8 @@ public import SpoorTransport
 // Shared by the collector's tests and the end-to-end tests: a real collector process, and frames to send it.
 
 /// A real `spoor-collector serve` process on 127.0.0.1, port 0.
-public final class CollectorProcess {
+/// Its stored properties are set once in `init`, so concurrent requests may share it.
+public final class CollectorProcess: @unchecked Sendable {
     public let process = Process()
     public let port: Int
     public let directory: URL
@@ -27,14 +28,16 @@ public final class CollectorProcess {
         throw CollectorTestError("spoor-collector is not built under \(package.path)/.build; run swift build first")
     }
 
-    /// Starts `spoor-collector serve` on `listen` (port 0: any free port) with a SQLite store in `directory`
-    /// (a fresh temporary one, removed at the end, when nil; a given one is kept, so a restart finds its data).
-    public init(arguments: [String] = [], listen: String = "127.0.0.1:0", directory: URL? = nil) throws {
+    /// Starts `spoor-collector serve` on `listen` (port 0: any free port) with `store`, or when nil a SQLite
+    /// store in `directory` (a fresh temporary one, removed at the end, when nil; a given one is kept, so a
+    /// restart finds its data).
+    public init(store: String? = nil, arguments: [String] = [], listen: String = "127.0.0.1:0", directory: URL? = nil) throws {
         ownsDirectory = directory == nil
         self.directory = directory ?? FileManager.default.temporaryDirectory.appendingPathComponent("spoor-collector-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: self.directory, withIntermediateDirectories: true)
         process.executableURL = try Self.binary()
-        process.arguments = ["serve", "--listen", listen, "--store", "sqlite:\(self.directory.path)/events.sqlite"] + arguments
+        let store = store ?? "sqlite:\(self.directory.path)/events.sqlite"
+        process.arguments = ["serve", "--listen", listen, "--store", store] + arguments
         process.standardOutput = output
         process.standardError = FileHandle.nullDevice
         try process.run()

@@ -1,0 +1,184 @@
+import ArgumentParser
+import Foundation
+import SpoorCollectorCore
+import SpoorCore
+import SpoorSerializer
+import SpoorTransport
+import SpoorWorkload
+import Synchronization
+
+/// `spoor-collector-load`: C concurrent clients posting realistic zstd frames to a real collector on loopback,
+/// once per store, next to the rate at which this process decodes the same frames (scripts/collector-load).
+@main
+struct LoadCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "spoor-collector-load",
+        abstract: "Measures spoor-collector: batches/s, events/s, latency and peak RSS per store, and the decode-only rate."
+    )
+
+    @Option(help: "The spoor-collector binary to start.")
+    var collector: String
+
+    @Option(name: .customLong("store"), help: "A store to measure (repeat): sqlite:PATH or postgres://USER@HOST:PORT/DB.")
+    var stores: [String]
+
+    @Option(help: "Concurrent clients, each with one keep-alive connection.")
+    var clients = 8
+
+    @Option(help: "Batches posted per store.")
+    var batches = 2000
+
+    @Option(name: .customLong("events"), help: "Events per batch.")
+    var eventsPerBatch = 100
+
+    @Option(help: "Workload seed.")
+    var seed: UInt64 = 1
+
+    @Option(name: .customLong("collector-arg"), parsing: .unconditionalSingleValue, help: "An extra argument for `serve` (repeat).")
+    var collectorArguments: [String] = []
+
+    func run() async throws {
+        guard clients > 0, batches > 0, eventsPerBatch > 0 else { throw ValidationError("counts must be positive") }
+        var frames = try makeFrames(count: batches + 1)
+        let warmup = frames.removeLast()
+        let bytes = frames.map(\.count).reduce(0, +)
+        print("\(batches) frames of \(eventsPerBatch) events (iPhone app and Linux service workloads, zstd), "
+            + "\(bytes / batches) bytes each on average; \(clients) clients")
+
+        let decodeSeconds = try await decodeOnly(frames)
+        let total = Double(batches * eventsPerBatch)
+        print("decode: this process on one thread, frame → rows, no HTTP, no store; cores: the collector's CPU time / wall time")
+        print(Self.row("store", "batches/s", "events/s", "p50 ms", "p99 ms", "peak RSS", "cores"))
+        print(Self.row("decode", Self.rate(Double(batches) / decodeSeconds), Self.rate(total / decodeSeconds), "-", "-", "-", "1"))
+        for store in stores {
+            let result = try runLoad(store: store, frames: frames, warmup: warmup)
+            print(Self.row(
+                store.hasPrefix("postgres") ? "postgresql" : "sqlite",
+                Self.rate(Double(batches) / result.seconds), Self.rate(total / result.seconds),
+                String(format: "%.2f", result.percentile(0.50) * 1000), String(format: "%.2f", result.percentile(0.99) * 1000),
+                "\(result.peakRSS >> 20) MiB", String(format: "%.2f", result.cpuSeconds / result.seconds)
+            ))
+        }
+    }
+
+    static func rate(_ value: Double) -> String { String(Int(value.rounded())) }
+
+    /// A table row: the first column left-aligned, the others right-aligned.
+    static func row(_ first: String, _ others: String...) -> String {
+        first.padding(toLength: 11, withPad: " ", startingAt: 0)
+            + others.map { String(repeating: " ", count: max(0, 11 - $0.count)) + $0 }.joined()
+    }
+
+    /// Realistic events, half from a phone app and half from a Linux service, sealed as zstd frames.
+    func makeFrames(count: Int) throws -> [[UInt8]] {
+        var phone = Workload(.iPhoneApp, seed: seed)
+        var service = Workload(.linuxService, seed: seed &+ 1)
+        let encoder = EventEncoder()
+        return try (0..<count).map { index in
+            let events = index.isMultiple(of: 2) ? phone.events(eventsPerBatch) : service.events(eventsPerBatch)
+            var payload: [UInt8] = []
+            for event in events { try encoder.appendBatchEntry(event, to: &payload) }
+            return try BatchFrame.encode(payload: payload, recordCount: events.count, batchID: .random(),
+                                         sealedAt: 1_763_769_600_123, codec: .zstd)
+        }
+    }
+
+    /// Seconds this process takes, on one thread, to turn every frame into rows as the collector does
+    /// (frame check, zstd, protobuf, rows with their JSON), with no HTTP and no store.
+    func decodeOnly(_ frames: [[UInt8]]) async throws -> Double {
+        let ingest = Ingest(store: DiscardingStore())
+        let start = ContinuousClock.now
+        for frame in frames {
+            let answer = await ingest.handle(frame, receivedAt: 0)
+            guard answer.status == 200 else { throw ValidationError("decode failed: \(answer.body)") }
+        }
+        return (ContinuousClock.now - start).seconds
+    }
+
+    /// Starts a collector on `store`, posts every frame from `clients` connections, and stops it.
+    func runLoad(store: String, frames: [[UInt8]], warmup frame: [UInt8]) throws -> LoadResult {
+        let server = try CollectorServer(
+            binary: collector,
+            arguments: ["serve", "--listen", "127.0.0.1:0", "--store", store, "--max-in-flight", "1024"] + collectorArguments
+        )
+        defer { server.stop() }
+        // A first batch creates the tables and opens connections before the clock starts.
+        var warmup = try HTTPClient(port: server.port)
+        guard try warmup.post(frame).status == 200 else { throw ValidationError("the warm-up batch failed") }
+        warmup.close()
+
+        let next = NextIndex()
+        let clientResults = (0..<clients).map { _ in ClientResult() }
+        let group = DispatchGroup()
+        let cpuBefore = try server.cpuSeconds()
+        let start = ContinuousClock.now
+        for result in clientResults {
+            group.enter()
+            let port = server.port
+            Thread {
+                defer { group.leave() }
+                do {
+                    var client = try HTTPClient(port: port)
+                    defer { client.close() }
+                    while let index = next.take(below: frames.count) {
+                        let sent = ContinuousClock.now
+                        let answer = try client.post(frames[index])
+                        result.latencies.append((ContinuousClock.now - sent).seconds)
+                        if answer.status != 200 || !answer.body.hasSuffix(#""duplicate":false}"#) {
+                            result.failures.append("\(answer.status) \(answer.body)")
+                        }
+                    }
+                } catch {
+                    result.failures.append("\(error)")
+                }
+            }.start()
+        }
+        group.wait()
+        let seconds = (ContinuousClock.now - start).seconds
+        let failures = clientResults.flatMap(\.failures)
+        guard failures.isEmpty else {
+            throw ValidationError("\(failures.count) batches failed on \(store), first: \(failures[0])")
+        }
+        return LoadResult(seconds: seconds, latencies: clientResults.flatMap(\.latencies).sorted(),
+                          peakRSS: try server.peakRSS(), cpuSeconds: try server.cpuSeconds() - cpuBefore)
+    }
+}
+
+/// What one store's run measured.
+struct LoadResult {
+    var seconds: Double
+    var latencies: [Double]
+    var peakRSS: Int
+    var cpuSeconds: Double
+
+    func percentile(_ fraction: Double) -> Double {
+        latencies[min(latencies.count - 1, Int(Double(latencies.count) * fraction))]
+    }
+}
+
+/// One client thread's latencies and failures; written by that thread only, read after it ends.
+final class ClientResult: @unchecked Sendable {
+    var latencies: [Double] = []
+    var failures: [String] = []
+}
+
+/// The next frame to send, shared by the client threads.
+final class NextIndex: Sendable {
+    private let value = Atomic<Int>(0)
+
+    func take(below limit: Int) -> Int? {
+        let index = value.wrappingAdd(1, ordering: .relaxed).oldValue
+        return index < limit ? index : nil
+    }
+}
+
+/// A store that keeps nothing, for the decode-only rate.
+struct DiscardingStore: EventStore {
+    func insert(_ batch: BatchRecord) async throws(StoreUnavailable) -> InsertResult { .stored }
+    func ping() async throws(StoreUnavailable) {}
+    func close() async {}
+}
+
+extension Duration {
+    var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
+}

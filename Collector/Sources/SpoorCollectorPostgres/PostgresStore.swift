@@ -1,0 +1,223 @@
+public import Logging
+public import SpoorCollectorCore
+import PostgresNIO
+import Synchronization
+
+/// Where a PostgreSQL store is: `postgres://USER[:PASSWORD]@HOST:PORT/DB`.
+public struct PostgresLocation: Sendable, Hashable {
+    /// The user name.
+    public var user: String
+    /// The password, if the server asks for one.
+    public var password: String?
+    /// The server's host name or address.
+    public var host: String
+    /// The server's port.
+    public var port: Int
+    /// The database name.
+    public var database: String
+
+    /// Creates a location.
+    public init(user: String, password: String? = nil, host: String, port: Int, database: String) {
+        self.user = user
+        self.password = password
+        self.host = host
+        self.port = port
+        self.database = database
+    }
+}
+
+/// The store for scale: any number of collectors share one PostgreSQL database through pooled connections.
+///
+/// A batch is one statement, so one transaction: the `batches` row is inserted with
+/// `ON CONFLICT (batch_id) DO NOTHING`, and the events are inserted from `UNNEST` arrays joined to what that
+/// insert returned, so a batch id already present (or being committed by another collector at the same
+/// moment: the second insert waits on the first's index entry, then does nothing) stores no event.
+public final class PostgresStore: EventStore {
+    private let client: PostgresClient
+    private let runTask: Task<Void, Never>
+    private let timeout: Duration
+    private let logger: Logger
+    private let schemaReady = Atomic<Bool>(false)
+
+    /// Connects a pool of at most `maxConnections` to `location`; each operation fails as unavailable after `timeout`.
+    ///
+    /// Nothing is sent until the first operation, so a collector starts while its database is down and answers 503
+    /// until it is back. The tables are created, when missing, by the first operation that reaches the server.
+    public init(_ location: PostgresLocation, maxConnections: Int = 8, timeout: Duration = .seconds(5), logger: Logger) {
+        var configuration = PostgresClient.Configuration(
+            host: location.host, port: location.port, username: location.user, password: location.password,
+            database: location.database, tls: .disable
+        )
+        configuration.options.maximumConnections = maxConnections
+        configuration.options.connectTimeout = timeout
+        client = PostgresClient(configuration: configuration, backgroundLogger: logger)
+        runTask = Task { [client] in await client.run() }
+        self.timeout = timeout
+        self.logger = logger
+    }
+
+    public func insert(_ batch: BatchRecord) async throws(StoreUnavailable) -> InsertResult {
+        try await withDeadline { [self] in
+            try await ensureSchema()
+            let rows = try await client.query(Self.insertQuery(batch), logger: logger)
+            for try await inserted in rows.decode(Int.self) { return inserted == 1 ? .stored : .duplicate }
+            throw StoreUnavailable("PostgreSQL: the insert returned no row")
+        }
+    }
+
+    public func ping() async throws(StoreUnavailable) {
+        try await withDeadline { [self] in
+            try await ensureSchema()
+            try await client.query("SELECT 1", logger: logger)
+        }
+    }
+
+    public func close() async {
+        runTask.cancel()
+        await runTask.value
+    }
+
+    /// Event counts by name, most frequent first (for `spoor-collector events`).
+    public func countsByName() async throws(StoreUnavailable) -> [(name: String, count: Int)] {
+        try await withDeadline { [self] in
+            try await ensureSchema()
+            var counts: [(name: String, count: Int)] = []
+            let rows = try await client.query(
+                "SELECT name, COUNT(*) AS n FROM events GROUP BY name ORDER BY n DESC, name", logger: logger
+            )
+            for try await (name, count) in rows.decode((String, Int).self) { counts.append((name, count)) }
+            return counts
+        }
+    }
+
+    /// Creates the tables once per process, under an advisory lock so that collectors starting together do not race.
+    private func ensureSchema() async throws {
+        guard !schemaReady.load(ordering: .acquiring) else { return }
+        try await client.withTransaction(logger: logger) { connection in
+            try await connection.query("SELECT pg_advisory_xact_lock(495778738034)", logger: logger)
+            for statement in Schema.createStatements(.postgres) {
+                try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
+            }
+        }
+        schemaReady.store(true, ordering: .releasing)
+    }
+
+    /// Runs `operation`, answering unavailable when it fails or takes longer than the timeout.
+    ///
+    /// The answer does not wait for the operation to end: a query on a connection that hangs (a partitioned
+    /// network) does not stop when its task is cancelled. Left running, it either commits, and the client's
+    /// retry is answered as a duplicate, or fails; either way nothing is stored twice.
+    private func withDeadline<Result: Sendable>(
+        _ operation: @escaping @Sendable () async throws -> Result
+    ) async throws(StoreUnavailable) -> Result {
+        let timeout = timeout
+        let outcome: Swift.Result<Result, StoreUnavailable> = await withCheckedContinuation { continuation in
+            let race = FirstOutcome(continuation)
+            let work = Mutex<Task<Void, Never>?>(nil)
+            let timer = Task {
+                // Cancelled when the operation ends first; then this finishes nothing.
+                guard (try? await Task.sleep(for: timeout)) != nil else { return }
+                if race.finish(.failure(StoreUnavailable("PostgreSQL did not answer within \(timeout)"))) {
+                    work.withLock { $0?.cancel() }
+                }
+            }
+            work.withLock { task in
+                task = Task {
+                    defer { timer.cancel() }
+                    do {
+                        race.finish(.success(try await operation()))
+                    } catch let error as StoreUnavailable {
+                        race.finish(.failure(error))
+                    } catch {
+                        race.finish(.failure(StoreUnavailable("PostgreSQL: \(String(reflecting: error))")))
+                    }
+                }
+            }
+        }
+        return try outcome.get()
+    }
+
+    /// The one statement that stores a batch; it returns 1 when stored, 0 when the batch id was there.
+    static func insertQuery(_ batch: BatchRecord) -> PostgresQuery {
+        var binds = PostgresBindings(capacity: 17)
+        binds.append(batch.batchID)
+        binds.append(batch.receivedAt)
+        binds.append(Int32(clamping: batch.events.count))
+        binds.append(batch.codec)
+        binds.append(Int32(clamping: batch.bytes))
+        let events = batch.events
+        binds.append(events.map { Int32(clamping: $0.idx) })
+        binds.append(events.map(\.name))
+        binds.append(events.map(\.type))
+        binds.append(events.map(\.timeMs))
+        binds.append(events.map(\.distinctID))
+        binds.append(events.map(\.anonymousID))
+        binds.append(NullableTextArray(events.map(\.loginID)))
+        binds.append(NullableTextArray(events.map(\.sessionID)))
+        binds.append(events.map(\.trackID))
+        binds.append(events.map(\.sequence))
+        binds.append(events.map(\.lib))
+        binds.append(events.map(\.properties))
+        return PostgresQuery(unsafeSQL: insertSQL, binds: binds)
+    }
+
+    static let insertSQL = """
+        WITH batch AS (
+            INSERT INTO batches (batch_id, received_at, event_count, codec, bytes)
+            VALUES ($1, $2, $3, $4, $5)
+            ON CONFLICT (batch_id) DO NOTHING
+            RETURNING batch_id
+        ), stored AS (
+            INSERT INTO events (\(Schema.eventColumns.joined(separator: ", ")))
+            SELECT batch.batch_id, e.idx, e.name, e.type, e.time_ms, e.distinct_id, e.anonymous_id, e.login_id,
+                   e.session_id, e.track_id, e.sequence, e.lib::json, e.properties::json
+            FROM batch, UNNEST($6::int4[], $7::text[], $8::text[], $9::int8[], $10::text[], $11::text[],
+                               $12::text[], $13::text[], $14::text[], $15::int8[], $16::text[], $17::text[])
+                AS e(idx, name, type, time_ms, distinct_id, anonymous_id, login_id, session_id, track_id,
+                     sequence, lib, properties)
+        )
+        SELECT count(*)::int8 FROM batch
+        """
+}
+
+/// Resumes a continuation with whichever outcome comes first.
+private final class FirstOutcome<Value: Sendable>: Sendable {
+    private let continuation: Mutex<CheckedContinuation<Value, Never>?>
+
+    init(_ continuation: CheckedContinuation<Value, Never>) { self.continuation = Mutex(continuation) }
+
+    /// Resumes with `value` if nothing did before; tells whether it did.
+    @discardableResult
+    func finish(_ value: Value) -> Bool {
+        guard let continuation = continuation.withLock({ $0.take() }) else { return false }
+        continuation.resume(returning: value)
+        return true
+    }
+}
+
+/// A `text[]` bind with NULL elements, which postgres-nio's `[String]` cannot carry (binary array format).
+struct NullableTextArray: PostgresNonThrowingEncodable, PostgresDynamicTypeEncodable {
+    static var psqlType: PostgresDataType { .textArray }
+    static var psqlFormat: PostgresFormat { .binary }
+
+    var elements: [String?]
+
+    init(_ elements: [String?]) { self.elements = elements }
+
+    func encode<JSONEncoder: PostgresJSONEncoder>(into buffer: inout ByteBuffer, context: PostgresEncodingContext<JSONEncoder>) {
+        buffer.writeInteger(elements.isEmpty ? 0 : 1, as: Int32.self)  // dimensions
+        buffer.writeInteger(elements.contains(nil) ? 1 : 0, as: Int32.self)  // has NULLs
+        buffer.writeInteger(PostgresDataType.text.rawValue)  // element type
+        guard !elements.isEmpty else { return }
+        buffer.writeInteger(Int32(elements.count))  // length of the one dimension
+        buffer.writeInteger(1, as: Int32.self)  // its lower bound
+        for element in elements {
+            if let element {
+                buffer.writeInteger(Int32(element.utf8.count))
+                buffer.writeString(element)
+            } else {
+                buffer.writeInteger(-1, as: Int32.self)
+            }
+        }
+    }
+}
