@@ -181,21 +181,24 @@ struct UploadFaultTests {
         await rig.close()
     }
 
-    @Test("on real time, a 10 s stall holds neither flush() nor shutdown() past the 500 ms request timeout")
+    @Test("on real time, a 60 s stall holds neither flush() nor shutdown(): the 500 ms request timeout ends it")
     func realStall() async throws {
-        let rig = try await UploadRig(script: FaultScript([.stall(.seconds(10))]), systemClock: true,
+        // The stall is far longer than any bound below, so a loaded machine (every suite runs at once in
+        // `make test`) cannot blur "ended by the request timeout" into "ended by the stall".
+        let rig = try await UploadRig(script: FaultScript([.stall(.seconds(60))]), systemClock: true,
                                       requestTimeout: .milliseconds(500))
         rig.track(20)
         let started = ContinuousClock.now
         let result = await rig.tracker.flush()
         let flushTook = ContinuousClock.now - started
         #expect(result.pendingEvents == 20 && result.pendingReason != nil, "\(result)")
-        #expect(flushTook >= .milliseconds(450) && flushTook < .seconds(3), "flush took \(flushTook)")
+        #expect(flushTook >= .milliseconds(450) && flushTook < .seconds(20), "flush took \(flushTook)")
         #expect(rig.upload.timeouts == 1)
         // The stalled batch is still kept: a new launch would send it. Shutdown does not wait for the network.
         let stopping = ContinuousClock.now
         #expect(await rig.tracker.shutdown(timeout: .seconds(5)))
-        #expect(ContinuousClock.now - stopping < .seconds(2))
+        let shutdownTook = ContinuousClock.now - stopping
+        #expect(shutdownTook < .seconds(20), "shutdown took \(shutdownTook)")
         #expect(try rig.storedExactlyOnce() == 0)
         #expect(rig.proxy.requests.count == 1)
         await rig.close()
