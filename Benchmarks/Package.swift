@@ -12,6 +12,9 @@
 //   swift run -c release TrackerLoad [--samples N] [--per-thread N] [--rounds N]
 //
 // (or `scripts/bench` from the repository root). See docs/benchmarks.md for the figures.
+//
+// PipelineLoad sends 1,000,000 events through the whole pipeline to a real collector process
+// (`scripts/pipeline-bench`, which builds the collector too).
 import PackageDescription
 
 let strictSwift: [SwiftSetting] = [
@@ -75,6 +78,13 @@ let package = Package(
             swiftSettings: strictSwift,
             // Export the executable's malloc so shared libraries (the Swift runtime) bind to it.
             linkerSettings: [.unsafeFlags(["-Xlinker", "--export-dynamic"], .when(platforms: [.linux]))]
+        ),
+        // The whole pipeline: track → log → frames → upload → a real collector process → SQLite.
+        .executableTarget(
+            name: "PipelineLoad",
+            dependencies: [.product(name: "Spoor", package: "Spoor"), .product(name: "SpoorWorkload", package: "Spoor")],
+            path: "Benchmarks/PipelineLoad",
+            swiftSettings: strictSwift
         ),
     ]
 )
