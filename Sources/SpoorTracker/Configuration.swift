@@ -104,7 +104,8 @@ public struct Configuration: Sendable {
     public var rejectedLimits = RejectedArea.Limits()
     /// Upload when this many events are waiting. Default 100.
     public var flushBulkSize: Int = 100
-    /// Upload at least this often while events are waiting. Default 15 s.
+    /// Upload at least this often while events are waiting and the app is started (always, without a lifecycle
+    /// source). Default 15 s.
     public var flushInterval: Duration = .seconds(15)
     /// The most events the durable log keeps; beyond it the oldest are dropped and counted. Default 10,000.
     ///

@@ -432,6 +432,11 @@ public final class Tracker: Sendable {
         timers.withLock { $0.resumeAll(at: now) }
     }
 
+    /// The app started or ended: the uploader's flush interval runs only while started (transport spec §3).
+    func appStartedChanged(_ started: Bool) {
+        uploader?.setIntervalActive(started)
+    }
+
     // MARK: Sessions and first launch
 
     /// Ends the current session: the next event starts a new one (a cold start does this on its own).

@@ -75,6 +75,11 @@ public final class ManualUploadClock: UploadClock, @unchecked Sendable {
         await watchers.wait(timeout: timeout) { [self] in sleeperCount >= count }
     }
 
+    /// Waits until no task sleeps on this clock; false if some still did after `timeout` of real time.
+    public func noSleepers(timeout: Duration = .seconds(300)) async -> Bool {
+        await watchers.wait(timeout: timeout) { [self] in sleeperCount == 0 }
+    }
+
     /// Waits until some task sleeps with at most `delay` left; false after `timeout` of real time.
     public func sleeper(within delay: Duration, timeout: Duration = .seconds(300)) async -> Bool {
         await watchers.wait(timeout: timeout) { [self] in pendingDelays.contains { $0 <= delay } }

@@ -53,6 +53,10 @@ final class RecordingSink: AutoTrackSink, @unchecked Sendable {
     func pauseAllTimers(at now: UInt64?) { lock.withLock { _calls.append("pause") } }
     func resumeAllTimers(at now: UInt64?) { lock.withLock { _calls.append("resume") } }
     func requestFlush() { lock.withLock { _calls.append("flush") } }
+    /// Kept apart from `calls`, whose sequences the lifecycle tests compare whole.
+    func appStartedChanged(_ started: Bool) { lock.withLock { _startedChanges.append(started) } }
+    var startedChanges: [Bool] { lock.withLock { _startedChanges } }
+    private var _startedChanges: [Bool] = []
     func flushAndWait(timeout: Duration) -> Bool {
         lock.withLock { _calls.append("sync") }
         return true
@@ -86,7 +90,7 @@ struct LifecycleHarness {
     let directory: URL
     let controller: AutoTrackController
     let tracker: Tracker?
-    private let sink: RecordingSink?
+    let sink: RecordingSink?
     private let store: InMemoryEventStore?
 
     init(

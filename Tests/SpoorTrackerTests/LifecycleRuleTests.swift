@@ -132,13 +132,15 @@ struct LifecycleRuleTests {
         #expect(harness.events.last?.duration == expected)
     }
 
-    @Test("Every start resumes timers and flushes; every end pauses timers and flushes")
+    @Test("Every start resumes timers and flushes; every end pauses timers and flushes; the upload interval follows")
     func timersAndFlush() {
         let harness = LifecycleHarness(.controller)
         harness.coldStart()
         #expect(harness.calls == ["$AppStart", "resume", "flush"])
         harness.goHome()
         #expect(Array(harness.calls.suffix(3)) == ["$AppEnd", "pause", "flush"])
+        harness.hotStart()
+        #expect(harness.sink?.startedChanges == [true, false, true])
     }
 
     @Test("State machine: a transition to the current state does nothing")

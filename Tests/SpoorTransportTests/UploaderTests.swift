@@ -23,7 +23,7 @@ final class UploadHarness {
 
     init(events: Int, client: ScriptedHTTPClient = ScriptedHTTPClient(), batchSize: Int = 100, token: String? = "secret",
          random: any RandomNumberGenerator & Sendable = FixedRandom(word: .max), rejectedLimits: RejectedArea.Limits = .init(),
-         policy: UploadPolicy = .always) throws {
+         policy: UploadPolicy = .always, flushInterval: Duration? = nil) throws {
         self.client = client
         log = try EventLog(directory: directory.url, configuration: EventLog.Configuration(durability: .none), logger: capture.logger)
         if events > 0 { log.append(Fixtures.buffer(0..<events)) }
@@ -32,7 +32,7 @@ final class UploadHarness {
         configuration.clock = clock
         configuration.random = random
         configuration.batchSize = batchSize
-        configuration.flushInterval = nil
+        configuration.flushInterval = flushInterval
         configuration.networkMonitor = nil
         configuration.rejectedLimits = rejectedLimits
         configuration.policy = policy
@@ -145,6 +145,29 @@ func eventually(_ condition: () -> Bool) async -> Bool {
         #expect(counters.state == .idle)
         await h.uploader.stop()
         #expect(h.uploader.counters.state == .stopped)
+    }
+
+    @Test func theFlushIntervalRunsOnlyWhileTheAppIsStarted() async throws {
+        let h = try UploadHarness(events: 0, flushInterval: .seconds(15))
+        h.uploader.start(sendingLeftovers: false)
+        // Started (the default): the uploader looks again after the interval.
+        #expect(await h.clock.sleeper(exactly: .seconds(15)))
+        h.uploader.setIntervalActive(false)
+        h.log.append(Fixtures.buffer(0..<5))
+        // A trigger (the end's upload) sends what waits; afterwards nothing wakes the uploader but a trigger.
+        h.uploader.trigger()
+        #expect(await h.client.requests(atLeast: 1))
+        // Had it kept the interval, it would sleep on it now (the clock stands still) and this would fail.
+        #expect(await h.clock.noSleepers())
+        h.log.append(Fixtures.buffer(5..<8))
+        h.clock.advance(by: .seconds(3600))
+        #expect(h.client.requests.count == 1)
+        // Started again: an upload at once, then the interval again.
+        h.uploader.setIntervalActive(true)
+        #expect(await h.client.requests(atLeast: 2))
+        #expect(await h.clock.sleeper(exactly: .seconds(15)))
+        #expect(try h.sequencesSent() == [Array(0..<5), Array(5..<8)])
+        await h.uploader.stop()
     }
 
     @Test func noTokenNoAuthorizationHeader() async throws {

@@ -16,6 +16,8 @@ protocol AutoTrackSink: AnyObject, Sendable {
     func resumeAllTimers(at now: UInt64?)
     /// Starts storing and syncing what was tracked, without waiting.
     func requestFlush()
+    /// The app started (`true`) or ended (`false`): the upload's flush interval runs only while started.
+    func appStartedChanged(_ started: Bool)
     /// Makes everything tracked so far durable, waiting at most `timeout`; whether it finished in time.
     @discardableResult
     func flushAndWait(timeout: Duration) -> Bool
@@ -206,9 +208,12 @@ final class AutoTrackController: @unchecked Sendable {
                 guard options.enabled.contains(kind) else { continue }
                 sink?.trackAutomatic(kind.eventName, properties: properties, at: time)
             case .pauseTimers:
+                // Timers pause exactly when the app leaves the started state, and so does the flush interval.
                 sink?.pauseAllTimers(at: instant?.monotonic)
+                sink?.appStartedChanged(false)
             case .resumeTimers:
                 sink?.resumeAllTimers(at: instant?.monotonic)
+                sink?.appStartedChanged(true)
             case .flush:
                 sink?.requestFlush()
             case .syncDurably:

@@ -140,6 +140,10 @@ public struct URLSessionHTTPClient: HTTPTransportClient, @unchecked Sendable {
             throw HTTPClientError(.cancelled, reason: error.localizedDescription)
         } catch is CancellationError {
             throw HTTPClientError(.cancelled, reason: "the task was cancelled")
+        } catch let error as URLError {
+            // The message alone ("Failed to connect to 127.0.0.1 port 8080 after 0 ms: Couldn't connect to
+            // server") and the code; the whole userInfo dump would fill every log line with the URL twice.
+            throw HTTPClientError(.network, reason: "\(error.localizedDescription) (URLError \(error.code.rawValue))")
         } catch {
             throw HTTPClientError(.network, reason: "\(error)")
         }

@@ -53,6 +53,8 @@ public final class Uploader: Sendable {
         var pausedUntil: (monotonic: Duration, wall: Int64)?
         /// 401 or 403: the status, until resumed.
         var authorizationPaused: Int?
+        /// The flush interval is off while the app is not started (``setIntervalActive(_:)``).
+        var intervalPaused = false
         /// Failed attempts per batch, for `Spoor-Retry-Count`.
         var retryCounts: [BatchID: Int] = [:]
         var inflight: ResultBox<Result<HTTPResponse, HTTPClientError>>?
@@ -118,6 +120,18 @@ public final class Uploader: Sendable {
             return nil
         }
         continuation?.resume()
+    }
+
+    /// Turns the ``UploadConfiguration/flushInterval`` trigger off or on: transport spec §3 uploads on the interval
+    /// only while the app is started (the end's upload runs in the host's background window, and a suspended
+    /// app must not be woken for it). A program with no lifecycle source keeps it on. Other triggers are
+    /// unaffected; turning it on asks for an upload, as a start does.
+    public func setIntervalActive(_ active: Bool) {
+        let resumed = state.withLock { s -> Bool in
+            defer { s.intervalPaused = !active }
+            return active && s.intervalPaused
+        }
+        if resumed { trigger() }
     }
 
     /// Replaces the token; a pause for authorization ends and uploads resume.
@@ -246,7 +260,7 @@ public final class Uploader: Sendable {
         if let paused = s.pausedUntil { return paused.monotonic }
         if s.authorizationPaused != nil { return nil }
         if let next = s.nextAttempt { return next }
-        guard let interval = configuration.flushInterval else { return nil }
+        guard let interval = configuration.flushInterval, !s.intervalPaused else { return nil }
         return configuration.clock.now() + interval
     }
 

@@ -1,6 +1,8 @@
 // Drives the tracker as an app would, then reads its storage directory back with the log and the decoder.
+// With `--server URL` it is one launch of an app that uploads: it tracks a burst, flushes to the collector
+// and says what was delivered or what is kept and why. Run it again and the new launch sends the leftovers.
 //
-//     swift run --package-path Examples/TrackerDemo TrackerDemo [STORAGE_DIR]
+//     swift run --package-path Examples/TrackerDemo TrackerDemo [STORAGE_DIR] [--server URL]
 import Foundation
 import Logging
 import SpoorCore
@@ -17,9 +19,14 @@ struct BuyProduct: TrackedEvent {
     var properties: Properties { ["product": .string(product), "price": .double(price), "quantity": .int(quantity)] }
 }
 
-let directory = CommandLine.arguments.count > 1
-    ? URL(fileURLWithPath: CommandLine.arguments[1])
-    : FileManager.default.temporaryDirectory.appendingPathComponent("spoor-demo-\(UUID().uuidString)")
+var arguments = Array(CommandLine.arguments.dropFirst())
+var server: URL?
+if let flag = arguments.firstIndex(of: "--server"), flag + 1 < arguments.count {
+    server = URL(string: arguments[flag + 1])
+    arguments.removeSubrange(flag...flag + 1)
+}
+let directory = arguments.first.map { URL(fileURLWithPath: $0) }
+    ?? FileManager.default.temporaryDirectory.appendingPathComponent("spoor-demo-\(UUID().uuidString)")
 // A manual clock makes the timer's duration and the times below predictable.
 let clock = ManualClock(wall: 1_763_769_600_000)  // 2025-11-22T00:00:00Z
 
@@ -32,6 +39,29 @@ func makeTracker() throws -> Tracker {
     // The tracker's warnings (rejections) go to standard output here, in line with the rest.
     configuration.logger = Logger(label: "spoor.demo") { StreamLogHandler.standardOutput(label: $0) }
     return try Tracker(configuration: configuration)
+}
+
+if let server {
+    // An uploading launch: real time, so the uploader's backoff and the collector's times are real.
+    var configuration = Configuration(storageDirectory: directory)
+    configuration.appVersion = "1.4.2"
+    configuration.serverURL = server
+    configuration.requestTimeout = .seconds(5)
+    configuration.logger = Logger(label: "spoor.demo") { StreamLogHandler.standardOutput(label: $0) }
+    let tracker = try Tracker(configuration: configuration)
+    let user = "user-\(tracker.anonymousID.prefix(4))"
+    tracker.login(user)
+    for (index, product) in ["tea", "cups", "kettle", "honey", "lemons"].enumerated() {
+        tracker.track("ViewProduct", properties: ["product": .string(product), "position": .int(Int64(index))])
+    }
+    tracker.track(BuyProduct(product: "kettle", price: 24.9, quantity: 1))
+    let result = await tracker.flush(timeout: .seconds(10))
+    print("  flush: \(result)")
+    await tracker.shutdown()
+    if let upload = tracker.counters.upload {
+        print("  upload counters: delivered \(upload.deliveredBatches) batches / \(upload.deliveredEvents) events / \(upload.deliveredBytes) bytes, retries \(upload.retries), duplicates \(upload.duplicateBatches)")
+    }
+    exit(result.isComplete ? 0 : 1)
 }
 
 print("-- first launch: storage directory \(directory.path)")
@@ -70,4 +100,4 @@ try log.forEachRecord { payload in
 }
 print("-- \(log.recordCount) records in the log")
 log.close()
-if CommandLine.arguments.count <= 1 { try? FileManager.default.removeItem(at: directory) }
+if arguments.isEmpty { try? FileManager.default.removeItem(at: directory) }
