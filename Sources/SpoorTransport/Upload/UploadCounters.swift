@@ -1,3 +1,5 @@
+internal import SpoorCore
+
 /// What the uploader is doing (one value per state; a change is logged once).
 public enum UploadState: String, Sendable, Hashable, Codable, CustomStringConvertible {
     /// Nothing to send, or waiting for the next trigger.
@@ -81,14 +83,19 @@ public enum PendingReason: Sendable, Hashable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .noServer: "no server URL is configured"
-        case .backingOff(let at, let error): "the last attempt failed (\(error)); next attempt at \(at) ms"
-        case .pausedByServer(let until): "the collector asked for a pause until \(until) ms"
+        case .backingOff(let at, let error): "the last attempt failed (\(error)); next attempt at \(Self.time(at))"
+        case .pausedByServer(let until): "the collector asked for a pause until \(Self.time(until))"
         case .authorizationRejected(let status): "the collector refused the credentials (\(status))"
         case .policy(let name): "the upload policy (\(name)) does not allow uploads now"
         case .storage(let reason): "storage: \(reason)"
         case .timedOut: "the flush timed out"
         case .stopped: "the uploader is stopped"
         }
+    }
+
+    /// Milliseconds since the epoch as people read them (ISO 8601, UTC).
+    private static func time(_ milliseconds: Int64) -> String {
+        ISO8601Millis.format(milliseconds) ?? "\(milliseconds) ms"
     }
 }
 
