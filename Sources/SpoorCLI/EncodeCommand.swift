@@ -37,8 +37,13 @@ struct EncodeCommand: ParsableCommand {
     @Option(help: ArgumentHelp("With --frames, the frame codec: zstd, gzip or none.", valueName: "codec"))
     var codec: FrameCodec?
 
+    @Flag(help: "With --frames, store what each frame's events share once (Batch.contexts), as Configuration.sharedContext does.")
+    var sharedContext = false
+
     func validate() throws {
-        if !frames, batchSize != nil || codec != nil { throw ValidationError("--batch-size and --codec need --frames") }
+        if !frames, batchSize != nil || codec != nil || sharedContext {
+            throw ValidationError("--batch-size, --codec and --shared-context need --frames")
+        }
         if let batchSize, batchSize < 1 || batchSize > FrameLimits().maxRecords {
             throw ValidationError("--batch-size must be between 1 and \(FrameLimits().maxRecords)")
         }
@@ -56,7 +61,8 @@ struct EncodeCommand: ParsableCommand {
         func seal() throws {
             guard records > 0 else { return }
             do {
-                output += try BatchFrame.encode(payload: batch, recordCount: records, batchID: .random(), sealedAt: sealedAt, codec: codec)
+                output += try BatchFrame.encode(
+                    payload: batch, recordCount: records, batchID: .random(), sealedAt: sealedAt, codec: codec, sharedContext: sharedContext)
             } catch {
                 throw CLI.failure("spoor encode: frame: \(error)", status: 1)
             }

@@ -143,9 +143,10 @@ public enum BatchFrame {
 
     /// Encodes a frame around `payload`, a run of `Batch` entries.
     ///
-    /// With `sharedContext` (the default), what the events share is stored once in `Batch.contexts`
+    /// With `sharedContext`, what the events share is stored once in `Batch.contexts`
     /// (`SharedContext.factor(_:)` in SpoorSerializer) before compression; every decoder in Spoor makes
-    /// the events whole again.
+    /// the events whole again. It is off by default: after zstd it saves 4–7 % of the bytes for 3.5–5× the
+    /// sealing CPU (docs/benchmarks.md, "Frames"); it pays with ``Codec/none`` or a slow link.
     ///
     /// - Parameters:
     ///   - payload: the uncompressed payload, a run of `Batch.events` entries.
@@ -157,7 +158,7 @@ public enum BatchFrame {
     ///   - sharedContext: whether to store the events' shared context once; `false` keeps `payload` as it is.
     public static func encode(
         payload: [UInt8], recordCount: Int, batchID: BatchID, sealedAt: Int64, codec: Codec, level: Int? = nil,
-        sharedContext: Bool = true
+        sharedContext: Bool = false
     ) throws(FrameError) -> [UInt8] {
         let payload = sharedContext ? SharedContext.factor(payload) : payload
         guard payload.count <= Int(UInt32.max), recordCount >= 0, recordCount <= Int(UInt32.max) else {

@@ -55,12 +55,16 @@ extension EventLog {
     /// and duplicates nothing. If the disk refuses the frame, the batch is kept
     /// in memory (``SealedBatch/isDurable`` is false) and the failure counted.
     ///
+    /// With `sharedContext`, what the batch's events share is stored once (``BatchFrame/encode(payload:recordCount:batchID:sealedAt:codec:level:sharedContext:)``).
+    ///
     /// - Returns: the sealed batch, or nil if the log holds no records.
     /// - Throws: ``StorageError/Kind/outboxFull`` when ``Configuration/maxPendingBatches`` are waiting.
     @discardableResult
-    public func seal(maxRecords: Int = 100, maxBytes: Int = 512 << 10, codec: Codec = .zstd) throws(StorageError) -> SealedBatch? {
+    public func seal(
+        maxRecords: Int = 100, maxBytes: Int = 512 << 10, codec: Codec = .zstd, sharedContext: Bool = false
+    ) throws(StorageError) -> SealedBatch? {
         try sealLock.withLock { () throws(StorageError) -> SealedBatch? in
-            try sealLocked(maxRecords: max(1, maxRecords), maxBytes: max(1, maxBytes), codec: codec)
+            try sealLocked(maxRecords: max(1, maxRecords), maxBytes: max(1, maxBytes), codec: codec, sharedContext: sharedContext)
         }
     }
 
@@ -72,7 +76,7 @@ extension EventLog {
         var refs: [RecordRef]
     }
 
-    private func sealLocked(maxRecords: Int, maxBytes: Int, codec: Codec) throws(StorageError) -> SealedBatch? {
+    private func sealLocked(maxRecords: Int, maxBytes: Int, codec: Codec, sharedContext: Bool) throws(StorageError) -> SealedBatch? {
         // Under the lock: take records off the head. Reading and compressing happen outside it.
         let taken = try lock.withLock { () throws(StorageError) -> (takes: [Take], memory: [[UInt8]], start: LogPosition, end: LogPosition)? in
             if state.closed { throw StorageError(.closed, path: path, reason: "the log is closed") }
@@ -157,7 +161,8 @@ extension EventLog {
         let sealedAt = configuration.now()
         let frame: [UInt8]
         do {
-            frame = try BatchFrame.encode(payload: payload, recordCount: count, batchID: id, sealedAt: sealedAt, codec: codec)
+            frame = try BatchFrame.encode(
+                payload: payload, recordCount: count, batchID: id, sealedAt: sealedAt, codec: codec, sharedContext: sharedContext)
         } catch {
             lock.withLock {
                 state.inflightStart = nil

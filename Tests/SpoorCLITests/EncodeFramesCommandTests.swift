@@ -47,9 +47,15 @@ struct EncodeFramesCommandTests {
         let frames = try Self.frames(encoded.stdout)
         #expect(frames.map(\.header.recordCount) == [20])
         #expect(frames.first?.header.codec == .zstd)
-        // The frame's payload is the Batch plain `spoor encode` writes, with the events' shared context stored once.
+        // The frame's payload is the Batch plain `spoor encode` writes, as the tracker seals it by default.
         let batch = try SpoorProcess.run(["encode"], input: Data(Self.input.utf8))
-        #expect(frames.first.map { Data($0.payload) } == Data(SharedContext.factor([UInt8](batch.stdout))))
+        #expect(frames.first.map { Data($0.payload) } == batch.stdout)
+        // With --shared-context, the events' shared context is stored once, and the events decode the same.
+        let shared = try SpoorProcess.run(["encode", "--frames", "--shared-context"], input: Data(Self.input.utf8))
+        #expect(shared.status == 0, "\(shared.stderr)")
+        #expect(try Self.frames(shared.stdout).first.map { Data($0.payload) } == Data(SharedContext.factor([UInt8](batch.stdout))))
+        let decoded = try SpoorProcess.run(["decode"], input: shared.stdout)
+        #expect(decoded.stdoutText == Self.input)
     }
 
     @Test func theCommittedVectorsConcatenatedDecodeOneAfterAnother() throws {

@@ -37,8 +37,8 @@ func forgeFrame(
         let frame = try BatchFrame.encode(payload: payload, recordCount: 100, batchID: id, sealedAt: 1_700_000_000_123, codec: codec)
         #expect(BatchFrame.hasMagic(frame))
         let decoded = try FrameDecoder().decode(frame)
-        // The frame carries the payload with its shared context stored once.
-        #expect(decoded.payload == SharedContext.factor(payload))
+        // Plain events by default: the payload exactly as given.
+        #expect(decoded.payload == payload)
         #expect(decoded.header.codec == codec)
         #expect(decoded.header.recordCount == 100)
         #expect(decoded.header.batchID == id)
@@ -81,7 +81,7 @@ func forgeFrame(
         let payload = try Self.payload(0..<5)
         let frame = try BatchFrame.encode(payload: payload, recordCount: 5, batchID: .random(), sealedAt: 1, codec: codec)
         let header = try FrameDecoder().decode(frame).header
-        let stored = SharedContext.factor(payload)
+        let stored = payload
         var harmless = 0
         for index in frame.indices {
             var damaged = frame

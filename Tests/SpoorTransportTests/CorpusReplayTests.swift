@@ -44,7 +44,7 @@ import SpoorTestSupport
                     payload: frame.payload, recordCount: Int(frame.header.recordCount), batchID: frame.header.batchID,
                     sealedAt: frame.header.sealedAt, codec: codec
                 )
-                #expect(try decoder.decode(again).payload == SharedContext.factor(frame.payload), "\(url.lastPathComponent)")
+                #expect(try decoder.decode(again).payload == frame.payload, "\(url.lastPathComponent)")
             }
         }
         #expect(decoded >= 3)

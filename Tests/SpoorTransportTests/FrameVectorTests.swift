@@ -59,7 +59,8 @@ import SpoorTestSupport
             let frame = try BatchFrame.encode(
                 payload: payload, recordCount: 3, batchID: Self.batchID, sealedAt: Self.sealedAt, codec: codec, sharedContext: false)
             try Data(frame).write(to: Self.file(codec))
-            let shared = try BatchFrame.encode(payload: payload, recordCount: 3, batchID: Self.batchID, sealedAt: Self.sealedAt, codec: codec)
+            let shared = try BatchFrame.encode(
+                payload: payload, recordCount: 3, batchID: Self.batchID, sealedAt: Self.sealedAt, codec: codec, sharedContext: true)
             try Data(shared).write(to: Self.sharedFile(codec))
             let header = try FrameDecoder().decodeHeader(frame)
             expected.append(Expected(

@@ -49,7 +49,8 @@ import SpoorWorkload
         let events = workload.events(50)
         let payload = try Self.plainPayload(events)
         for codec in Codec.allCases {
-            let frame = try BatchFrame.encode(payload: payload, recordCount: 50, batchID: .random(), sealedAt: 1, codec: codec)
+            let frame = try BatchFrame.encode(
+                payload: payload, recordCount: 50, batchID: .random(), sealedAt: 1, codec: codec, sharedContext: true)
             let decoded = try FrameDecoder().decode(frame)
             #expect(decoded.header.recordCount == 50)
             #expect(Self.contextCount(decoded.payload) >= 1)
@@ -66,7 +67,7 @@ import SpoorWorkload
         let events = (0..<40).map { Fixtures.event($0) }
         let payload = try Self.plainPayload(events)
         let old = try BatchFrame.encode(payload: payload, recordCount: 40, batchID: .random(), sealedAt: 1, codec: .zstd, sharedContext: false)
-        let new = try BatchFrame.encode(payload: payload, recordCount: 40, batchID: .random(), sealedAt: 1, codec: .zstd)
+        let new = try BatchFrame.encode(payload: payload, recordCount: 40, batchID: .random(), sealedAt: 1, codec: .zstd, sharedContext: true)
         let fromOld = try EventDecoder().decodeBatch(try FrameDecoder().decode(old).payload)
         let fromNew = try EventDecoder().decodeBatch(try FrameDecoder().decode(new).payload)
         #expect(fromOld == events)

@@ -41,6 +41,8 @@ public enum BatchSplit {
             throw FrameError(.malformedPayload, field: "payload", reason: "the batch's events cannot be decoded to split it: \(error)")
         }
         guard events.count > 1 else { return nil }
+        // The halves keep the parent's form: shared contexts (written first, tag 0x12) or plain events.
+        let sharedContext = decoded.payload.first == 0x12
         let middle = events.count / 2
         var halves: [[UInt8]] = []
         let encoder = EventEncoder()
@@ -53,7 +55,7 @@ public enum BatchSplit {
             }
             halves.append(try BatchFrame.encode(
                 payload: payload, recordCount: part.count, batchID: decoded.header.batchID.derived(index: index),
-                sealedAt: decoded.header.sealedAt, codec: decoded.header.codec))
+                sealedAt: decoded.header.sealedAt, codec: decoded.header.codec, sharedContext: sharedContext))
         }
         return halves
     }

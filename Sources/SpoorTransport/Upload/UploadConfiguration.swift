@@ -23,6 +23,9 @@ public struct UploadConfiguration: Sendable {
     public var maxBatchBytes: Int
     /// How batches are compressed (default zstd).
     public var codec: Codec
+    /// Whether sealed batches store what their events share once (`Batch.contexts`). Default off: after zstd
+    /// it saves 4–7 % of the bytes for 3.5–5× the sealing CPU.
+    public var sharedContext = false
     /// While events wait, an upload is tried at least this often (default 15 s); nil for triggers only.
     public var flushInterval: Duration?
     /// Time: injected by tests (default: the system clocks).

@@ -338,7 +338,7 @@ public final class Uploader: Sendable {
                 if let first = log.pendingBatches().first {
                     batch = first
                 } else if let sealed = try log.seal(maxRecords: configuration.batchSize, maxBytes: configuration.maxBatchBytes,
-                                                    codec: configuration.codec) {
+                                                    codec: configuration.codec, sharedContext: configuration.sharedContext) {
                     batch = sealed
                 } else {
                     settle(nil)
