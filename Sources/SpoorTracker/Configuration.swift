@@ -109,10 +109,13 @@ public struct Configuration: Sendable {
     public var flushInterval: Duration = .seconds(15)
     /// The most events the durable log keeps; beyond it the oldest are dropped and counted. Default 10,000.
     ///
-    /// Events not yet written wait in memory; when the writer falls this far behind (at least 4,096), `track`
-    /// waits for it rather than lose events or grow without bound. Only a burst far above what the disk can
-    /// take gets there.
+    /// Raise it to keep more events through a long time offline; it costs disk, not memory
+    /// (``maxBufferedEvents`` bounds memory).
     public var maxQueuedEvents: Int = 10_000
+    /// The most accepted events waiting in memory for the writer (at least 4,096). When the writer falls this
+    /// far behind, `track` waits for it rather than lose events or grow without bound; only a burst far above
+    /// what the disk can take gets there. Default 10,000 (about 10 MiB of realistic events).
+    public var maxBufferedEvents: Int = 10_000
     /// The most bytes the durable log may hold. Default 32 MiB.
     public var maxLogBytes: Int = 32 << 20
     /// When appended events are forced to disk. Default: at most once a second.
@@ -227,6 +230,9 @@ public struct Configuration: Sendable {
         guard maxQueuedEvents >= flushBulkSize, maxQueuedEvents <= 100_000_000 else {
             throw ConfigurationError(
                 field: "maxQueuedEvents", reason: "must be at least flushBulkSize (\(flushBulkSize)), got \(maxQueuedEvents)")
+        }
+        guard maxBufferedEvents >= 1, maxBufferedEvents <= 10_000_000 else {
+            throw ConfigurationError(field: "maxBufferedEvents", reason: "must be between 1 and 10,000,000, got \(maxBufferedEvents)")
         }
         guard maxLogBytes >= 64 << 10 else {
             throw ConfigurationError(field: "maxLogBytes", reason: "must be at least 64 KiB, got \(maxLogBytes)")

@@ -79,7 +79,7 @@ public final class Tracker: Sendable {
             firstDay: firstDay, enableSession: configuration.enableSession,
             sessionIdleMilliseconds: Self.milliseconds(configuration.sessionIdleTimeout),
             sessionMaxMilliseconds: Self.milliseconds(configuration.sessionMaxDuration),
-            memoryLimit: max(configuration.maxQueuedEvents, 4096))
+            memoryLimit: max(configuration.maxBufferedEvents, 4096))
         pipeline = EventPipeline(
             context: context, persisted: state, store: store, stateFile: stateFile, logger: logger,
             hook: configuration.beforeRecord, onRejection: configuration.onRejection,

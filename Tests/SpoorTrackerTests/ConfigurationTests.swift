@@ -22,12 +22,13 @@ import SpoorTestSupport
         #expect(configuration.flushBulkSize == 100)
         #expect(configuration.flushInterval == .seconds(15))
         #expect(configuration.maxQueuedEvents == 10_000)
+        #expect(configuration.maxBufferedEvents == 10_000)
         #expect(configuration.enableSession == false)
         try configuration.validate()
     }
 
     @Test(arguments: [
-        "flushBulkSize", "flushInterval", "maxQueuedEvents", "maxLogBytes", "serverURL", "storageDirectory",
+        "flushBulkSize", "flushInterval", "maxQueuedEvents", "maxBufferedEvents", "maxLogBytes", "serverURL", "storageDirectory",
         "durability", "sessionIdleTimeout", "sessionMaxDuration", "presetOverrides",
     ])
     func invalidFieldIsNamed(field: String) {
@@ -36,6 +37,7 @@ import SpoorTestSupport
             case "flushBulkSize": c.flushBulkSize = 0
             case "flushInterval": c.flushInterval = .milliseconds(1)
             case "maxQueuedEvents": c.maxQueuedEvents = 10
+            case "maxBufferedEvents": c.maxBufferedEvents = 0
             case "maxLogBytes": c.maxLogBytes = 100
             case "serverURL": c.serverURL = URL(string: "ftp://example.com")
             case "storageDirectory": c.storageDirectory = URL(string: "https://example.com/x")!

@@ -94,6 +94,7 @@ let benchmarks: @Sendable () -> Void = {
     } setup: {
         try throughputHolder.open {
             $0.maxQueuedEvents = 1_000_000
+            $0.maxBufferedEvents = 1_000_000
             $0.maxLogBytes = 1 << 30
         }
     } teardown: {

@@ -200,6 +200,7 @@ func measureHook() async throws {
         for (name, hook) in variants {
             let (tracker, directory) = try makeTracker {
                 $0.maxQueuedEvents = 2 * events
+                $0.maxBufferedEvents = 2 * events
                 $0.maxLogBytes = 1 << 30
                 $0.beforeRecord = hook
             }
@@ -322,6 +323,7 @@ do {
     for _ in 0..<rounds {
         let (tracker, directory) = try makeTracker {
             $0.maxQueuedEvents = 2 * perThread
+            $0.maxBufferedEvents = 2 * perThread
             $0.maxLogBytes = 1 << 30
         }
         // Let the writer thread start and name itself, then read its CPU time.

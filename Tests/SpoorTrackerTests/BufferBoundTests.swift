@@ -1,0 +1,78 @@
+import Foundation
+import SpoorCore
+import Testing
+
+@testable import SpoorTracker
+import SpoorTestSupport
+
+/// A store whose `append` waits until the test opens its gate: a writer stuck on a slow disk.
+private final class GatedStore: EventStore, @unchecked Sendable {
+    // @unchecked: `count` is under `lock`; the gate is a condition variable.
+    private let gate = NSCondition()
+    private var open = false
+    private let lock = NSLock()
+    private var count = 0
+
+    func append(_ events: [StoredEvent]) {
+        gate.lock()
+        while !open { gate.wait() }
+        gate.unlock()
+        lock.withLock { count += events.count }
+    }
+
+    func openGate() {
+        gate.lock()
+        open = true
+        gate.broadcast()
+        gate.unlock()
+    }
+
+    var appended: Int { lock.withLock { count } }
+    func sync() throws {}
+    func close() {}
+    func lastSequence() -> UInt64? { nil }
+    var droppedCount: Int { 0 }
+    var corruptCount: Int { 0 }
+}
+
+@Suite struct BufferBoundTests {
+    @Test("Memory is bounded by maxBufferedEvents, not by the log's cap: track waits for a stuck writer")
+    func trackWaitsAtTheBufferBound() async throws {
+        let store = GatedStore()
+        var configuration = Configuration(storageDirectory: TemporaryDirectory().url)
+        configuration.presetOverrides = testPresets
+        configuration.maxQueuedEvents = 1_000_000  // a big log for a long time offline
+        configuration.maxBufferedEvents = 4096
+        let tracker = try Tracker(configuration: configuration, store: store)
+        let returned = Locked(0)
+        let total = 20_000
+        Thread.detachNewThread {
+            for i in 0..<total {
+                tracker.track("Burst", properties: ["i": .int(Int64(i))])
+                returned.withLock { $0 += 1 }
+            }
+        }
+        // The caller stops once the buffer is full, while the writer is stuck in `append`.
+        try #require(await Self.poll { tracker.pipeline.hot.withLock { $0.blockedProducers } > 0 })
+        let held = returned.withLock { $0 }
+        // The buffer, plus at most one buffer's worth the writer took before it got stuck.
+        #expect(held >= 4096 && held <= 2 * 4096, "\(held) calls returned")
+        #expect(store.appended == 0)
+        store.openGate()
+        #expect(await Self.poll { returned.withLock { $0 } == total })
+        #expect(await tracker.shutdown())
+        #expect(store.appended == total)
+        #expect(tracker.counters.accepted == total)
+    }
+
+    /// Looks at `condition` every millisecond for at most 300 s of real time (a loaded run can hold threads
+    /// back): for a state another thread reaches with no signal to await.
+    private static func poll(_ condition: () -> Bool) async -> Bool {
+        let deadline = ContinuousClock.now + .seconds(300)
+        while ContinuousClock.now < deadline {
+            if condition() { return true }
+            try? await Task.sleep(for: .milliseconds(1))
+        }
+        return condition()
+    }
+}
