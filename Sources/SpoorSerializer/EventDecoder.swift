@@ -88,6 +88,23 @@ public final class EventDecoder {
         inBatch bytes: UnsafeRawBufferPointer,
         _ body: (Event) throws(DecodeError) -> Void
     ) throws(DecodeError) {
+        try forEachView(inBatch: bytes) { view throws(DecodeError) in try body(makeEvent(view)) }
+    }
+
+    /// Decodes a protobuf `Batch` one event at a time as borrowed views, without building ``Event``s: the same
+    /// checks, limits, errors and shared-context rule as ``forEachEvent(inBatch:_:)``, for readers that write
+    /// each event into another form. A view is valid only inside `body`.
+    public func forEachEventView(
+        inBatch bytes: UnsafeRawBufferPointer,
+        _ body: (EventView) throws(DecodeError) -> Void
+    ) throws(DecodeError) {
+        try forEachView(inBatch: bytes) { view throws(DecodeError) in try body(EventView(view)) }
+    }
+
+    private func forEachView(
+        inBatch bytes: UnsafeRawBufferPointer,
+        _ body: (spoor_event_view) throws(DecodeError) -> Void
+    ) throws(DecodeError) {
         guard let base = bytes.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return }
         let contexts = Self.contexts(inBatch: bytes)
         var offset = 0
@@ -99,7 +116,7 @@ public final class EventDecoder {
             guard status == SPOOR_DECODE_OK else { throw DecodeError(error, eventIndex: index) }
             if start == bytes.count { break }
             let slice = UnsafeRawBufferPointer(start: base + start, count: length)
-            try body(try decode(slice, base: start, eventIndex: index, contexts: contexts, batch: bytes))
+            try body(try decodeView(slice, base: start, eventIndex: index, contexts: contexts, batch: bytes))
             offset = next
             index += 1
         }
@@ -148,16 +165,18 @@ public final class EventDecoder {
     /// Scratch for an event merged over its context, kept for its capacity.
     private var merged: [UInt8] = []
 
-    private func decode(
+    /// The view of one event of a batch, merged over its shared context when it refers to one. It points into
+    /// the decoder's arena: valid until the next decode.
+    private func decodeView(
         _ bytes: UnsafeRawBufferPointer, base: Int, eventIndex: Int?, contexts: [Range<Int>], batch: UnsafeRawBufferPointer
-    ) throws(DecodeError) -> Event {
+    ) throws(DecodeError) -> spoor_event_view {
         let reference = contexts.isEmpty ? 0 : Self.contextReference(bytes)
         guard reference != 0 else {
-            let (event, reference) = try decode(bytes, base: base, eventIndex: eventIndex)
-            guard reference == 0 else {
-                throw DecodeError(reason: .unknownContext, field: "context", offset: base, detail: UInt64(reference), eventIndex: eventIndex)
+            let view = try decodeView(bytes, base: base, eventIndex: eventIndex)
+            guard view.context == 0 else {
+                throw DecodeError(reason: .unknownContext, field: "context", offset: base, detail: UInt64(view.context), eventIndex: eventIndex)
             }
-            return event
+            return view
         }
         guard reference <= UInt64(contexts.count) else {
             throw DecodeError(reason: .unknownContext, field: "context", offset: base, detail: reference, eventIndex: eventIndex)
@@ -171,8 +190,9 @@ public final class EventDecoder {
         merged.append(contentsOf: UnsafeRawBufferPointer(rebasing: batch[context]))
         merged.append(contentsOf: bytes)
         let contextLength = context.count
+        // protobuf-c copies every string into the arena, so the view outlives `merged`'s reuse.
         return try merged.withUnsafeBytes { raw in
-            Result { () throws(DecodeError) in try decode(raw, base: 0, eventIndex: eventIndex).event }
+            Result { () throws(DecodeError) in try decodeView(raw, base: 0, eventIndex: eventIndex) }
         }.mapError { error in
             // Point at the byte in the batch: in the context, or in the event after it.
             var error = error
@@ -183,6 +203,12 @@ public final class EventDecoder {
 
     /// The event and its `context` reference (0 for none).
     private func decode(_ bytes: UnsafeRawBufferPointer, base: Int, eventIndex: Int?) throws(DecodeError) -> (event: Event, context: UInt32) {
+        let view = try decodeView(bytes, base: base, eventIndex: eventIndex)
+        return (makeEvent(view), view.context)
+    }
+
+    /// The checked view of one encoded event, in the decoder's arena (valid until the next decode).
+    private func decodeView(_ bytes: UnsafeRawBufferPointer, base: Int, eventIndex: Int?) throws(DecodeError) -> spoor_event_view {
         var view = spoor_event_view()
         var error = spoor_decode_error()
         // An empty input is a valid empty message, but an event without a type is not.
@@ -191,6 +217,11 @@ public final class EventDecoder {
         guard status == SPOOR_DECODE_OK else {
             throw DecodeError(error, base: base, eventIndex: eventIndex)
         }
+        return view
+    }
+
+    /// The ``Event`` a view describes, with its own strings.
+    private func makeEvent(_ view: spoor_event_view) -> Event {
         // Enums are open: numbers this version does not know are kept (the shim refuses only type 0).
         let type = EventType(rawValue: view.type)
         let method = LibMethod(rawValue: view.lib_method)
@@ -228,7 +259,7 @@ public final class EventDecoder {
             sessionID: optional(view.session_id),
             originalID: optional(view.original_id)
         )
-        return (event, view.context)
+        return event
     }
 
     @inline(__always)

@@ -80,7 +80,7 @@ final class BatchHandler: Sendable {
             if answer.duplicate {
                 duplicates.increment()
             } else {
-                eventsStored.increment(by: answer.storedEvents.count)
+                eventsStored.increment(by: answer.storedEventCount)
                 sink?.write(answer.storedEvents)
             }
         }

@@ -54,7 +54,8 @@ struct ServeCommand: AsyncParsableCommand {
         )
         let sink = try ndjson.map(NDJSONSink.init(path:))
         let handler = BatchHandler(
-            ingest: Ingest(limits: IngestLimits(maxBody: maxBody, maxDecompressed: maxDecompressed), store: eventStore),
+            ingest: Ingest(limits: IngestLimits(maxBody: maxBody, maxDecompressed: maxDecompressed), store: eventStore,
+                           keepsEvents: sink != nil),
             tokens: Set(tokens), maxInFlight: maxInFlight, sink: sink
         )
         let router = Router(context: BasicRequestContext.self)

@@ -1,4 +1,5 @@
 public import SpoorCore
+public import SpoorSerializer
 
 /// One `events` row.
 public struct EventRow: Sendable, Hashable {
@@ -47,6 +48,38 @@ public struct EventRow: Sendable, Hashable {
             ("$app_version", .string(event.lib.appVersion)),
         ])
         properties = RowJSON.object(event.properties.sorted { $0.key < $1.key })
+    }
+
+    /// The row for a decoded event at `idx`, built from the decoder's view without an ``Event``: the same row
+    /// as `init(_:idx:)` gives for the event (`RowJSONTests` compares them over corpora and workloads).
+    public init(_ view: EventView, idx: Int) {
+        self.idx = idx
+        name = Self.text(view.name)
+        type = view.type.name
+        timeMs = view.time
+        distinctID = Self.text(view.distinctID)
+        anonymousID = Self.text(view.anonymousID)
+        loginID = view.loginID.isEmpty ? nil : Self.text(view.loginID)
+        sessionID = view.sessionID.isEmpty ? nil : Self.text(view.sessionID)
+        let digits = String(view.trackID, radix: 16)
+        trackID = String(repeating: "0", count: 16 - digits.count) + digits
+        sequence = Int64(bitPattern: view.sequence)
+        var lib = RowJSON(capacity: 96)
+        lib.bytes.append(contentsOf: #"{"$lib":"#.utf8)
+        lib.string(view.lib)
+        lib.bytes.append(contentsOf: #","$lib_version":"#.utf8)
+        lib.string(view.libVersion)
+        lib.bytes.append(contentsOf: #","$lib_method":"#.utf8)
+        lib.string(view.libMethod.name)
+        lib.bytes.append(contentsOf: #","$app_version":"#.utf8)
+        lib.string(view.appVersion)
+        lib.bytes.append(UInt8(ascii: "}"))
+        self.lib = String(decoding: lib.bytes, as: UTF8.self)
+        properties = RowJSON.properties(view)
+    }
+
+    private static func text(_ bytes: UnsafeRawBufferPointer) -> String {
+        String(decoding: bytes, as: UTF8.self)
     }
 }
 

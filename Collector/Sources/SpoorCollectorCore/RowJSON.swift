@@ -1,4 +1,6 @@
+import Foundation
 import SpoorCore
+import SpoorSerializer
 
 /// The `lib` and `properties` columns' JSON, written straight to UTF-8 bytes.
 ///
@@ -6,7 +8,7 @@ import SpoorCore
 /// without building the tree or appending one scalar at a time: that path was 58% of ingest's decode time
 /// in a profile of `scripts/collector-load`, five times the protobuf decoding.
 struct RowJSON {
-    private(set) var bytes: [UInt8] = []
+    var bytes: [UInt8] = []
 
     init(capacity: Int) { bytes.reserveCapacity(capacity) }
 
@@ -24,6 +26,70 @@ struct RowJSON {
         return String(decoding: writer.bytes, as: UTF8.self)
     }
 
+    /// The `properties` object of a decoded event's view, keys in the order `init(_:idx:)` sorts them.
+    ///
+    /// Keys are compared as bytes, which is `String`'s order only for ASCII, and a repeated key must keep its
+    /// last value as ``Event`` does: an event with a non-ASCII or repeated key takes the `Event` path.
+    static func properties(_ view: EventView) -> String {
+        let count = view.propertyCount
+        var order = Array(0..<count)
+        var ascii = true
+        for index in 0..<count where !view.property(index).key.allSatisfy({ $0 < 0x80 }) {
+            ascii = false
+            break
+        }
+        if ascii {
+            // Spoor writes keys in order, so this is one comparison per key; anything else is sorted here.
+            var sorted = true
+            for index in order.indices.dropFirst()
+            where compare(view.property(index - 1).key, view.property(index).key) >= 0 {
+                sorted = false
+                break
+            }
+            if !sorted { order.sort { compare(view.property($0).key, view.property($1).key) < 0 } }
+            for position in order.indices.dropFirst()
+            where compare(view.property(order[position - 1]).key, view.property(order[position]).key) == 0 {
+                ascii = false  // a repeated key
+                break
+            }
+        }
+        guard ascii else {
+            var properties = Properties(minimumCapacity: count)
+            for index in 0..<count {
+                let property = view.property(index)
+                properties[String(decoding: property.key, as: UTF8.self)] = property.value
+            }
+            return object(properties.sorted { $0.key < $1.key })
+        }
+        var writer = RowJSON(capacity: 64 * count + 2)
+        writer.bytes.append(UInt8(ascii: "{"))
+        for (position, index) in order.enumerated() {
+            if position > 0 { writer.bytes.append(UInt8(ascii: ",")) }
+            let property = view.property(index)
+            writer.string(property.key)
+            writer.bytes.append(UInt8(ascii: ":"))
+            switch property.kind {
+            case .string: writer.string(property.string)
+            case .int: writer.bytes.append(contentsOf: String(property.integer).utf8)
+            case .bool: writer.bytes.append(contentsOf: (property.bool ? "true" : "false").utf8)
+            case .double: writer.bytes.append(contentsOf: JSONValue.format(property.double).utf8)
+            case .date, .list: writer.value(property.value)
+            }
+        }
+        writer.bytes.append(UInt8(ascii: "}"))
+        return String(decoding: writer.bytes, as: UTF8.self)
+    }
+
+    /// memcmp order of two byte strings, the shorter first on a tie.
+    private static func compare(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> Int {
+        let common = min(a.count, b.count)
+        if common > 0, let left = a.baseAddress, let right = b.baseAddress {
+            let result = memcmp(left, right, common)
+            if result != 0 { return Int(result) }
+        }
+        return a.count - b.count
+    }
+
     mutating func value(_ value: PropertyValue) {
         switch value {
         case .string(let text): string(text)
@@ -38,19 +104,22 @@ struct RowJSON {
     /// `text` as a JSON string literal, escaped as `JSONValue.writeString` does; runs that need no escape are
     /// copied whole.
     mutating func string(_ text: String) {
-        bytes.append(UInt8(ascii: "\""))
         var text = text
-        text.withUTF8 { utf8 in
-            var runStart = 0
-            for index in 0..<utf8.count {
-                let byte = utf8[index]
-                guard byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") || byte == 0x7F else { continue }
-                bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart..<index]))
-                escape(byte)
-                runStart = index + 1
-            }
-            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart...]))
+        text.withUTF8 { utf8 in string(UnsafeRawBufferPointer(utf8)) }
+    }
+
+    /// UTF-8 bytes as a JSON string literal, escaped as `string(_:)` escapes text.
+    mutating func string(_ utf8: UnsafeRawBufferPointer) {
+        bytes.append(UInt8(ascii: "\""))
+        var runStart = 0
+        for index in 0..<utf8.count {
+            let byte = utf8[index]
+            guard byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") || byte == 0x7F else { continue }
+            bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: utf8[runStart..<index]))
+            escape(byte)
+            runStart = index + 1
         }
+        bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: utf8[runStart...]))
         bytes.append(UInt8(ascii: "\""))
     }
 

@@ -18,7 +18,7 @@ struct CorpusReplayTests {
             let answer = await ingest.handle(body, receivedAt: 0)
             #expect([200, 400, 413, 415].contains(answer.status), "\(file): \(answer.body)")
             let added = try stored() - before
-            #expect(added == (answer.status == 200 ? answer.storedEvents.count : 0), "\(file)")
+            #expect(added == (answer.status == 200 ? answer.storedEventCount : 0), "\(file)")
             if answer.status == 200 {
                 let again = await ingest.handle(body, receivedAt: 0)
                 #expect(again.duplicate && again.status == 200, "\(file)")

@@ -1,12 +1,14 @@
 // Fuzzes the collector's request path (body → frame → events → rows → store) against an in-memory
 // SQLite store. Any body must get a status the API defines; a 200 stores exactly the batch's events
-// (once: the same body again is a duplicate), and any other status stores nothing.
+// (once: the same body again is a duplicate), and any other status stores nothing. Rows written from the
+// decoder's views must equal rows built from decoded `Event`s, and both paths must give the same answers.
 import CFuzzDriver
 import Foundation
 import SpoorCollectorCore
 
 let store = try! SQLiteStore(path: nil)
 let ingest = Ingest(limits: IngestLimits(maxBody: 1 << 20, maxDecompressed: 1 << 20), store: store)
+let eventPath = Ingest(limits: ingest.limits, store: store, keepsEvents: true)
 
 /// Runs async work to completion from the fuzzer's synchronous callback.
 func blocking<T: Sendable>(_ work: @escaping @Sendable () async -> T) -> T {
@@ -21,13 +23,21 @@ func storedEvents() -> Int { (try! store.countsByName()).reduce(0) { $0 + $1.cou
 
 func fuzzOne(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
     let body = size > 0 ? Array(UnsafeBufferPointer(start: data, count: size)) : []
+    switch (ingest.decode(body, receivedAt: 0), eventPath.decode(body, receivedAt: 0)) {
+    case (.success(let fast), .success(let reference)):
+        guard fast.0.events == reference.0.events else { fatalError("rows from views differ from rows from events") }
+    case (.failure(let fast), .failure(let reference)):
+        guard fast == reference else { fatalError("the two paths answer differently: \(fast.body) / \(reference.body)") }
+    default:
+        fatalError("one path decoded what the other refused")
+    }
     let before = storedEvents()
     let answer = blocking { await ingest.handle(body, receivedAt: 0) }
     let after = storedEvents()
     switch answer.status {
     case 200:
-        guard answer.duplicate || after - before == answer.storedEvents.count else {
-            fatalError("200 stored \(after - before) events, answered \(answer.storedEvents.count)")
+        guard answer.duplicate || after - before == answer.storedEventCount else {
+            fatalError("200 stored \(after - before) events, answered \(answer.storedEventCount)")
         }
         let again = blocking { await ingest.handle(body, receivedAt: 0) }
         guard again.status == 200, again.duplicate, storedEvents() == after else {
