@@ -62,7 +62,18 @@ public struct PropertyView {
 
     /// What the value holds.
     public enum Kind: Sendable, Hashable {
-        case string, int, double, bool, date, list
+        /// A UTF-8 string: ``PropertyView/string``.
+        case string
+        /// A 64-bit integer: ``PropertyView/integer``.
+        case int
+        /// A double: ``PropertyView/double``.
+        case double
+        /// A flag: ``PropertyView/bool``.
+        case bool
+        /// A time, epoch milliseconds: ``PropertyView/integer``.
+        case date
+        /// A list of strings: ``PropertyView/listCount`` and ``PropertyView/listItem(_:)``.
+        case list
     }
 
     /// The key's bytes.
