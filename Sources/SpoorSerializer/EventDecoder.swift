@@ -91,7 +91,7 @@ public final class EventDecoder {
         try forEachView(inBatch: bytes) { view throws(DecodeError) in try body(makeEvent(view)) }
     }
 
-    /// Decodes a protobuf `Batch` one event at a time as borrowed views, without building ``Event``s: the same
+    /// Decodes a protobuf `Batch` one event at a time as borrowed views, without building `Event`s: the same
     /// checks, limits, errors and shared-context rule as ``forEachEvent(inBatch:_:)``, for readers that write
     /// each event into another form. A view is valid only inside `body`.
     public func forEachEventView(

@@ -5,9 +5,9 @@ public import SpoorCore
 /// only inside the closure that receives the view (``EventDecoder/forEachEventView(inBatch:_:)``).
 ///
 /// For readers that turn many events into another form (the collector's rows) and would otherwise build an
-/// ``Event`` — a dictionary and two `String`s per property — only to take it apart again. The bytes are
-/// validated UTF-8 without NUL, as for ``Event``; properties are in wire order and may repeat a key (an
-/// ``Event`` keeps the last).
+/// `Event` — a dictionary and two `String`s per property — only to take it apart again. The bytes are
+/// validated UTF-8 without NUL, as for `Event`; properties are in wire order and may repeat a key (an
+/// `Event` keeps the last).
 public struct EventView {
     fileprivate let view: spoor_event_view
 
@@ -108,7 +108,7 @@ public struct PropertyView {
         return EventView.bytes(prop.list[index])
     }
 
-    /// The value as a ``PropertyValue`` (allocates its strings).
+    /// The value as a `PropertyValue` (allocates its strings).
     public var value: PropertyValue {
         switch kind {
         case .string: .string(String(decoding: string, as: UTF8.self))
