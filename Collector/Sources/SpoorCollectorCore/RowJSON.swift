@@ -33,27 +33,20 @@ struct RowJSON {
     static func properties(_ view: EventView) -> String {
         let count = view.propertyCount
         var order = Array(0..<count)
-        var ascii = true
-        for index in 0..<count where !view.property(index).key.allSatisfy({ $0 < 0x80 }) {
-            ascii = false
-            break
-        }
-        if ascii {
+        // Bytes order and `String` order agree for ASCII keys; anything else takes the `Event` path.
+        var fast = (0..<count).allSatisfy { view.property($0).key.allSatisfy { $0 < 0x80 } }
+        if fast {
             // Spoor writes keys in order, so this is one comparison per key; anything else is sorted here.
-            var sorted = true
-            for index in order.indices.dropFirst()
-            where compare(view.property(index - 1).key, view.property(index).key) >= 0 {
-                sorted = false
-                break
-            }
-            if !sorted { order.sort { compare(view.property($0).key, view.property($1).key) < 0 } }
-            for position in order.indices.dropFirst()
-            where compare(view.property(order[position - 1]).key, view.property(order[position]).key) == 0 {
-                ascii = false  // a repeated key
-                break
+            let sorted = order.indices.dropFirst().allSatisfy { compare(view.property($0 - 1).key, view.property($0).key) < 0 }
+            if !sorted {
+                order.sort { compare(view.property($0).key, view.property($1).key) < 0 }
+                // Strictly increasing has no repeats; after sorting, a repeated key sits next to itself.
+                fast = order.indices.dropFirst().allSatisfy {
+                    compare(view.property(order[$0 - 1]).key, view.property(order[$0]).key) != 0
+                }
             }
         }
-        guard ascii else {
+        guard fast else {
             var properties = Properties(minimumCapacity: count)
             for index in 0..<count {
                 let property = view.property(index)
