@@ -53,26 +53,15 @@ private final class GatedStore: EventStore, @unchecked Sendable {
             }
         }
         // The caller stops once the buffer is full, while the writer is stuck in `append`.
-        try #require(await Self.poll { tracker.pipeline.hot.withLock { $0.blockedProducers } > 0 })
+        try #require(await eventually { tracker.pipeline.hot.withLock { $0.blockedProducers } > 0 })
         let held = returned.withLock { $0 }
         // The buffer, plus at most one buffer's worth the writer took before it got stuck.
         #expect(held >= 4096 && held <= 2 * 4096, "\(held) calls returned")
         #expect(store.appended == 0)
         store.openGate()
-        #expect(await Self.poll { returned.withLock { $0 } == total })
+        #expect(await eventually { returned.withLock { $0 } == total })
         #expect(await tracker.shutdown())
         #expect(store.appended == total)
         #expect(tracker.counters.accepted == total)
-    }
-
-    /// Looks at `condition` every millisecond for at most 300 s of real time (a loaded run can hold threads
-    /// back): for a state another thread reaches with no signal to await.
-    private static func poll(_ condition: () -> Bool) async -> Bool {
-        let deadline = ContinuousClock.now + .seconds(300)
-        while ContinuousClock.now < deadline {
-            if condition() { return true }
-            try? await Task.sleep(for: .milliseconds(1))
-        }
-        return condition()
     }
 }

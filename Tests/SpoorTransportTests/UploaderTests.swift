@@ -51,17 +51,6 @@ final class UploadHarness {
     }
 }
 
-/// Polls `condition` until it holds, for at most 300 s of real time (a loaded test run can hold tasks back for a minute): for states the uploader reaches between two
-/// awaited signals. Returns at once when it holds.
-func eventually(_ condition: () -> Bool) async -> Bool {
-    let deadline = ContinuousClock.now + .seconds(300)
-    while ContinuousClock.now < deadline {
-        if condition() { return true }
-        try? await Task.sleep(for: .milliseconds(1))
-    }
-    return condition()
-}
-
 @Suite struct BackoffTests {
     @Test func ceilingsDoubleFromOneSecondUpToFiveMinutes() {
         let backoff = Backoff()
