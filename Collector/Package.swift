@@ -73,14 +73,15 @@ let package = Package(
         .executableTarget(
             name: "SpoorCollectorLoad",
             dependencies: [
-                "SpoorCollectorCore",
+                "SpoorCollectorCore", "SpoorFaultProxy",
                 .product(name: "Spoor", package: "Spoor"),
                 .product(name: "SpoorWorkload", package: "Spoor"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strictSwift
         ),
-        // A scripted fault-injecting HTTP proxy and a restartable collector process, for the end-to-end tests.
+        // A scripted fault-injecting HTTP proxy and a restartable collector process, for the end-to-end tests;
+        // CollectorLaunch, how tests and the load tool start a collector.
         .target(name: "SpoorFaultProxy", swiftSettings: strictSwift),
         // The kill -9 tests' child: a tracker that tracks and uploads until it is killed.
         .executableTarget(
@@ -91,7 +92,7 @@ let package = Package(
         // What the test targets share: a real collector process on loopback, and frames to send it.
         .target(
             name: "SpoorCollectorTestSupport",
-            dependencies: [.product(name: "Spoor", package: "Spoor")],
+            dependencies: ["SpoorFaultProxy", .product(name: "Spoor", package: "Spoor")],
             path: "Tests/SpoorCollectorTestSupport",
             swiftSettings: strictSwift
         ),

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import SpoorFaultProxy
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -90,28 +91,11 @@ struct HTTPClient {
 
 /// A `spoor-collector serve` process started for one run, stopped with SIGTERM.
 final class CollectorServer {
-    let process = Process()
+    let process: Process
     let port: Int
 
     init(binary: String, arguments: [String]) throws {
-        process.executableURL = URL(fileURLWithPath: binary)
-        process.arguments = arguments
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        var line = Data()
-        while !line.contains(UInt8(ascii: "\n")) {
-            let chunk = output.fileHandleForReading.availableData
-            guard !chunk.isEmpty else { throw ValidationError("the collector exited before listening") }
-            line.append(chunk)
-        }
-        let text = String(decoding: line, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-        guard text.hasPrefix("listening on "), let port = Int(text.split(separator: ":").last ?? "") else {
-            process.terminate()
-            throw ValidationError("unexpected first line: \(text)")
-        }
-        self.port = port
+        (process, port) = try CollectorLaunch.start(arguments, binary: URL(fileURLWithPath: binary))
     }
 
     /// The collector's peak resident memory so far, from /proc.

@@ -20,18 +20,6 @@ public final class CollectorServer: @unchecked Sendable {
     private var process: Process?
     private let lock = NSLock()
 
-    /// The built binary: `SPOOR_COLLECTOR_BIN`, else the Collector package's debug or release build folder.
-    public static func binary() throws(FaultProxyError) -> URL {
-        if let path = ProcessInfo.processInfo.environment["SPOOR_COLLECTOR_BIN"] { return URL(fileURLWithPath: path) }
-        // Sources/SpoorFaultProxy/CollectorServer.swift → the Collector package.
-        let package = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        for configuration in ["debug", "release"] {
-            let candidate = package.appendingPathComponent(".build/\(configuration)/spoor-collector")
-            if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
-        }
-        throw FaultProxyError("spoor-collector is not built under \(package.path)/.build; run swift build first")
-    }
-
     /// Starts a collector over a new store in a new temporary directory.
     public init(arguments: [String] = []) throws(FaultProxyError) {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("spoor-collector-\(UUID().uuidString)")
@@ -58,32 +46,8 @@ public final class CollectorServer: @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         if let runningPort { return runningPort }
-        let process = Process()
-        let output = Pipe()
-        process.executableURL = try Self.binary()
-        process.arguments = ["serve", "--listen", "127.0.0.1:0", "--store", "sqlite:\(databasePath)"] + arguments
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        do {
-            try process.run()
-        } catch {
-            throw FaultProxyError("cannot start spoor-collector: \(error)")
-        }
-        let reader = output.fileHandleForReading
-        var line = Data()
-        while !line.contains(UInt8(ascii: "\n")) {
-            let chunk = reader.availableData
-            if chunk.isEmpty { break }
-            line.append(chunk)
-        }
-        let text = String(decoding: line, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-        guard text.hasPrefix("listening on 127.0.0.1:"), let port = Int(text.split(separator: ":").last ?? "") else {
-            process.terminate()
-            process.waitUntilExit()
-            throw FaultProxyError("spoor-collector did not print `listening on` (got \(text))")
-        }
-        // Drain whatever else it prints, so a full pipe never blocks it.
-        Thread.detachNewThread { while !reader.availableData.isEmpty {} }
+        let (process, port) = try CollectorLaunch.start(
+            ["serve", "--listen", "127.0.0.1:0", "--store", "sqlite:\(databasePath)"] + arguments)
         self.process = process
         runningPort = port
         return port

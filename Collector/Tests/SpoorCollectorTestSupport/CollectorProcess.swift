@@ -5,28 +5,20 @@ import FoundationNetworking
 public import SpoorCore
 import SpoorSerializer
 public import SpoorTransport
+import SpoorFaultProxy
 
 // Shared by the collector's tests and the end-to-end tests: a real collector process, and frames to send it.
 
 /// A real `spoor-collector serve` process on 127.0.0.1, port 0.
 /// Its stored properties are set once in `init`, so concurrent requests may share it.
 public final class CollectorProcess: @unchecked Sendable {
-    public let process = Process()
+    public let process: Process
     public let port: Int
     public let directory: URL
-    private let output = Pipe()
     private let ownsDirectory: Bool
 
-    /// The built binary: `SPOOR_COLLECTOR_BIN`, else the package's debug build folder.
-    public static func binary() throws -> URL {
-        if let path = ProcessInfo.processInfo.environment["SPOOR_COLLECTOR_BIN"] { return URL(fileURLWithPath: path) }
-        let package = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        for configuration in ["debug", "release"] {
-            let candidate = package.appendingPathComponent(".build/\(configuration)/spoor-collector")
-            if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
-        }
-        throw CollectorTestError("spoor-collector is not built under \(package.path)/.build; run swift build first")
-    }
+    /// The built binary: `SPOOR_COLLECTOR_BIN`, else the package's debug or release build folder.
+    public static func binary() throws -> URL { try CollectorLaunch.collectorBinary() }
 
     /// Starts `spoor-collector serve` on `listen` (port 0: any free port) with `store`, or when nil a SQLite
     /// store in `directory` (a fresh temporary one, removed at the end, when nil; a given one is kept, so a
@@ -35,30 +27,8 @@ public final class CollectorProcess: @unchecked Sendable {
         ownsDirectory = directory == nil
         self.directory = directory ?? FileManager.default.temporaryDirectory.appendingPathComponent("spoor-collector-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: self.directory, withIntermediateDirectories: true)
-        process.executableURL = try Self.binary()
         let store = store ?? "sqlite:\(self.directory.path)/events.sqlite"
-        process.arguments = ["serve", "--listen", listen, "--store", store] + arguments
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        // Wait for the one `listening on` line, with a deadline.
-        var line = Data()
-        let deadline = Date().addingTimeInterval(30)
-        while !line.contains(UInt8(ascii: "\n")) {
-            guard Date() < deadline, process.isRunning else {
-                process.terminate()
-                throw CollectorTestError("the collector did not print `listening on` (got \(String(decoding: line, as: UTF8.self)))")
-            }
-            let chunk = output.fileHandleForReading.availableData
-            if chunk.isEmpty { break }
-            line.append(chunk)
-        }
-        let text = String(decoding: line, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-        guard text.hasPrefix("listening on 127.0.0.1:"), let port = Int(text.split(separator: ":").last ?? "") else {
-            process.terminate()
-            throw CollectorTestError("unexpected first line: \(text)")
-        }
-        self.port = port
+        (process, port) = try CollectorLaunch.start(["serve", "--listen", listen, "--store", store] + arguments)
     }
 
     deinit {

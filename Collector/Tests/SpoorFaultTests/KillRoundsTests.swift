@@ -160,18 +160,8 @@ private final class UploadChild: @unchecked Sendable {
     private var ended = false
     private let outputEnded = DispatchSemaphore(value: 0)
 
-    static func binary() throws -> URL {
-        if let path = ProcessInfo.processInfo.environment["SPOOR_UPLOAD_CHILD_BIN"] { return URL(fileURLWithPath: path) }
-        let package = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        for configuration in ["debug", "release"] {
-            let candidate = package.appendingPathComponent(".build/\(configuration)/SpoorUploadChild")
-            if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
-        }
-        throw ChildError("SpoorUploadChild is not built under \(package.path)/.build; run swift build first")
-    }
-
     init(storage: URL, url: URL, round: Int, drain: Bool = false) throws {
-        process.executableURL = try Self.binary()
+        process.executableURL = try CollectorLaunch.builtProduct("SpoorUploadChild", override: "SPOOR_UPLOAD_CHILD_BIN")
         process.arguments = [storage.path, url.absoluteString, "\(round)"] + (drain ? ["drain"] : [])
         process.standardOutput = output
         process.standardError = FileHandle.nullDevice
