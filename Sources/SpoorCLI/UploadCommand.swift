@@ -5,15 +5,6 @@ import SpoorCore
 import SpoorTracker
 import SpoorTransport
 
-/// A value handed from the upload task to the waiting thread.
-final class Locked<Value: Sendable>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var value: Value
-    init(_ value: Value) { self.value = value }
-    func get() -> Value { lock.withLock { value } }
-    func set(_ new: Value) { lock.withLock { value = new } }
-}
-
 /// `spoor upload DIR --to URL [--token T] [--json]`: sends what a storage directory holds to a collector, once.
 struct UploadCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -60,16 +51,16 @@ struct UploadCommand: ParsableCommand {
         Task {
             do {
                 try await command.upload()
-                status.set(0)
+                status.withLock { $0 = 0 }
             } catch let code as ExitCode {
-                status.set(code.rawValue)
+                status.withLock { $0 = code.rawValue }
             } catch {
-                status.set(CLI.fail("spoor upload: \(error)", status: 1))
+                status.withLock { $0 = CLI.fail("spoor upload: \(error)", status: 1) }
             }
             done.signal()
         }
         done.wait()
-        let code = status.get() ?? 1
+        let code = status.withLock { $0 } ?? 1
         if code != 0 { throw ExitCode(code) }
     }
 

@@ -7,6 +7,7 @@ import Musl
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import SpoorTransport
 
 /// A source of wall-clock time, in epoch milliseconds.
 ///

@@ -6,6 +6,7 @@ import Glibc
 #endif
 import Logging
 import SpoorCore
+import SpoorTransport
 
 /// An event as the caller hands it on: captured and validated, not yet merged or encoded.
 struct PendingEvent {

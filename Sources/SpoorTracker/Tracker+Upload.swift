@@ -55,7 +55,7 @@ extension Tracker {
     /// finishes, when the window's time is up, or when the system says it expires, whichever comes first.
     func uploadInBackground(_ hook: BackgroundTaskHook) {
         guard uploader != nil else { return }
-        let finished = OneShot()
+        let finished = ResultBox<Bool>()
         let identifier = hook.begin("spoor.upload") { finished.fire(false) }
         Task { [weak self] in
             guard let self else { return finished.fire(false) }

@@ -494,7 +494,7 @@ public final class Tracker: Sendable {
     /// (each request also has ``Configuration/requestTimeout``); the upload goes on in the background after that.
     @discardableResult
     public func flush(timeout: Duration = .seconds(60)) async -> FlushResult {
-        let oneShot = OneShot()
+        let oneShot = ResultBox<Bool>()
         pipeline.requestFlush { ok in oneShot.fire(ok) }
         _ = await oneShot.value
         guard let uploader else {
@@ -514,7 +514,7 @@ public final class Tracker: Sendable {
         lifecycle.shutdown()
         // An upload in flight is abandoned at once (its batch goes again at the next launch, same id).
         let uploadStopped = uploader?.beginStop()
-        let oneShot = OneShot()
+        let oneShot = ResultBox<Bool>()
         pipeline.requestFlush(stop: true) { ok in oneShot.fire(ok) }
         let timer = Task {
             try? await Task.sleep(for: timeout)
@@ -524,38 +524,5 @@ public final class Tracker: Sendable {
         timer.cancel()
         await uploadStopped?.value
         return finished
-    }
-}
-
-/// A value delivered once, by whichever of several parties comes first, to one waiting task.
-final class OneShot: Sendable {
-    private enum State {
-        case waiting(CheckedContinuation<Bool, Never>?)
-        case fired(Bool)
-    }
-
-    private let state = Locked(State.waiting(nil))
-
-    func fire(_ value: Bool) {
-        let continuation = state.withLock { s -> CheckedContinuation<Bool, Never>? in
-            guard case .waiting(let continuation) = s else { return nil }
-            s = .fired(value)
-            return continuation
-        }
-        continuation?.resume(returning: value)
-    }
-
-    var value: Bool {
-        get async {
-            await withCheckedContinuation { continuation in
-                let ready = state.withLock { s -> Bool? in
-                    switch s {
-                    case .fired(let value): return value
-                    case .waiting: s = .waiting(continuation); return nil
-                    }
-                }
-                if let ready { continuation.resume(returning: ready) }
-            }
-        }
     }
 }

@@ -1,5 +1,6 @@
 import CoreMetrics
 import Metrics
+import SpoorTransport
 
 /// Exports ``TrackerCounters`` through swift-metrics, when the host bootstrapped a backend
 /// (`MetricsSystem.bootstrap`) before creating the tracker.

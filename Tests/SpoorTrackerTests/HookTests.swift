@@ -1,5 +1,6 @@
 import Foundation
 import SpoorCore
+import SpoorTransport
 import SpoorTestSupport
 import Testing
 

@@ -448,7 +448,7 @@ final class UploadHarness {
     }
 
     @Test func thePolicyHoldsUploadsBack() async throws {
-        let allowed = Protected(false)
+        let allowed = Locked(false)
         let h = try UploadHarness(events: 10, policy: .custom { _ in allowed.withLock { $0 } })
         h.uploader.start(sendingLeftovers: false)
         let held = await h.uploader.flush()

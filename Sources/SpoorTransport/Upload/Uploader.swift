@@ -29,7 +29,7 @@ public final class Uploader: Sendable {
     public let rejected: RejectedArea
     private let configuration: UploadConfiguration
     private let logger: Logger
-    private let state: Protected<State>
+    private let state: Locked<State>
     /// An `UploadExecutor` where task executors exist (typed loosely so the stored property needs no availability).
     private let executor: (any Sendable)?
 
@@ -82,7 +82,7 @@ public final class Uploader: Sendable {
             counters.nextAttemptAt = nil
             initial.counters = counters
         }
-        state = Protected(initial)
+        state = Locked(initial)
         if #available(macOS 15, iOS 18, tvOS 18, watchOS 11, *) {
             executor = UploadExecutor()
         } else {
@@ -663,28 +663,18 @@ public final class Uploader: Sendable {
     }
 }
 
-/// A value guarded by a lock.
-final class Protected<Value>: @unchecked Sendable {
-    private let lock = Lock()
-    private var value: Value
-
-    init(_ value: Value) { self.value = value }
-
-    func withLock<T>(_ body: (inout Value) -> T) -> T {
-        lock.withLock { body(&value) }
-    }
-}
-
 /// A value delivered once, by whichever of several parties comes first, to any number of waiting tasks.
-final class ResultBox<Value: Sendable>: Sendable {
+package final class ResultBox<Value: Sendable>: Sendable {
     private enum Slot {
         case waiting([CheckedContinuation<Value, Never>])
         case fired(Value)
     }
 
-    private let slot = Protected(Slot.waiting([]))
+    private let slot = Locked(Slot.waiting([]))
 
-    func fire(_ value: Value) {
+    package init() {}
+
+    package func fire(_ value: Value) {
         let waiting = slot.withLock { s -> [CheckedContinuation<Value, Never>] in
             guard case .waiting(let continuations) = s else { return [] }
             s = .fired(value)
@@ -693,7 +683,7 @@ final class ResultBox<Value: Sendable>: Sendable {
         for continuation in waiting { continuation.resume(returning: value) }
     }
 
-    var value: Value {
+    package var value: Value {
         get async {
             await withCheckedContinuation { continuation in
                 let ready = slot.withLock { s -> Value? in

@@ -6,17 +6,18 @@ import Musl
 import Darwin
 #endif
 
-/// A value guarded by a `pthread_mutex_t`.
+/// A value guarded by a `pthread_mutex_t`, for every module of the package (the tracker, the uploader, the
+/// command line).
 ///
 /// Used instead of `Synchronization.Mutex` because ThreadSanitizer on Linux does not see `Mutex`'s
 /// synchronization (Swift 6.3: every access under it is reported as a race), while it does see pthread
 /// mutexes; the cost is the same order (an uncontended lock and unlock, no allocation).
-final class Locked<Value>: @unchecked Sendable {
+package final class Locked<Value>: @unchecked Sendable {
     // @unchecked: `value` is only touched between lock and unlock of `mutex`.
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
     private var value: Value
 
-    init(_ value: Value) {
+    package init(_ value: Value) {
         self.value = value
         mutex = .allocate(capacity: 1)
         mutex.initialize(to: pthread_mutex_t())
@@ -39,7 +40,7 @@ final class Locked<Value>: @unchecked Sendable {
     }
 
     @inline(__always)
-    func withLock<R>(_ body: (inout Value) throws -> R) rethrows -> R {
+    package func withLock<R>(_ body: (inout Value) throws -> R) rethrows -> R {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
         return try body(&value)
