@@ -76,8 +76,7 @@ public final class Uploader: Sendable {
         rejected = try RejectedArea(logDirectory: log.directory, limits: configuration.rejectedLimits, logger: logger)
         var initial = State(random: configuration.random)
         initial.token = configuration.token
-        if let bytes = try? FileIO.readFile(log.directory.standardizedFileURL.path + "/" + Self.countersFileName, limit: 1 << 16),
-           var counters = try? JSONDecoder().decode(UploadCounters.self, from: Data(bytes)) {
+        if var counters = Self.savedCounters(logDirectory: log.directory) {
             counters.state = .idle
             counters.nextAttemptAt = nil
             initial.counters = counters
@@ -401,8 +400,7 @@ public final class Uploader: Sendable {
     static func outcome(of response: HTTPResponse, records: Int, stopped reason: PendingReason?) -> UploadAttempt.Outcome {
         switch response.status {
         case 200..<300:
-            let body = String(decoding: response.body.prefix(256), as: UTF8.self).replacingOccurrences(of: " ", with: "")
-            return body.contains("\"duplicate\":true") ? .duplicate : .delivered
+            return isDuplicate(response) ? .duplicate : .delivered
         case 401, 403: return .pausedForAuthorization
         case 413: return records > 1 && reason == nil ? .split : .setAside
         case 408, 429: break
@@ -425,8 +423,7 @@ public final class Uploader: Sendable {
                 logger.error("spoor: a delivered batch cannot be released", metadata: ["batch": "\(batch.id)", "error": "\(error)"])
                 return .storage(error.description)
             }
-            let duplicate = String(decoding: response.body.prefix(256), as: UTF8.self)
-                .replacingOccurrences(of: " ", with: "").contains("\"duplicate\":true")
+            let duplicate = Self.isDuplicate(response)
             let recovered = state.withLock { s -> Bool in
                 s.counters.deliveredBatches += 1
                 s.counters.deliveredEvents += batch.recordCount
@@ -642,6 +639,12 @@ public final class Uploader: Sendable {
         guard let data = try? JSONEncoder().encode(counters) else { return }
         let directory = log.directory.standardizedFileURL.path
         try? FileIO.writeAtomically(Array(data), to: directory + "/" + Self.countersFileName, directory: directory, durable: false)
+    }
+
+    /// Whether a 2xx answer says the collector had stored the batch before (`"duplicate": true`).
+    static func isDuplicate(_ response: HTTPResponse) -> Bool {
+        String(decoding: response.body.prefix(256), as: UTF8.self).replacingOccurrences(of: " ", with: "")
+            .contains("\"duplicate\":true")
     }
 
     /// The collector's reason from its JSON body, or the body's start.
