@@ -135,7 +135,7 @@ struct EventsReader {
         for record in snapshot.records where !isDone && record.position >= cursor {
             cursor = record.end
             printedLive.append(record.position)
-            for line in decode(record.payload, at: "segment \(record.position.segment) offset \(record.position.offset)") {
+            for line in decode(record.batch, at: "segment \(record.position.segment) offset \(record.position.offset)") {
                 emit(line, to: &output)
             }
         }

@@ -53,7 +53,7 @@ public final class EventEncoder {
     ///
     /// On error `buffer` is left as it was.
     public func append(_ event: Event, to buffer: inout [UInt8]) throws(EncodeError) {
-        try encode(event, into: &buffer, asBatchEntry: false)
+        try encode(event, into: &buffer, entryTag: nil)
     }
 
     /// Appends `event` as one entry of a protobuf `Batch` (field 1, length-delimited) to `buffer`.
@@ -61,7 +61,7 @@ public final class EventEncoder {
     /// Any concatenation of batch entries is a valid `spoor.v1.Batch` message.
     /// On error `buffer` is left as it was.
     public func appendBatchEntry(_ event: Event, to buffer: inout [UInt8]) throws(EncodeError) {
-        try encode(event, into: &buffer, asBatchEntry: true)
+        try encode(event, into: &buffer, entryTag: Self.eventsTag)
     }
 
     /// Appends `event` followed by `suffix` as one entry of a protobuf `Batch` to `buffer`.
@@ -71,9 +71,24 @@ public final class EventEncoder {
     /// event has. The entry is written in place, with no intermediate copy. On error `buffer` is left as it was.
     public func appendBatchEntry(_ event: Event, suffix: [UInt8], to buffer: inout [UInt8]) throws(EncodeError) {
         try suffix.withUnsafeBytes { suffix in
-            Result { () throws(EncodeError) in try encode(event, into: &buffer, asBatchEntry: true, suffix: suffix) }
+            Result { () throws(EncodeError) in try encode(event, into: &buffer, entryTag: Self.eventsTag, suffix: suffix) }
         }.get()
     }
+
+    /// Appends `context` followed by `suffix` as one entry of `Batch.contexts` (field 2) to `buffer`: a context
+    /// holds what many events share (ids, lib, presets and super properties) and events refer to it with
+    /// `context` (see `Batch` in `proto/spoor/v1/event.proto`). Fields left at their default (an empty name,
+    /// time 0, type and lib method unspecified) are not written. On error `buffer` is left as it was.
+    public func appendContextEntry(_ context: Event, suffix: [UInt8], to buffer: inout [UInt8]) throws(EncodeError) {
+        try suffix.withUnsafeBytes { suffix in
+            Result { () throws(EncodeError) in try encode(context, into: &buffer, entryTag: Self.contextsTag, suffix: suffix) }
+        }.get()
+    }
+
+    /// The tag of a `Batch.events` entry (field 1, length-delimited).
+    static let eventsTag: UInt8 = 0x0A
+    /// The tag of a `Batch.contexts` entry (field 2, length-delimited).
+    static let contextsTag: UInt8 = 0x12
 
     /// Appends the header of a `Batch.events` entry, the tag `0x0A` and `bodyLength` as a varint, to `buffer`;
     /// the entry's body, an encoded event of that length, must follow. For callers that assemble an event's
@@ -84,14 +99,14 @@ public final class EventEncoder {
     }
 
     private func encode(
-        _ event: Event, into buffer: inout [UInt8], asBatchEntry: Bool, suffix: UnsafeRawBufferPointer = UnsafeRawBufferPointer(start: nil, count: 0)
+        _ event: Event, into buffer: inout [UInt8], entryTag: UInt8?, suffix: UnsafeRawBufferPointer = UnsafeRawBufferPointer(start: nil, count: 0)
     ) throws(EncodeError) {
         // Work on a local: every access to a class's stored property is checked for exclusivity
         // at run time, which cost a quarter of the encoding time when `store` appended to them.
         var scratch = Scratch()
         swap(&scratch, &self.scratch)
         defer { swap(&scratch, &self.scratch) }
-        try scratch.encode(event, with: encoder, into: &buffer, asBatchEntry: asBatchEntry, suffix: suffix)
+        try scratch.encode(event, with: encoder, into: &buffer, entryTag: entryTag, suffix: suffix)
     }
 
     /// The strings, properties and list items of one event, flattened for the C shim.
@@ -102,7 +117,7 @@ public final class EventEncoder {
         var listOffsets: [UInt32] = []
 
         mutating func encode(
-            _ event: Event, with encoder: OpaquePointer, into buffer: inout [UInt8], asBatchEntry: Bool,
+            _ event: Event, with encoder: OpaquePointer, into buffer: inout [UInt8], entryTag: UInt8?,
             suffix: UnsafeRawBufferPointer
         ) throws(EncodeError) {
             text.reset()
@@ -170,7 +185,7 @@ public final class EventEncoder {
             // body have equally long length varints, the header's size is known and the body is packed in
             // its place; otherwise it is packed after the longest header and moved up.
             let headerRoom: Int
-            if !asBatchEntry {
+            if entryTag == nil {
                 headerRoom = 0
             } else if Self.varintLength(suffix.count) == Self.varintLength(bound + suffix.count) {
                 headerRoom = 1 + Self.varintLength(suffix.count)
@@ -201,9 +216,9 @@ public final class EventEncoder {
             }
             // `bound` is an upper bound by construction; past it, pack wrote out of bounds.
             precondition(written <= bound, "Spoor: an event of \(written) bytes overran its bound of \(bound)")
-            let end = asBatchEntry
-                ? Self.finishBatchEntry(in: &buffer, start: start, headerRoom: headerRoom, bodySize: written + suffix.count)
-                : start + written
+            let end = entryTag.map {
+                Self.finishBatchEntry(in: &buffer, tag: $0, start: start, headerRoom: headerRoom, bodySize: written + suffix.count)
+            } ?? start + written
             buffer.removeLast(buffer.count - end)
         }
 
@@ -231,13 +246,13 @@ public final class EventEncoder {
             text.count + 11 * (12 + 4) + 11 * 4 * props.count + 11 * listOffsets.count
         }
 
-        /// Writes the `Batch.events` tag and the length varint before the body that was packed `headerRoom`
+        /// Writes the entry's tag (`Batch.events` or `Batch.contexts`) and the length varint before the body that was packed `headerRoom`
         /// bytes after `start`, moves the body up against them if the header is shorter, and returns where
         /// the entry ends.
-        static func finishBatchEntry(in buffer: inout [UInt8], start: Int, headerRoom: Int, bodySize: Int) -> Int {
+        static func finishBatchEntry(in buffer: inout [UInt8], tag: UInt8, start: Int, headerRoom: Int, bodySize: Int) -> Int {
             return buffer.withUnsafeMutableBytes { bytes in
                 var at = start
-                bytes[at] = 0x0A
+                bytes[at] = tag
                 at += 1
                 var length = UInt64(bodySize)
                 while length >= 0x80 {

@@ -45,7 +45,7 @@ final class EventLogStore: EventStore, @unchecked Sendable {
         for stored in events {
             do {
                 if let base = stored.base {
-                    try appendSpliced(stored.event, base: base, firstDay: stored.firstDay)
+                    try appendWithContext(stored.event, base: base, firstDay: stored.firstDay)
                 } else {
                     try records.append(stored.event, using: encoder)
                 }
@@ -61,26 +61,54 @@ final class EventLogStore: EventStore, @unchecked Sendable {
         if let afterAppend = afterAppend.withLock({ $0 }) { afterAppend(log.recordCount) }
     }
 
-    // MARK: Splicing the base properties
+    // MARK: Context records
 
-    // A protobuf map is a repeated field: its entries may come in any order and in several runs, so the
-    // encoding of the event's own properties followed by the base's entries is the encoding of the event with
-    // all of them. The tracker hands over only events whose own keys are not base keys, so no key repeats.
+    // What nearly every event repeats (ids, lib, session, the preset and super properties with
+    // `$is_first_day`) is written once, as a context record, and each event record holds only its own fields
+    // and `context = 1`: "extend the last context before me" (`Batch` in proto/spoor/v1/event.proto). Merging
+    // the event over its context gives the same event as the tracker's merge, because the tracker hands over
+    // only events whose own keys are not keys of the base (a protobuf map merge keeps both sets of entries).
 
-    private var baseOwner: ObjectIdentifier?
+    /// What the context in effect was made from; a new one is written when any part changes.
+    private struct ContextKey: Equatable {
+        var snapshot: ObjectIdentifier
+        var firstDay: Bool
+        var sessionID: String?
+    }
+
+    private var contextKey: ContextKey?
+    private var contextSnapshot: Snapshot?
     /// The encoded `properties` entries of the base, with `$is_first_day` false and true.
     private var baseEntries: (notFirstDay: [UInt8], firstDay: [UInt8]) = ([], [])
+    /// The encoded `context` field (number 13, varint) with the value 1.
+    private static let contextReference: [UInt8] = [13 << 3, 1]
 
-    private func appendSpliced(_ event: Event, base: Snapshot, firstDay: Bool) throws(EncodeError) {
-        if baseOwner != ObjectIdentifier(base) {
+    private func appendWithContext(_ event: Event, base: Snapshot, firstDay: Bool) throws(EncodeError) {
+        if contextSnapshot !== base {
             baseEntries = (
                 try Self.propertyEntries(of: base.base.merging(["$is_first_day": false]) { $1 }, encoder: encoder),
                 try Self.propertyEntries(of: base.base.merging(["$is_first_day": true]) { $1 }, encoder: encoder)
             )
-            baseOwner = ObjectIdentifier(base)
+            contextSnapshot = base
         }
-        // Encoded in place in the record buffer, the base's entries copied once behind the event's own fields.
-        try records.append(event, suffix: firstDay ? baseEntries.firstDay : baseEntries.notFirstDay, using: encoder)
+        let key = ContextKey(snapshot: ObjectIdentifier(base), firstDay: firstDay, sessionID: event.sessionID)
+        if key != contextKey {
+            let context = Event(
+                name: "", type: .unrecognized(0), time: 0, trackID: 0, sequence: 0,
+                distinctID: base.distinctID, anonymousID: base.anonymousID, loginID: base.loginID,
+                lib: LibInfo(lib: event.lib.lib, libVersion: event.lib.libVersion, method: .unspecified, appVersion: event.lib.appVersion),
+                properties: [:], sessionID: event.sessionID)
+            try records.appendContext(context, suffix: firstDay ? baseEntries.firstDay : baseEntries.notFirstDay, using: encoder)
+            contextKey = key
+        }
+        // Only what differs from the context; empty strings and unspecified values are not written.
+        var own = event
+        if own.distinctID == base.distinctID { own.distinctID = "" }
+        own.anonymousID = ""
+        if own.loginID == base.loginID { own.loginID = nil }
+        own.lib = LibInfo(lib: "", libVersion: "", method: event.lib.method)
+        own.sessionID = nil
+        try records.append(own, suffix: Self.contextReference, using: encoder)
     }
 
     /// The bytes of the `properties` fields (number 10) of an event that has only `properties`.

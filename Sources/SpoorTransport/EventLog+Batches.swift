@@ -78,7 +78,8 @@ extension EventLog {
 
     private func sealLocked(maxRecords: Int, maxBytes: Int, codec: Codec, sharedContext: Bool) throws(StorageError) -> SealedBatch? {
         // Under the lock: take records off the head. Reading and compressing happen outside it.
-        let taken = try lock.withLock { () throws(StorageError) -> (takes: [Take], memory: [[UInt8]], start: LogPosition, end: LogPosition)? in
+        let taken = try lock.withLock {
+            () throws(StorageError) -> (takes: [Take], memory: [MemoryRecord], context: [UInt8]?, start: LogPosition, end: LogPosition)? in
             if state.closed { throw StorageError(.closed, path: path, reason: "the log is closed") }
             guard state.pending.count < configuration.maxPendingBatches else {
                 throw StorageError(.outboxFull, path: outboxPath, reason: "\(state.pending.count) batches are waiting for upload")
@@ -89,14 +90,29 @@ extension EventLog {
             var count = 0
             var bytes = 0
             var takes: [Take] = []
+            // A batch stores one context: it ends where the context in effect changes (rarely: a login, new
+            // super properties, a new session). Contexts are compared by bytes only where the context changes.
+            var context: [UInt8]?
             func fits(_ size: Int) -> Bool {
                 count < maxRecords && (count == 0 || bytes + size - RecordFormat.headerSize <= maxBytes)
+            }
+            func sameContext(_ next: [UInt8]?) -> Bool {
+                if count == 0 { context = next }
+                return next == context
             }
             for index in state.segments.indices where state.segments[index].liveCount > 0 {
                 let segment = state.segments[index]
                 var last = segment.head
+                var contextIndex = segment.contexts.lastIndex { $0.offset < segment.records[last].offset }
+                guard sameContext(contextIndex.map { segment.contexts[$0].payload }) else { break }
                 while last < segment.records.count, fits(Int(segment.records[last].size)) {
-                    bytes += Int(segment.records[last].size) - RecordFormat.headerSize
+                    let ref = segment.records[last]
+                    let next = (contextIndex ?? -1) + 1
+                    if next < segment.contexts.count, segment.contexts[next].offset < ref.offset {
+                        contextIndex = segment.contexts.lastIndex { $0.offset < ref.offset }
+                        guard sameContext(segment.contexts[contextIndex!].payload) else { break }
+                    }
+                    bytes += Int(ref.size) - RecordFormat.headerSize
                     count += 1
                     last += 1
                 }
@@ -110,22 +126,24 @@ extension EventLog {
                 end = LogPosition(segment: segment.id, offset: Int(refs.last!.offset + refs.last!.size))
                 if last < segment.records.count { break }
             }
-            var memory: [[UInt8]] = []
+            var memory: [MemoryRecord] = []
             if takes.isEmpty || count < maxRecords, state.segments.allSatisfy({ $0.liveCount == 0 }) {
-                while state.memoryCount > 0, fits(state.memory[state.memoryStart].count) {
-                    let framed = state.memory[state.memoryStart]
-                    bytes += framed.count - RecordFormat.headerSize
+                while state.memoryCount > 0, fits(state.memory[state.memoryStart].framed.count),
+                      sameContext(state.memory[state.memoryStart].context) {
+                    let record = state.memory[state.memoryStart]
+                    bytes += record.framed.count - RecordFormat.headerSize
                     count += 1
-                    memory.append(framed)
+                    memory.append(record)
                     removeFirstInMemory()
                 }
             }
             state.inflightStart = start
-            return (takes, memory, start, end)
+            return (takes, memory, context, start, end)
         }
         guard let taken else { return nil }
 
-        var payload: [UInt8] = []
+        // The context first: a reader of the batch meets it before the events that extend it.
+        var payload: [UInt8] = taken.context ?? []
         var count = 0
         for take in taken.takes {
             let segmentPath = path + "/" + SegmentFormat.fileName(id: take.segment)
@@ -152,8 +170,8 @@ extension EventLog {
                 throw error
             }
         }
-        for framed in taken.memory {
-            payload.append(contentsOf: framed[RecordFormat.headerSize...])
+        for record in taken.memory {
+            payload.append(contentsOf: record.framed[RecordFormat.headerSize...])
             count += 1
         }
 
@@ -203,7 +221,7 @@ extension EventLog {
     }
 
     /// Puts taken records back at the head (the seal failed before anything was written).
-    private func restore(_ takes: [Take], memory: [[UInt8]]) {
+    private func restore(_ takes: [Take], memory: [MemoryRecord]) {
         for take in takes {
             guard let index = state.segments.firstIndex(where: { $0.id == take.segment }) else { continue }
             state.segments[index].head = take.first
@@ -212,9 +230,9 @@ extension EventLog {
         }
         if !memory.isEmpty {
             state.memory.replaceSubrange(state.memoryStart..<state.memoryStart, with: memory)
-            state.memoryBytes += memory.reduce(0) { $0 + $1.count }
+            state.memoryBytes += memory.reduce(0) { $0 + $1.framed.count }
             state.recordCount += memory.count
-            state.liveBytes += memory.reduce(0) { $0 + $1.count }
+            state.liveBytes += memory.reduce(0) { $0 + $1.framed.count }
         }
     }
 

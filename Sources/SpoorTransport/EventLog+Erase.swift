@@ -39,6 +39,8 @@ extension EventLog {
                 state.memoryBytes = 0
                 state.recordCount = 0
                 state.liveBytes = 0
+                // `tailContext` stays: it is the writer's current state, not stored data, and the writer's next
+                // events extend it; the fresh segment restates it before them.
                 let pending = state.pending
                 state.pending = []
                 state.stateVersion += 1

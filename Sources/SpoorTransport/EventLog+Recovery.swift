@@ -195,11 +195,18 @@ extension EventLog {
 
         var segment = Segment(id: id)
         segment.end = scan.validEnd
-        for found in scan.records where LogPosition(segment: id, offset: found.offset) >= head {
-            segment.records.append(RecordRef(offset: UInt32(found.offset), size: UInt32(found.size)))
-            state.recordCount += 1
-            state.liveBytes += found.size
+        for found in scan.records {
+            if RecordFormat.isContext(bytes, at: found.offset) {
+                // Kept whatever the head: live records after it may extend a context before it.
+                let payload = Array(bytes[(found.offset + RecordFormat.headerSize)..<(found.offset + found.size)])
+                segment.contexts.append(ContextRef(offset: UInt32(found.offset), payload: payload))
+            } else if LogPosition(segment: id, offset: found.offset) >= head {
+                segment.records.append(RecordRef(offset: UInt32(found.offset), size: UInt32(found.size)))
+                state.recordCount += 1
+                state.liveBytes += found.size
+            }
         }
+        if let last = segment.contexts.last { state.tailContext = last.payload }
         state.segments.append(segment)
     }
 

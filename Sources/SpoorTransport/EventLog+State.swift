@@ -5,16 +5,37 @@ extension EventLog {
         var size: UInt32
     }
 
+    /// A context record: where it sits in its segment and its payload (a `Batch.contexts` entry).
+    struct ContextRef {
+        var offset: UInt32
+        var payload: [UInt8]
+    }
+
+    /// An event record held in memory while the disk fails, with the context in effect for it.
+    struct MemoryRecord {
+        var framed: [UInt8]
+        var context: [UInt8]?
+    }
+
     /// One segment file and the index of its records.
     struct Segment {
         let id: UInt64
+        /// Event records (context records are in `contexts`).
         var records: ContiguousArray<RecordRef> = []
+        /// Context records, in order. Kept while the segment lives, whatever the head: live records after
+        /// the head may extend one before it.
+        var contexts: [ContextRef] = []
         /// The index of the first live record.
         var head = 0
         /// The end of the valid bytes in the file.
         var end = SegmentFormat.headerSize
 
         var liveCount: Int { records.count - head }
+
+        /// The payload of the context in effect for a record at `offset`: the last context record before it.
+        func context(before offset: UInt32) -> [UInt8]? {
+            contexts.last { $0.offset < offset }?.payload
+        }
     }
 
     /// An open file descriptor, closed when the last reference goes.
@@ -44,9 +65,12 @@ extension EventLog {
         /// The segment appended to; always the last of `segments`.
         var active: OpenFile?
         var nextSegmentID: UInt64 = 1
-        /// Framed records not on disk, oldest first, from `memoryStart`.
-        var memory: [[UInt8]] = []
+        /// Event records not on disk, oldest first, from `memoryStart`.
+        var memory: [MemoryRecord] = []
         var memoryStart = 0
+        /// The payload of the context in effect after the last record appended (on disk or in memory): what a
+        /// segment started for the next records restates first.
+        var tailContext: [UInt8]?
         var memoryBytes = 0
         var recordCount = 0
         var liveBytes = 0

@@ -20,26 +20,43 @@ extension EventLog {
         var bytes: [UInt8] = []
         var sizes: [UInt32] = []
         bytes.reserveCapacity(state.memoryBytes)
-        for framed in state.memory[state.memoryStart...] {
-            bytes.append(contentsOf: framed)
-            sizes.append(UInt32(framed.count))
+        let held = state.memory[state.memoryStart...]
+        let leading = held.first!.context
+        var context = leading
+        for record in held {
+            // Where the context changes, its record goes in front, as it went in front when appended.
+            if let next = record.context, next != context {
+                let framed = RecordFormat.frame(next)
+                bytes.append(contentsOf: framed)
+                sizes.append(UInt32(framed.count))
+            }
+            context = record.context
+            bytes.append(contentsOf: record.framed)
+            sizes.append(UInt32(record.framed.count))
         }
         // These records are already counted; take them out of memory before writing them.
         let saved = (state.memory, state.memoryStart, state.memoryBytes)
         state.memory = []
         state.memoryStart = 0
         state.memoryBytes = 0
-        let written = bytes.withUnsafeBytes { writeToDisk($0, sizes: sizes, now: now, alreadyCounted: true) }
+        let written = bytes.withUnsafeBytes { writeToDisk($0, sizes: sizes, leadingContext: leading, now: now, alreadyCounted: true) }
         if !written {
             (state.memory, state.memoryStart, state.memoryBytes) = saved
             return false
         }
-        logger.notice("spoor: the disk works again; records held in memory were written", metadata: ["records": "\(sizes.count)"])
+        logger.notice("spoor: the disk works again; records held in memory were written", metadata: ["records": "\(held.count)"])
         return true
     }
 
-    /// Writes framed records to the active segment; on failure leaves the log as it was and returns false.
-    func writeToDisk(_ bytes: UnsafeRawBufferPointer, sizes: [UInt32], now: Int64, alreadyCounted: Bool = false) -> Bool {
+    /// Writes framed records (events and contexts) to the active segment; on failure leaves the log as it was
+    /// and returns false.
+    ///
+    /// `leadingContext` is the payload of the context in effect before the first record; when the segment
+    /// does not end with that context (a new segment, or memory written out after newer ones), its record is
+    /// written first, so every event finds the context it extends in its own segment.
+    func writeToDisk(
+        _ bytes: UnsafeRawBufferPointer, sizes: [UInt32], leadingContext: [UInt8]?, now: Int64, alreadyCounted: Bool = false
+    ) -> Bool {
         do throws(StorageError) {
             if let last = state.segments.last, state.active != nil,
                last.end > SegmentFormat.headerSize, last.end + bytes.count > configuration.effectiveSegmentBytes {
@@ -49,10 +66,19 @@ extension EventLog {
             let file = state.active!
             let index = state.segments.count - 1
             let start = state.segments[index].end
-            guard start + bytes.count <= Int(UInt32.max) else {
+            var lead: [UInt8] = []
+            if let leadingContext, !sizes.isEmpty, !RecordFormat.isContext(bytes, at: 0),
+               state.segments[index].contexts.last?.payload != leadingContext {
+                lead = RecordFormat.frame(leadingContext)
+            }
+            guard start + lead.count + bytes.count <= Int(UInt32.max) else {
                 throw StorageError(.ioFailure, path: file.path, reason: "segment would pass 4 GiB")
             }
-            do {
+            do throws(StorageError) {
+                if !lead.isEmpty {
+                    // A crash between the two writes leaves a context record that no event extends: harmless.
+                    try lead.withBytes { raw throws(StorageError) in try FileIO.writeAll(file.fd, raw, path: file.path) }
+                }
                 try FileIO.writeAll(file.fd, bytes, path: file.path)
             } catch {
                 // Cut off whatever part of the group reached the file, and never write to it again.
@@ -61,15 +87,30 @@ extension EventLog {
                 throw error
             }
             var offset = start
+            if let leadingContext, !lead.isEmpty {
+                state.segments[index].contexts.append(ContextRef(offset: UInt32(offset), payload: leadingContext))
+                offset += lead.count
+            }
+            var at = 0
+            var events = 0
+            var eventBytes = 0
             for size in sizes {
-                state.segments[index].records.append(RecordRef(offset: UInt32(offset), size: size))
+                if RecordFormat.isContext(bytes, at: at) {
+                    let payload = Array(bytes[(at + RecordFormat.headerSize)..<(at + Int(size))])
+                    state.segments[index].contexts.append(ContextRef(offset: UInt32(offset), payload: payload))
+                } else {
+                    state.segments[index].records.append(RecordRef(offset: UInt32(offset), size: size))
+                    events += 1
+                    eventBytes += Int(size)
+                }
+                at += Int(size)
                 offset += Int(size)
             }
             state.segments[index].end = offset
             state.unsynced.insert(state.segments[index].id)
             if !alreadyCounted {
-                state.recordCount += sizes.count
-                state.liveBytes += bytes.count
+                state.recordCount += events
+                state.liveBytes += eventBytes
             }
             return true
         } catch {
@@ -104,17 +145,25 @@ extension EventLog {
         state.directoryDirty = true
     }
 
-    func keepInMemory(_ records: RecordBuffer) {
+    /// Holds the event records of `records` in memory, each with the context in effect for it (`leadingContext`
+    /// until the group's own context records change it).
+    func keepInMemory(_ records: RecordBuffer, leadingContext: [UInt8]?) {
         var offset = 0
+        var context = leadingContext
         records.bytes.withUnsafeBytes { raw in
             for size in records.sizes {
-                state.memory.append(Array(raw[offset..<offset + Int(size)]))
+                let framed = Array(raw[offset..<offset + Int(size)])
+                if RecordFormat.isContext(raw, at: offset) {
+                    context = Array(framed[RecordFormat.headerSize...])
+                } else {
+                    state.memory.append(MemoryRecord(framed: framed, context: context))
+                    state.memoryBytes += framed.count
+                    state.recordCount += 1
+                    state.liveBytes += framed.count
+                }
                 offset += Int(size)
             }
         }
-        state.memoryBytes += records.bytes.count
-        state.recordCount += records.count
-        state.liveBytes += records.bytes.count
     }
 
     /// Drops the oldest records while the log is over a cap.
@@ -156,8 +205,8 @@ extension EventLog {
     }
 
     func removeFirstInMemory() {
-        let size = state.memory[state.memoryStart].count
-        state.memory[state.memoryStart] = []
+        let size = state.memory[state.memoryStart].framed.count
+        state.memory[state.memoryStart] = MemoryRecord(framed: [], context: nil)
         state.memoryStart += 1
         state.memoryBytes -= size
         state.recordCount -= 1

@@ -102,10 +102,12 @@ public final class EventLog: @unchecked Sendable {
             }
             state.counters.appended += UInt64(records.count)
             var written = false
+            let leading = state.tailContext
             if diskUsable(now: now) {
-                written = records.bytes.withUnsafeBytes { writeToDisk($0, sizes: records.sizes, now: now) }
+                written = records.bytes.withUnsafeBytes { writeToDisk($0, sizes: records.sizes, leadingContext: leading, now: now) }
             }
-            if !written { keepInMemory(records) }
+            if !written { keepInMemory(records, leadingContext: leading) }
+            if let last = records.lastContext { state.tailContext = last }
             enforceCaps(now: now)
             switch configuration.durability {
             case .none:
@@ -158,15 +160,19 @@ public final class EventLog: @unchecked Sendable {
     /// What the log has counted.
     public var counters: LogCounters { lock.withLock { state.counters } }
 
-    /// Calls `body` with every live record in log order.
+    /// Calls `body` with every live event record in log order.
     ///
-    /// Each record is passed as its payload: one protobuf `Batch` entry (tag
-    /// `0x0A`, varint length, the `Event` bytes), exactly as it will appear in
-    /// a sealed batch. Records that fail their checksum when read are skipped
-    /// and counted as corrupt. The log is not locked while `body` runs.
+    /// Each record is passed as a protobuf `Batch` that decodes as that one event: its payload (a
+    /// `Batch.events` entry: tag `0x0A`, varint length, the `Event` bytes), preceded by the context record in
+    /// effect for it (a `Batch.contexts` entry) when there is one, which the event may extend. Records that
+    /// fail their checksum when read are skipped and counted as corrupt. The log is not locked while `body` runs.
     public func forEachRecord(_ body: ([UInt8]) throws -> Void) rethrows {
         let (segments, memory) = lock.withLock {
             (state.segments.filter { $0.liveCount > 0 }, Array(state.memory[state.memoryStart...]))
+        }
+        func whole(_ payload: [UInt8], context: [UInt8]?) -> [UInt8] {
+            guard let context else { return payload }
+            return context + payload
         }
         for segment in segments {
             let records = segment.records[segment.head...]
@@ -189,11 +195,11 @@ public final class EventLog: @unchecked Sendable {
                     noteCorrupt(segment: segment.id, offset: Int(ref.offset))
                     continue
                 }
-                try body(payload)
+                try body(whole(payload, context: segment.context(before: ref.offset)))
             }
         }
-        for framed in memory {
-            try body(Array(framed[RecordFormat.headerSize...]))
+        for record in memory {
+            try body(whole(Array(record.framed[RecordFormat.headerSize...]), context: record.context))
         }
     }
 

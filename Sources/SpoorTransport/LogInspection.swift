@@ -20,6 +20,8 @@ public struct LogReport: Sendable, Codable, Hashable {
         public var records: Int
         /// Of those, records not yet sealed or dropped (at or after the head).
         public var liveRecords: Int
+        /// Intact context records in the file (what its events share, stored once; not counted in ``records``).
+        public var contexts: Int = 0
         /// Corrupt regions between intact records that no recovery has seen yet (the next one skips and
         /// counts them).
         public var corruptRegions: Int
@@ -164,14 +166,16 @@ extension EventLog {
                     segment.problem = "segment " + problem
                 } else {
                     let scan = bytes.withUnsafeBytes { SegmentScan($0) }
-                    segment.records = scan.records.count
+                    let events = scan.records.filter { !RecordFormat.isContext(bytes, at: $0.offset) }
+                    segment.records = events.count
+                    segment.contexts = scan.records.count - events.count
                     // Padding records and short regions the state file lists were counted by a recovery.
                     let counted = scan.corruptRegions.filter { countedShortRegions.contains(LogPosition(segment: id, offset: $0.offset)) }.count
                     segment.corruptRegions = scan.corruptRegions.count - counted
                     segment.skippedRegions = scan.paddingRecords + counted
                     segment.tailBytes = bytes.count - scan.validEnd
                     segment.tailIsTorn = scan.tailIsTorn && segment.tailBytes > 0
-                    for found in scan.records where LogPosition(segment: id, offset: found.offset) >= head {
+                    for found in events where LogPosition(segment: id, offset: found.offset) >= head {
                         segment.liveRecords += 1
                         report.liveBytes += found.size
                         if report.headSegment == nil {

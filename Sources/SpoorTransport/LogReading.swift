@@ -56,8 +56,16 @@ package struct LogSnapshot: Sendable {
         package var position: LogCursor
         /// Where the next record starts.
         package var end: LogCursor
-        /// Its payload: one protobuf `Batch.events` entry, so concatenated payloads form a `Batch`.
+        /// Its payload: one protobuf `Batch.events` entry.
         package var payload: [UInt8]
+        /// The context record in effect for it (a `Batch.contexts` entry), which the event may extend.
+        package var context: [UInt8]?
+
+        /// A protobuf `Batch` that decodes as this one event, made whole: the context, then the payload.
+        package var batch: [UInt8] {
+            guard let context else { return payload }
+            return context + payload
+        }
     }
 
     /// Sealed batches waiting in the outbox, in log order.
@@ -123,12 +131,18 @@ extension EventLog {
                   bytes.withUnsafeBytes({ SegmentFormat.headerProblem($0, id: id) }) == nil
             else { continue }
             let scan = bytes.withUnsafeBytes { SegmentScan($0) }
-            for found in scan.records where LogCursor(segment: id, offset: found.offset) >= start {
+            var context: [UInt8]?
+            for found in scan.records {
                 let payload = Array(bytes[(found.offset + RecordFormat.headerSize)..<(found.offset + found.size)])
+                if RecordFormat.isContext(bytes, at: found.offset) {
+                    context = payload
+                    continue
+                }
+                guard LogCursor(segment: id, offset: found.offset) >= start else { continue }
                 snapshot.records.append(LogSnapshot.Record(
                     position: LogCursor(segment: id, offset: found.offset),
                     end: LogCursor(segment: id, offset: found.offset + found.size),
-                    payload: payload))
+                    payload: payload, context: context))
             }
         }
         return snapshot

@@ -8,8 +8,14 @@ public import SpoorSerializer
 /// 0       4     sync marker F1 5E C0 DA
 /// 4       4     u32 LE: payload length (bits 0-30); bit 31 set = padding, not a record
 /// 8       4     u32 LE: CRC-32C of bytes 4..<8 followed by the payload
-/// 12      n     payload: one protobuf `Batch` entry (tag 0x0A, varint length, `Event` bytes)
+/// 12      n     payload: one protobuf `Batch` entry: an event (tag 0x0A, varint length, `Event` bytes)
+///               or a context (tag 0x12, varint length, `Event` bytes holding shared fields only)
 /// ```
+///
+/// Context records: an event record whose `context` field is set extends the last context record before
+/// it in the same segment (`proto/spoor/v1/event.proto`, `Batch`). The log restates the context in effect
+/// at the top of every segment that needs it, so a segment is never read without the contexts its
+/// events extend, and a context record is never counted as a record.
 ///
 /// The marker lets recovery find the next record after damage; the checksum
 /// covers the length so a damaged length is caught too. Padding records are
@@ -53,19 +59,44 @@ enum RecordFormat {
         var crc = CRC32C.update(0, UnsafeRawBufferPointer(start: base + 4, count: 4))
         crc = CRC32C.update(crc, UnsafeRawBufferPointer(start: base + headerSize, count: length))
         guard crc == UInt32(littleEndian: (base + 8).loadUnaligned(as: UInt32.self)) else { return nil }
-        if !isPadding && !isBatchEntry(UnsafeRawBufferPointer(start: base + headerSize, count: length)) { return nil }
+        if !isPadding && !isBatchEntry(UnsafeRawBufferPointer(start: base + headerSize, count: length), orContext: true) {
+            return nil
+        }
         return Found(offset: offset, size: headerSize + length, isPadding: isPadding)
     }
 
-    /// Whether `payload` is exactly one protobuf `Batch.events` entry: tag 0x0A, a varint length, that many bytes.
+    /// The tag of an event record's payload, a `Batch.events` entry.
+    static let eventTag: UInt8 = 0x0A
+    /// The tag of a context record's payload, a `Batch.contexts` entry.
+    static let contextTag: UInt8 = 0x12
+
+    /// Whether `payload` is exactly one protobuf `Batch.events` entry (or, with `orContext`, one
+    /// `Batch.contexts` entry): the tag, a varint length, that many bytes.
     ///
     /// Checked on every record read, so a record that passes its CRC but holds anything
     /// else (only a deliberately forged one can) never reaches a batch.
-    static func isBatchEntry(_ payload: UnsafeRawBufferPointer) -> Bool {
-        guard payload.count >= 2, payload[0] == 0x0A else { return false }
+    static func isBatchEntry(_ payload: UnsafeRawBufferPointer, orContext: Bool = false) -> Bool {
+        guard payload.count >= 2, payload[0] == eventTag || (orContext && payload[0] == contextTag) else { return false }
         var index = 1
         guard let length = Varint.read(payload, at: &index) else { return false }
         return length == UInt64(payload.count - index)
+    }
+
+    /// Whether the framed record at `offset` in `bytes` (already checked) is a context record.
+    static func isContext(_ bytes: UnsafeRawBufferPointer, at offset: Int) -> Bool {
+        bytes[offset + headerSize] == contextTag
+    }
+
+    static func isContext(_ bytes: [UInt8], at offset: Int) -> Bool {
+        bytes[offset + headerSize] == contextTag
+    }
+
+    /// `payload` framed as one record.
+    static func frame(_ payload: [UInt8]) -> [UInt8] {
+        var framed = [UInt8](repeating: 0, count: headerSize)
+        framed.append(contentsOf: payload)
+        framed.withUnsafeMutableBytes { writeHeader(into: $0, at: 0, payloadLength: payload.count) }
+        return framed
     }
 
     /// Whether the bytes from `offset` to the end look like a record cut short:
@@ -90,8 +121,12 @@ enum RecordFormat {
 public struct RecordBuffer: Sendable {
     /// The framed records, back to back.
     var bytes: [UInt8] = []
-    /// The framed size of each record, in order.
+    /// The framed size of each record, in order, context records included.
     var sizes: [UInt32] = []
+    /// How many of the records are context records.
+    private(set) var contextCount = 0
+    /// The payload of the last context record, if any.
+    private(set) var lastContext: [UInt8]?
     /// Records left out because they are larger than a record may be (16 MiB) or, from
     /// ``append(entry:)``, not one `Batch` entry; the log counts them as dropped.
     public private(set) var rejected = 0
@@ -132,6 +167,26 @@ public struct RecordBuffer: Sendable {
         finishRecord(start: start)
     }
 
+    /// Adds a context record: `context` and `suffix` encoded as one `Batch.contexts` entry
+    /// (`EventEncoder.appendContextEntry(_:suffix:to:)`).
+    ///
+    /// Event records added after it whose `context` field is set extend it, until the next context record
+    /// (see `Batch` in `proto/spoor/v1/event.proto`); the log keeps it with them wherever they go: a new
+    /// segment, memory while the disk fails, a sealed batch, a reader. On error the buffer is left as it was.
+    public mutating func appendContext(_ context: Event, suffix: [UInt8], using encoder: EventEncoder) throws(EncodeError) {
+        let start = bytes.count
+        bytes.append(contentsOf: repeatElement(0, count: RecordFormat.headerSize))
+        do {
+            try encoder.appendContextEntry(context, suffix: suffix, to: &bytes)
+        } catch {
+            bytes.removeSubrange(start...)
+            throw error
+        }
+        guard finishRecord(start: start) else { return }
+        contextCount += 1
+        lastContext = Array(bytes[(start + RecordFormat.headerSize)...])
+    }
+
     /// Adds one record whose payload is `entry`, which should be one protobuf `Batch` entry
     /// (tag `0x0A`, varint length, the `Event` bytes).
     ///
@@ -149,25 +204,27 @@ public struct RecordBuffer: Sendable {
         finishRecord(start: start)
     }
 
-    private mutating func finishRecord(start: Int) {
+    @discardableResult
+    private mutating func finishRecord(start: Int) -> Bool {
         let length = bytes.count - start - RecordFormat.headerSize
         guard length <= RecordFormat.maxPayload else {
             // `append` cannot fail (the tracker's writer has nowhere to send an error): counted instead,
             // and the log adds them to `dropped`.
             bytes.removeSubrange(start...)
             rejected += 1
-            return
+            return false
         }
         bytes.withUnsafeMutableBytes { raw in
             RecordFormat.writeHeader(into: raw, at: start, payloadLength: length)
         }
         sizes.append(UInt32(RecordFormat.headerSize + length))
+        return true
     }
 
-    /// The number of records in the buffer.
-    public var count: Int { sizes.count }
+    /// The number of event records in the buffer (context records are not counted).
+    public var count: Int { sizes.count - contextCount }
 
-    /// Whether the buffer holds no record.
+    /// Whether the buffer holds no record, event or context.
     public var isEmpty: Bool { sizes.isEmpty }
 
     /// The size of the framed records in bytes, as they will be written.
@@ -178,5 +235,7 @@ public struct RecordBuffer: Sendable {
         bytes.removeAll(keepingCapacity: keepingCapacity)
         sizes.removeAll(keepingCapacity: keepingCapacity)
         rejected = 0
+        contextCount = 0
+        lastContext = nil
     }
 }

@@ -344,7 +344,8 @@ import SpoorTestSupport
         #expect(log.counters.dropped == 3)
     }
 
-    /// A record whose checksum is right but whose payload is not a Batch entry is treated as damage.
+    /// A record whose checksum is right but whose payload is neither an event nor a context entry is treated
+    /// as damage.
     @Test func aForgedRecordIsCorrupt() throws {
         let directory = TemporaryDirectory()
         do {
@@ -353,7 +354,7 @@ import SpoorTestSupport
             log.close()
         }
         let segment = try #require(directory.segmentPaths().last)
-        var forged = [UInt8](repeating: 0, count: RecordFormat.headerSize) + [0x12, 0x01, 0x00]
+        var forged = [UInt8](repeating: 0, count: RecordFormat.headerSize) + [0x1A, 0x01, 0x00]
         forged.withUnsafeMutableBytes { RecordFormat.writeHeader(into: $0, at: 0, payloadLength: 3) }
         var bytes = FileHandle.bytes(segment)
         var payloadSizes: [Int] = []
