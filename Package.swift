@@ -96,7 +96,7 @@ let package = Package(
         .target(
             name: "SpoorTestSupport",
             dependencies: [
-                "SpoorTransport",
+                "SpoorCore", "SpoorTransport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "InMemoryLogging", package: "swift-log"),
             ],
@@ -120,7 +120,7 @@ let package = Package(
         .testTarget(
             name: "SpoorTrackerTests",
             dependencies: [
-                "SpoorCore", "SpoorSerializer", "SpoorTransport", "SpoorTracker", "SpoorTestSupport",
+                "SpoorCore", "SpoorSerializer", "SpoorTransport", "SpoorTracker", "SpoorTestSupport", "SpoorWorkload",
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
             ],

@@ -77,11 +77,13 @@ final class EventLogStore: EventStore, @unchecked Sendable {
     }
 
     private var contextKey: ContextKey?
+    /// The time and sequence the context in effect holds; events store their differences from them.
+    private var contextBase: (time: EpochMilliseconds, sequence: UInt64) = (0, 0)
     private var contextSnapshot: Snapshot?
+    /// The fields after an event's own: the context reference and the time and sequence offsets.
+    private var suffix: [UInt8] = []
     /// The encoded `properties` entries of the base, with `$is_first_day` false and true.
     private var baseEntries: (notFirstDay: [UInt8], firstDay: [UInt8]) = ([], [])
-    /// The encoded `context` field (number 13, varint) with the value 1.
-    private static let contextReference: [UInt8] = [13 << 3, 1]
 
     private func appendWithContext(_ event: Event, base: Snapshot, firstDay: Bool) throws(EncodeError) {
         if contextSnapshot !== base {
@@ -94,21 +96,36 @@ final class EventLogStore: EventStore, @unchecked Sendable {
         let key = ContextKey(snapshot: ObjectIdentifier(base), firstDay: firstDay, sessionID: event.sessionID)
         if key != contextKey {
             let context = Event(
-                name: "", type: .unrecognized(0), time: 0, trackID: 0, sequence: 0,
+                name: "", type: .unrecognized(0), time: event.time, trackID: 0, sequence: event.sequence,
                 distinctID: base.distinctID, anonymousID: base.anonymousID, loginID: base.loginID,
                 lib: LibInfo(lib: event.lib.lib, libVersion: event.lib.libVersion, method: .unspecified, appVersion: event.lib.appVersion),
                 properties: [:], sessionID: event.sessionID)
             try records.appendContext(context, suffix: firstDay ? baseEntries.firstDay : baseEntries.notFirstDay, using: encoder)
             contextKey = key
+            contextBase = (event.time, event.sequence)
         }
-        // Only what differs from the context; empty strings and unspecified values are not written.
+        // Only what differs from the context; empty strings and zeros are not written. Time and sequence are
+        // small offsets from the context's (`time_offset`, `sequence_offset`), which the merge rule adds back.
         var own = event
+        own.time = 0
+        own.sequence = 0
         if own.distinctID == base.distinctID { own.distinctID = "" }
         own.anonymousID = ""
         if own.loginID == base.loginID { own.loginID = nil }
         own.lib = LibInfo(lib: "", libVersion: "", method: event.lib.method)
         own.sessionID = nil
-        try records.append(own, suffix: Self.contextReference, using: encoder)
+        suffix.removeAll(keepingCapacity: true)
+        suffix += [13 << 3, 1]  // context = 1: the last context record before this one
+        Self.appendSInt64(field: 14, event.time &- contextBase.time, to: &suffix)
+        Self.appendSInt64(field: 15, Int64(bitPattern: event.sequence &- contextBase.sequence), to: &suffix)
+        try records.append(own, suffix: suffix, using: encoder)
+    }
+
+    /// Appends a `sint64` field (zigzag varint) unless `value` is 0, proto3's default.
+    private static func appendSInt64(field: UInt64, _ value: Int64, to bytes: inout [UInt8]) {
+        guard value != 0 else { return }
+        Varint.append(field << 3, to: &bytes)
+        Varint.append(UInt64(bitPattern: (value << 1) ^ (value >> 63)), to: &bytes)
     }
 
     /// The bytes of the `properties` fields (number 10) of an event that has only `properties`.

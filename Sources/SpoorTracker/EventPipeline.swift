@@ -161,14 +161,13 @@ struct HotState {
 /// back buffer, merges properties, and hands the finished events to the ``EventStore``. No lock is held while
 /// the writer merges, encodes or does I/O.
 final class EventPipeline: @unchecked Sendable {
-    // @unchecked: `hot` is locked; `rng` is used only by the writer thread; the rest is immutable.
+    // @unchecked: `hot` is locked; the rest is immutable.
     let hot: Locked<HotState>
     private let wake = DispatchSemaphore(value: 0)
     private let space = DispatchSemaphore(value: 0)
     let store: any EventStore
     private let stateFile: StateFile
     private let logger: Logger
-    private var rng: SplitMix64
     /// Wake a lingering writer once this many events wait.
     static let wakeThreshold = 512
     /// The most events handed to the store at once.
@@ -199,8 +198,6 @@ final class EventPipeline: @unchecked Sendable {
         self.logger = logger
         self.hook = hook
         self.onRejection = onRejection
-        var system = SystemRandomNumberGenerator()
-        rng = SplitMix64(seed: system.next())
     }
 
     func start() {
@@ -414,7 +411,7 @@ final class EventPipeline: @unchecked Sendable {
     private func materialize(_ pending: PendingEvent) -> StoredEvent? {
         let snapshot = pending.snapshot!
         var event = Event(
-            name: pending.name, type: pending.type, time: pending.time, trackID: rng.next(), sequence: pending.sequence,
+            name: pending.name, type: pending.type, time: pending.time, trackID: 0, sequence: pending.sequence,
             distinctID: pending.type == .trackSignup ? (snapshot.loginID ?? snapshot.distinctID) : snapshot.distinctID,
             anonymousID: snapshot.anonymousID, loginID: snapshot.loginID,
             lib: pending.method == .autoTrack ? snapshot.libAuto : snapshot.libCode,

@@ -2,10 +2,10 @@ internal import CZlib
 internal import CZstd
 
 /// One-shot compression and bounded decompression with zlib (gzip format) and libzstd.
-enum Compression {
+package enum Compression {
     // MARK: gzip
 
-    static func gzip(_ input: [UInt8], level: Int) throws(FrameError) -> [UInt8] {
+    package static func gzip(_ input: [UInt8], level: Int) throws(FrameError) -> [UInt8] {
         var stream = z_stream()
         // windowBits 15 + 16: a gzip wrapper, so a stock `gzip -d` reads the payload.
         guard deflateInit2_(&stream, Int32(level), Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY,

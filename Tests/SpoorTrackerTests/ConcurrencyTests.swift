@@ -29,7 +29,7 @@ private final class OrderCheckingStore: EventStore {
                 s.count += 1
                 if event.sequence <= s.lastSequence { s.sequenceNotIncreasing += 1 }
                 s.lastSequence = event.sequence
-                s.trackIDs.insert(event.trackID)
+                s.trackIDs.insert(TrackID.of(event))
                 guard case .int(let task) = event.properties["task"], case .int(let index) = event.properties["i"],
                     task >= 0, Int(task) < s.lastIndex.count
                 else {

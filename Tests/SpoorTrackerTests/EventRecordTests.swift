@@ -28,12 +28,14 @@ private struct BadlyNamed: TrackedEvent {
         #expect(event.type == .track)
     }
 
-    @Test func sequenceNumbersIncreaseAcrossRestartsAndTrackIDsDiffer() async throws {
+    @Test func sequenceNumbersIncreaseAcrossRestartsAndIdentifyEachEvent() async throws {
         let harness = try Harness()
         for i in 0..<10 { harness.tracker.track("E", properties: ["i": .int(Int64(i))]) }
         let first = await harness.flushedEvents()
         #expect(first.map(\.sequence) == Array(1...10))
-        #expect(Set(first.map(\.trackID)).count == 10)
+        // No random track id: (anonymous id, sequence) identifies an event, and the derived ids differ.
+        #expect(first.allSatisfy { $0.trackID == 0 })
+        #expect(Set(first.map { TrackID.of($0) }).count == 10)
         await harness.tracker.shutdown()
         let restarted = try harness.restarted()
         restarted.tracker.track("E")

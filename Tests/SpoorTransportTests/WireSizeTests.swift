@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import SpoorCore
 import SpoorSerializer
+import SpoorTestSupport
 @testable import SpoorTransport
 
 /// Bytes per event on the wire: Spoor's frame against Sensors' upload encoding of the same
@@ -29,33 +30,7 @@ import SpoorSerializer
         }
     }
 
-    /// The same event as Sensors' SDKs upload it: their key names, `lib` as an object, and `_flush_time`.
-    static func sensorsJSON(_ event: Event, flushTime: Int64) -> [String: Any] {
-        var properties: [String: Any] = [:]
-        for (key, value) in event.properties {
-            switch value {
-            case .string(let string): properties[key] = string
-            case .int(let int): properties[key] = int
-            case .double(let double): properties[key] = double
-            case .bool(let bool): properties[key] = bool
-            case .date(let millis): properties[key] = millis
-            case .list(let items): properties[key] = items
-            }
-        }
-        return [
-            "_track_id": Int64(truncatingIfNeeded: event.trackID) & 0x7FFF_FFFF, "time": event.time, "type": "track",
-            "distinct_id": event.distinctID, "anonymous_id": event.anonymousID, "event": event.name,
-            "lib": ["$lib": event.lib.lib, "$lib_version": event.lib.libVersion, "$lib_method": event.lib.method == .autoTrack ? "autoTrack" : "code", "$app_version": event.lib.appVersion],
-            "properties": properties, "_flush_time": flushTime,
-        ]
-    }
-
-    static func sensorsBytes(_ events: [Event]) throws -> Int {
-        let array = events.map { sensorsJSON($0, flushTime: 1_763_769_700_000) }
-        let json = try JSONSerialization.data(withJSONObject: array, options: [.sortedKeys]) // one stable order
-        let gzipped = try Compression.gzip([UInt8](json), level: 6)
-        return Data(gzipped).base64EncodedString().utf8.count
-    }
+    static func sensorsBytes(_ events: [Event]) throws -> Int { try SensorsEncoding.bytes(events) }
 
     static func spoorBytes(_ events: [Event], codec: Codec, sharedContext: Bool = true) throws -> Int {
         let encoder = EventEncoder()

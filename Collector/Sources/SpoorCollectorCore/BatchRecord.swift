@@ -38,8 +38,7 @@ public struct EventRow: Sendable, Hashable {
         anonymousID = event.anonymousID
         loginID = event.loginID
         sessionID = event.sessionID
-        let digits = String(event.trackID, radix: 16)
-        trackID = String(repeating: "0", count: 16 - digits.count) + digits
+        trackID = Self.hex(TrackID.of(event))
         sequence = Int64(bitPattern: event.sequence)
         lib = RowJSON.object([
             ("$lib", .string(event.lib.lib)),
@@ -61,8 +60,7 @@ public struct EventRow: Sendable, Hashable {
         anonymousID = Self.text(view.anonymousID)
         loginID = view.loginID.isEmpty ? nil : Self.text(view.loginID)
         sessionID = view.sessionID.isEmpty ? nil : Self.text(view.sessionID)
-        let digits = String(view.trackID, radix: 16)
-        trackID = String(repeating: "0", count: 16 - digits.count) + digits
+        trackID = Self.hex(view.trackID != 0 ? view.trackID : TrackID.derived(anonymousID: view.anonymousID, sequence: view.sequence))
         sequence = Int64(bitPattern: view.sequence)
         var lib = RowJSON(capacity: 96)
         lib.bytes.append(contentsOf: #"{"$lib":"#.utf8)
@@ -76,6 +74,12 @@ public struct EventRow: Sendable, Hashable {
         lib.bytes.append(UInt8(ascii: "}"))
         self.lib = String(decoding: lib.bytes, as: UTF8.self)
         properties = RowJSON.properties(view)
+    }
+
+    /// A track id as 16 hex digits; events that carry none get the one derived from (anonymous id, sequence).
+    private static func hex(_ trackID: UInt64) -> String {
+        let digits = String(trackID, radix: 16)
+        return String(repeating: "0", count: 16 - digits.count) + digits
     }
 
     private static func text(_ bytes: UnsafeRawBufferPointer) -> String {

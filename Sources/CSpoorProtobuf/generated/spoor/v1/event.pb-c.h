@@ -198,7 +198,10 @@ struct  Spoor__V1__Event
    */
   int64_t time;
   /*
-   * Random 64-bit id of this record, for de-duplication by the collector.
+   * An id of this record. Spoor's tracker leaves it 0 (absent): (anonymous_id,
+   * sequence) identifies a record exactly, and readers that want one id per
+   * record derive it from that pair (SpoorCore's `TrackID.derived`). Earlier
+   * versions wrote a random value; readers keep a non-zero one as it is.
    */
   uint64_t track_id;
   /*
