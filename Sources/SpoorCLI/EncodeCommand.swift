@@ -37,7 +37,7 @@ struct EncodeCommand: ParsableCommand {
     @Option(help: ArgumentHelp("With --frames, the frame codec: zstd, gzip or none.", valueName: "codec"))
     var codec: FrameCodec?
 
-    @Flag(help: "With --frames, store what each frame's events share once (Batch.contexts), as Configuration.sharedContext does.")
+    @Flag(help: "With --frames, store what each frame's events share once (Batch.contexts), found by comparing their fields.")
     var sharedContext = false
 
     func validate() throws {

@@ -122,10 +122,6 @@ public struct Configuration: Sendable {
     public var durability: Durability = .batched(interval: .seconds(1))
     /// Compression for uploads. Default zstd.
     public var codec: Codec = .zstd
-    /// Whether uploaded batches store what their events share (presets, super properties, ids) once, in
-    /// `Batch.contexts`. Default off: after zstd it saves only 4–7 % of the bytes for 3.5–5× the sealing CPU
-    /// (docs/benchmarks.md); turn it on with `Codec.none` or where bytes cost more than CPU.
-    public var sharedContext = false
     /// Which auto-track events are emitted. Default: none.
     public var autoTrack: AutoTrackOptions = []
     /// Whether events carry `$event_session_id`. Default off.

@@ -17,7 +17,6 @@ extension Tracker {
         upload.requestTimeout = configuration.requestTimeout
         upload.batchSize = configuration.flushBulkSize
         upload.codec = configuration.codec
-        upload.sharedContext = configuration.sharedContext
         upload.flushInterval = configuration.flushInterval
         upload.rejectedLimits = configuration.rejectedLimits
         upload.userAgent = UploadConfiguration.userAgent(version: PresetProperties.libVersion)

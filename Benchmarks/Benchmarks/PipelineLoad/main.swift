@@ -3,7 +3,7 @@
 //
 //     swift build -c release --package-path Collector --product spoor-collector
 //     swift run -c release --package-path Benchmarks PipelineLoad --collector Collector/.build/release/spoor-collector \
-//         [--events 1000000] [--threads 2] [--batch 1000] [--workload iPhoneApp|linuxService] [--shared-context]
+//         [--events 1000000] [--threads 2] [--batch 1000] [--workload iPhoneApp|linuxService]
 //
 // Prints wall time (first `track` to the last batch acknowledged), events/s, bytes on the wire per event,
 // client and collector peak RSS and CPU, then checks the store: every tracked event stored exactly once.
@@ -97,7 +97,6 @@ configuration.serverURL = URL(string: "http://\(address)/v1/batch")
 configuration.appVersion = "1.0"
 configuration.presetOverrides = Workload(workloadKind, seed: 0).presets
 configuration.flushBulkSize = batchSize
-configuration.sharedContext = CommandLine.arguments.contains("--shared-context")
 // Room for the whole run, so the figure is delivery, not the caps dropping events.
 configuration.maxQueuedEvents = max(totalEvents, batchSize)
 configuration.maxLogBytes = 4 << 30
@@ -148,7 +147,7 @@ let stored = listing.split(separator: "\n").compactMap { $0.split(separator: "\t
 let upload = counters.upload
 let wall = delivered - start
 func f(_ value: Double, _ digits: Int = 2) -> String { String(format: "%.\(digits)f", value) }
-print("PipelineLoad: \(totalEvents) \(workloadKind.rawValue) events, \(threads) threads, \(batchSize)-event zstd batches\(configuration.sharedContext ? " with shared contexts" : ""), collector → SQLite")
+print("PipelineLoad: \(totalEvents) \(workloadKind.rawValue) events, \(threads) threads, \(batchSize)-event zstd batches, collector → SQLite")
 print("  track() on the callers:  \(f(tracked - start)) s (\(f(Double(totalEvents) / (tracked - start) / 1e6)) M calls/s)")
 print("  wall to last ack:        \(f(wall)) s  → \(Int(Double(stored) / wall)) events/s stored end to end")
 print("  flush:                   \(result)")
