@@ -41,9 +41,9 @@ import Testing
         #expect(Set(events.map(\.distinctID)).count > 50)
     }
 
-    /// Bytes per event in the log (record header + Batch entry) and in 50-event zstd frames, against
-    /// Sensors' encoding of the same 50 events. Prints the figures docs/benchmarks.md quotes; the
-    /// expectations hold today's sizes so that a regression shows.
+    /// Bytes per whole event (record header + Batch entry, as a log without context records would hold it)
+    /// and in 50-event zstd frames sealed from whole events, against Sensors' encoding of the same 50 events.
+    /// What the tracker writes (context records) is measured by `RealisticLogTests` in SpoorTrackerTests.
     @Test("bytes per realistic event", arguments: Workload.Kind.allCases)
     func bytesPerEvent(kind: Workload.Kind) throws {
         var workload = Workload(kind, seed: 2026)
@@ -77,7 +77,7 @@ import Testing
         print(String(format: "%@: 50-event zstd frames of plain events (before shared contexts) %.1f B/event; shared context without track ids %.1f B/event",
                      kind.rawValue, Double(plain) / n, Double(withoutTrackIDs) / n))
         #expect(zstd < plain, "the shared context makes frames smaller")
-        print(String(format: "%@: log %.1f B/event; 50-event frames: zstd %.1f, gzip %.1f, Sensors base64(gzip(JSON)) %.1f B/event; zstd/Sensors %.2f",
+        print(String(format: "%@: whole events %.1f B/event; 50-event frames of whole events: zstd %.1f, gzip %.1f, Sensors base64(gzip(JSON)) %.1f B/event; zstd/Sensors %.2f",
                      kind.rawValue, Double(logBytes) / n, Double(zstd) / n, Double(gzip) / n, Double(sensors) / n, Double(zstd) / Double(sensors)))
         #expect(Double(zstd) < Double(sensors))
     }
