@@ -371,4 +371,7 @@ do {
     if getloadavg(&load, 3) == 3 { print(String(format: "load average during the run: %.2f (on %d cores)", load[0], ProcessInfo.processInfo.activeProcessorCount)) }
 }
 
-try await measureHook()
+// `--skip-hook` leaves the hook's rounds out (for profiling the writer without them).
+if !CommandLine.arguments.contains("--skip-hook") {
+    try await measureHook()
+}
