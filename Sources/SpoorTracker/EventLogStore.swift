@@ -85,6 +85,7 @@ final class EventLogStore: EventStore, @unchecked Sendable {
     /// The encoded `properties` entries of the base, with `$is_first_day` false and true.
     private var baseEntries: (notFirstDay: [UInt8], firstDay: [UInt8]) = ([], [])
 
+    /// Appends `event`, the own fields of a `StoredEvent` with a base, extending the context made from `base`.
     private func appendWithContext(_ event: Event, base: Snapshot, firstDay: Bool) throws(EncodeError) {
         if contextSnapshot !== base {
             baseEntries = (
@@ -95,24 +96,22 @@ final class EventLogStore: EventStore, @unchecked Sendable {
         }
         let key = ContextKey(snapshot: ObjectIdentifier(base), firstDay: firstDay, sessionID: event.sessionID)
         if key != contextKey {
+            let lib = base.libCode
             let context = Event(
                 name: "", type: .unrecognized(0), time: event.time, trackID: 0, sequence: event.sequence,
                 distinctID: base.distinctID, anonymousID: base.anonymousID, loginID: base.loginID,
-                lib: LibInfo(lib: event.lib.lib, libVersion: event.lib.libVersion, method: .unspecified, appVersion: event.lib.appVersion),
+                lib: LibInfo(lib: lib.lib, libVersion: lib.libVersion, method: .unspecified, appVersion: lib.appVersion),
                 properties: [:], sessionID: event.sessionID)
             try records.appendContext(context, suffix: firstDay ? baseEntries.firstDay : baseEntries.notFirstDay, using: encoder)
             contextKey = key
             contextBase = (event.time, event.sequence)
         }
-        // Only what differs from the context; empty strings and zeros are not written. Time and sequence are
-        // small offsets from the context's (`time_offset`, `sequence_offset`), which the merge rule adds back.
+        // The event holds only its own fields (`StoredEvent`); empty strings and zeros are not written. Time
+        // and sequence are small offsets from the context's (`time_offset`, `sequence_offset`), which the merge
+        // rule adds back.
         var own = event
         own.time = 0
         own.sequence = 0
-        if own.distinctID == base.distinctID { own.distinctID = "" }
-        own.anonymousID = ""
-        if own.loginID == base.loginID { own.loginID = nil }
-        own.lib = LibInfo(lib: "", libVersion: "", method: event.lib.method)
         own.sessionID = nil
         suffix.removeAll(keepingCapacity: true)
         suffix += [13 << 3, 1]  // context = 1: the last context record before this one

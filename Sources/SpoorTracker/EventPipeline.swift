@@ -410,20 +410,28 @@ final class EventPipeline: @unchecked Sendable {
     /// `nil` when ``Configuration/beforeRecord`` dropped or rejected the event.
     private func materialize(_ pending: PendingEvent) -> StoredEvent? {
         let snapshot = pending.snapshot!
+        let distinctID = pending.type == .trackSignup ? (snapshot.loginID ?? snapshot.distinctID) : snapshot.distinctID
+        let firstDay = snapshot.firstDay.contains(pending.time)
+        if !pending.isProfile, hook == nil, !collides(pending, with: snapshot) {
+            // The common case: only the event's own fields; the snapshot supplies the rest (`StoredEvent.merged`,
+            // and the log's context record). No id or lib string is copied per event.
+            var properties = pending.properties
+            if let dynamic = pending.dynamicProperties {
+                properties = dynamic.merging(pending.properties) { $1 }
+            }
+            let event = Event(
+                name: pending.name, type: pending.type, time: pending.time, sequence: pending.sequence,
+                distinctID: distinctID == snapshot.distinctID ? "" : distinctID, anonymousID: "",
+                lib: LibInfo(lib: "", libVersion: "", method: pending.method),
+                properties: properties, sessionID: pending.sessionID, originalID: pending.originalID)
+            return StoredEvent(event: event, base: snapshot, firstDay: firstDay)
+        }
         var event = Event(
-            name: pending.name, type: pending.type, time: pending.time, trackID: 0, sequence: pending.sequence,
-            distinctID: pending.type == .trackSignup ? (snapshot.loginID ?? snapshot.distinctID) : snapshot.distinctID,
-            anonymousID: snapshot.anonymousID, loginID: snapshot.loginID,
+            name: pending.name, type: pending.type, time: pending.time, sequence: pending.sequence,
+            distinctID: distinctID, anonymousID: snapshot.anonymousID, loginID: snapshot.loginID,
             lib: pending.method == .autoTrack ? snapshot.libAuto : snapshot.libCode,
             properties: pending.properties, sessionID: pending.sessionID, originalID: pending.originalID)
         if pending.isProfile { return StoredEvent(event: event, base: nil, firstDay: false) }
-        let firstDay = snapshot.firstDay.contains(pending.time)
-        if hook == nil, !collides(pending, with: snapshot) {
-            if let dynamic = pending.dynamicProperties {
-                event.properties = dynamic.merging(pending.properties) { $1 }
-            }
-            return StoredEvent(event: event, base: snapshot, firstDay: firstDay)
-        }
         event.properties = StoredEvent.merge(
             base: snapshot, dynamic: pending.dynamicProperties, own: pending.properties, firstDay: firstDay)
         if let hook, !runHook(hook, on: &event, deviceID: snapshot.deviceID) { return nil }
@@ -490,10 +498,12 @@ final class EventPipeline: @unchecked Sendable {
 
 /// A finished record as the writer hands it to the store.
 struct StoredEvent {
-    /// The record. When `base` is set its properties are only the event's own (dynamic super properties and
-    /// call site), none of which is a key of `base`; otherwise they are complete.
+    /// The record. When `base` is set it holds only the event's own fields: name, type, time, sequence, the lib
+    /// method (lib's strings empty), its own properties (dynamic super properties and call site, none of which
+    /// is a key of `base`), session and original id, and the distinct id only when it is not the snapshot's
+    /// (else empty); the anonymous and login ids are left out. Otherwise it is complete.
     var event: Event
-    /// Preset and super properties to merge under the event's own, and `$is_first_day` over them.
+    /// What the event shares with others (ids, lib, preset and super properties), and `$is_first_day` over them.
     var base: Snapshot?
     /// `$is_first_day` for this event.
     var firstDay: Bool
@@ -502,6 +512,10 @@ struct StoredEvent {
     var merged: Event {
         guard let base else { return event }
         var event = event
+        if event.distinctID.isEmpty { event.distinctID = base.distinctID }
+        event.anonymousID = base.anonymousID
+        event.loginID = base.loginID
+        event.lib = event.lib.method == .autoTrack ? base.libAuto : base.libCode
         event.properties = Self.merge(base: base, dynamic: nil, own: event.properties, firstDay: firstDay)
         return event
     }
