@@ -43,6 +43,8 @@ final class Snapshot: Sendable {
     let firstDay: Range<EpochMilliseconds>
     /// Whether there are super properties, which the event's own keys might collide with.
     let hasSuperProperties: Bool
+    /// The keys an event's own properties may not share for the event to extend the context (`collides`).
+    let collisionKeys: CollisionKeys
 
     init(state: PersistedState, context: PipelineContext) {
         hasSuperProperties = !state.superProperties.isEmpty
@@ -57,6 +59,7 @@ final class Snapshot: Sendable {
         base["$device_id"] = .string(state.deviceID)
         base["$event_session_id"] = nil
         self.base = base
+        collisionKeys = CollisionKeys(Array(base.keys) + ["$is_first_day", "$event_session_id"])
         libCode = LibInfo(lib: context.platform, libVersion: PresetProperties.libVersion, method: .code, appVersion: context.appVersion)
         libAuto = LibInfo(lib: context.platform, libVersion: PresetProperties.libVersion, method: .autoTrack, appVersion: context.appVersion)
         firstDay = context.firstDay
@@ -485,12 +488,10 @@ final class EventPipeline: @unchecked Sendable {
     @inline(__always)
     private func collides(_ pending: PendingEvent, with snapshot: Snapshot) -> Bool {
         guard pending.hasDollarKey || snapshot.hasSuperProperties else { return false }
-        @inline(__always) func clashes(_ key: String) -> Bool {
-            snapshot.base[key] != nil || key == "$is_first_day" || key == "$event_session_id"
-        }
-        for key in pending.properties.keys where clashes(key) { return true }
+        let keys = snapshot.collisionKeys
+        for key in pending.properties.keys where keys.contains(key) { return true }
         if let dynamic = pending.dynamicProperties {
-            for key in dynamic.keys where clashes(key) { return true }
+            for key in dynamic.keys where keys.contains(key) { return true }
         }
         return false
     }
