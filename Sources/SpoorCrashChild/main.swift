@@ -49,6 +49,49 @@ func event(_ sequence: UInt64) -> Event {
 
 let quiet = Logger(label: "child") { _ in SwiftLogNoOpLogHandler() }
 
+/// Appends events the two ways the tracker writes them: in two blocks of 100 sequence numbers out of three,
+/// each event as its own fields extending a context record (the block's ids, lib, session and shared
+/// properties, time and sequence as offsets from the block's), and in the third as whole events. Either way
+/// an event decodes to exactly `event(sequence)`.
+struct EventWriter {
+    let encoder = EventEncoder()
+    /// The block whose context record was appended last by this process.
+    var contextBlock: UInt64?
+    static let shared: Set<String> = ["$os", "$os_version", "$model", "$network_type"]
+
+    mutating func append(_ sequence: UInt64, to buffer: inout RecordBuffer) throws {
+        let whole = event(sequence)
+        let block = sequence / 100
+        guard block % 3 != 2 else { return try buffer.append(whole, using: encoder) }
+        let base = block * 100
+        if contextBlock != block {
+            let context = Event(
+                name: "", type: .unrecognized(0), time: 1_700_000_000_000 + Int64(base), sequence: base,
+                distinctID: "", anonymousID: whole.anonymousID,
+                lib: LibInfo(lib: whole.lib.lib, libVersion: whole.lib.libVersion, method: .unspecified, appVersion: whole.lib.appVersion),
+                properties: whole.properties.filter { Self.shared.contains($0.key) }, sessionID: whole.sessionID)
+            try buffer.appendContext(context, suffix: [], using: encoder)
+            contextBlock = block
+        }
+        var own = whole
+        own.time = 0
+        own.sequence = 0
+        own.anonymousID = ""
+        own.lib = LibInfo(lib: "", libVersion: "", method: whole.lib.method)
+        own.properties = whole.properties.filter { !Self.shared.contains($0.key) }
+        own.sessionID = nil
+        // context = 1, then time_offset and sequence_offset (both sequence - base, zigzag-encoded).
+        var suffix: [UInt8] = [13 << 3, 1]
+        if sequence > base {
+            for field: UInt64 in [14, 15] {
+                Varint.append(field << 3, to: &suffix)
+                Varint.append((sequence - base) << 1, to: &suffix)
+            }
+        }
+        try buffer.append(own, suffix: suffix, using: encoder)
+    }
+}
+
 /// Appends, syncs, seals and releases at random until killed.
 func crash(directory: URL, start: UInt64, seed: UInt64) throws {
     var random = SplitMix64(seed: seed)
@@ -57,7 +100,7 @@ func crash(directory: URL, start: UInt64, seed: UInt64) throws {
         maxBytes: 1 << 30, maxRecords: 1_000_000, durability: durability, segmentBytes: 64 << 10, maxPendingBatches: 1000
     )
     var log = try EventLog(directory: directory, configuration: configuration, logger: quiet)
-    let encoder = EventEncoder()
+    var writer = EventWriter()
     let decoder = EventDecoder()
     var buffer = RecordBuffer()
     var next = start
@@ -65,7 +108,7 @@ func crash(directory: URL, start: UInt64, seed: UInt64) throws {
     while true {
         buffer.removeAll(keepingCapacity: true)
         for _ in 0..<Int.random(in: 1...40, using: &random) {
-            try buffer.append(event(next), using: encoder)
+            try writer.append(next, to: &buffer)
             next += 1
         }
         log.append(buffer)

@@ -103,15 +103,24 @@ final class Child {
             let log = try open(directory)
             defer { log.close() }
             var seen: [UInt64: Int] = [:]
+            var mismatched = 0
             let decoder = EventDecoder()
             log.forEachRecord { payload in
-                for event in try! decoder.decodeBatch(payload) { seen[event.sequence, default: 0] += 1 }
+                for event in try! decoder.decodeBatch(payload) {
+                    seen[event.sequence, default: 0] += 1
+                    // Whole or extending a context record, each event reads back exactly as it was made.
+                    if event != Fixtures.event(Int(event.sequence)) { mismatched += 1 }
+                }
             }
             for batch in log.pendingBatches() {
                 let frame = try FrameDecoder().decode(log.frame(of: batch.id))
-                for event in try decoder.decodeBatch(frame.payload) { seen[event.sequence, default: 0] += 1 }
+                for event in try decoder.decodeBatch(frame.payload) {
+                    seen[event.sequence, default: 0] += 1
+                    if event != Fixtures.event(Int(event.sequence)) { mismatched += 1 }
+                }
             }
             let counters = log.counters
+            #expect(mismatched == 0, "round \(round) seed \(seed)")
             #expect(counters.corrupt == 0, "round \(round) seed \(seed)")
             #expect(counters.quarantined == 0, "round \(round) seed \(seed)")
             let highest = ([seen.keys.max(), synced, released.map(\.upperBound).max(), releasing.map(\.upperBound).max()]
