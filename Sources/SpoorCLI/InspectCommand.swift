@@ -236,6 +236,7 @@ struct InspectCommand: ParsableCommand {
             out += "\nsegments:\n"
             for segment in report.segments {
                 out += "  \(segment.file)  \(bytes(segment.bytes))  \(segment.records) records, \(segment.liveRecords) live"
+                if segment.contexts > 0 { out += ", \(segment.contexts) context\(segment.contexts == 1 ? "" : "s")" }
                 if segment.skippedRegions > 0 {
                     out += ", \(segment.skippedRegions) corrupt region\(segment.skippedRegions == 1 ? "" : "s") skipped (counted)"
                 }
