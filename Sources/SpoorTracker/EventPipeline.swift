@@ -21,10 +21,12 @@ struct PendingEvent {
     /// Some key starts with `$`, so the never-overridable keys are re-applied after merging.
     var hasDollarKey: Bool
     var originalID: String?
-    // Assigned under the pipeline lock, so they follow the order events enter the log.
+    // Assigned under the pipeline lock, so they follow the order events enter the log. The snapshot and the
+    // session are not retained: the pipeline keeps them alive until the writer has written the event
+    // (`HotState.retired`), so a caller never touches a reference count the writer's core also touches.
     var sequence: UInt64 = 0
-    var snapshot: Snapshot? = nil
-    var sessionID: String? = nil
+    var snapshot: Unmanaged<Snapshot>? = nil
+    var session: Unmanaged<Session>? = nil
 
     var isProfile: Bool { type != .track && type != .trackSignup }
 }
@@ -66,6 +68,12 @@ final class Snapshot: Sendable {
     }
 }
 
+/// A session id, held by reference so that events can point to it without retaining it (see `PendingEvent`).
+final class Session: Sendable {
+    let id: String
+    init(id: String) { self.id = id }
+}
+
 /// What the pipeline needs to know that never changes while it runs.
 struct PipelineContext: Sendable {
     var preset: Properties
@@ -99,8 +107,13 @@ struct HotState {
     var waiters: [(generation: UInt64, done: @Sendable (Bool) -> Void)] = []
     var stopping = false
     var stopped = false
+    /// Snapshots and sessions replaced since the writer last took the buffer: events waiting there may point to
+    /// them (unretained), so they live until the writer has written those events.
+    var retired: [AnyObject] = []
     // Sessions (events spec §6).
-    var sessionID: String?
+    var session: Session? {
+        willSet { if let session { retired.append(session) } }
+    }
     var sessionStart: EpochMilliseconds = 0
     var sessionLast: EpochMilliseconds = 0
 
@@ -115,6 +128,7 @@ struct HotState {
 
     /// Rebuilds the snapshot after identity or super properties changed, and marks the state for saving.
     mutating func stateChanged() {
+        retired.append(snapshot)
         snapshot = Snapshot(state: persisted, context: context)
         stateDirty = true
     }
@@ -125,9 +139,9 @@ struct HotState {
     mutating func accept(_ event: inout PendingEvent) -> Bool {
         event.sequence = nextSequence
         nextSequence &+= 1
-        event.snapshot = snapshot
+        event.snapshot = Unmanaged.passUnretained(snapshot)
         if context.enableSession, !event.isProfile {
-            event.sessionID = session(at: event.time)
+            event.session = Unmanaged.passUnretained(session(at: event.time))
         }
         buffer.append(event)
         accepted += 1
@@ -143,18 +157,18 @@ struct HotState {
         }
     }
 
-    mutating func session(at time: EpochMilliseconds) -> String {
-        if let id = sessionID, time - sessionLast < context.sessionIdleMilliseconds,
+    mutating func session(at time: EpochMilliseconds) -> Session {
+        if let session, time - sessionLast < context.sessionIdleMilliseconds,
             time - sessionStart < context.sessionMaxMilliseconds
         {
             sessionLast = max(sessionLast, time)
-            return id
+            return session
         }
-        let id = UUID().uuidString
-        sessionID = id
+        let new = Session(id: UUID().uuidString)
+        session = new
         sessionStart = time
         sessionLast = time
-        return id
+        return new
     }
 }
 
@@ -306,7 +320,7 @@ final class EventPipeline: @unchecked Sendable {
 
         enum Step {
             case waitIdle, waitLinger
-            case process(flushGeneration: UInt64, sync: Bool, save: PersistedState?, release: Int)
+            case process(flushGeneration: UInt64, sync: Bool, save: PersistedState?, release: Int, retired: [AnyObject])
             case exit(save: PersistedState, waiters: [@Sendable (Bool) -> Void])
         }
 
@@ -331,6 +345,8 @@ final class EventPipeline: @unchecked Sendable {
                     return .waitLinger
                 }
                 swap(&s.buffer, &back)
+                let retired = s.retired
+                s.retired = []
                 let release = s.blockedProducers
                 s.blockedProducers = 0
                 s.writerState = .busy
@@ -340,7 +356,7 @@ final class EventPipeline: @unchecked Sendable {
                     save = s.persisted
                     s.stateDirty = false
                 }
-                return .process(flushGeneration: s.flushRequested, sync: flushPending, save: save, release: release)
+                return .process(flushGeneration: s.flushRequested, sync: flushPending, save: save, release: release, retired: retired)
             }
             lingered = false
             switch step {
@@ -349,7 +365,9 @@ final class EventPipeline: @unchecked Sendable {
             case .waitLinger:
                 _ = wake.wait(timeout: .now() + linger)
                 lingered = true
-            case .process(let generation, let sync, let save, let release):
+            case .process(let generation, let sync, let save, let release, let retired):
+                // What the events in `back` may point to stays alive until they are written.
+                defer { withExtendedLifetime(retired) {} }
                 for _ in 0..<release { space.signal() }
                 // Small groups keep the merged events and their encoding in cache, whatever the backlog.
                 var index = 0
@@ -412,7 +430,8 @@ final class EventPipeline: @unchecked Sendable {
     /// again for every event.
     /// `nil` when ``Configuration/beforeRecord`` dropped or rejected the event.
     private func materialize(_ pending: PendingEvent) -> StoredEvent? {
-        let snapshot = pending.snapshot!
+        let snapshot = pending.snapshot!.takeUnretainedValue()
+        let sessionID = pending.session?.takeUnretainedValue().id
         let distinctID = pending.type == .trackSignup ? (snapshot.loginID ?? snapshot.distinctID) : snapshot.distinctID
         let firstDay = snapshot.firstDay.contains(pending.time)
         if !pending.isProfile, hook == nil, !collides(pending, with: snapshot) {
@@ -426,14 +445,14 @@ final class EventPipeline: @unchecked Sendable {
                 name: pending.name, type: pending.type, time: pending.time, sequence: pending.sequence,
                 distinctID: distinctID == snapshot.distinctID ? "" : distinctID, anonymousID: "",
                 lib: LibInfo(lib: "", libVersion: "", method: pending.method),
-                properties: properties, sessionID: pending.sessionID, originalID: pending.originalID)
+                properties: properties, sessionID: sessionID, originalID: pending.originalID)
             return StoredEvent(event: event, base: snapshot, firstDay: firstDay)
         }
         var event = Event(
             name: pending.name, type: pending.type, time: pending.time, sequence: pending.sequence,
             distinctID: distinctID, anonymousID: snapshot.anonymousID, loginID: snapshot.loginID,
             lib: pending.method == .autoTrack ? snapshot.libAuto : snapshot.libCode,
-            properties: pending.properties, sessionID: pending.sessionID, originalID: pending.originalID)
+            properties: pending.properties, sessionID: sessionID, originalID: pending.originalID)
         if pending.isProfile { return StoredEvent(event: event, base: nil, firstDay: false) }
         event.properties = StoredEvent.merge(
             base: snapshot, dynamic: pending.dynamicProperties, own: pending.properties, firstDay: firstDay)

@@ -441,7 +441,7 @@ public final class Tracker: Sendable {
 
     /// Ends the current session: the next event starts a new one (a cold start does this on its own).
     func startNewSession() {
-        pipeline.hot.withLock { $0.sessionID = nil }
+        pipeline.hot.withLock { $0.session = nil }
     }
 
     /// Whether this is the first launch ever on this install, clearing the flag (persisted) so it is true once.
