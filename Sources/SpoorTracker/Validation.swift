@@ -1,3 +1,4 @@
+import Foundation
 import SpoorCore
 
 /// The rule an event or property broke (events spec §3).
@@ -144,7 +145,9 @@ enum PropertyValidator {
 
     @inline(__always)
     static func containsNUL(_ string: String) -> Bool {
-        string.utf8.withContiguousStorageIfAvailable { $0.contains(0) } ?? string.utf8.contains(0)
+        string.utf8.withContiguousStorageIfAvailable { bytes in
+            bytes.isEmpty ? false : memchr(bytes.baseAddress!, 0, bytes.count) != nil  // libc's vectorised scan
+        } ?? string.utf8.contains(0)
     }
 
     /// What a property set needs besides acceptance.

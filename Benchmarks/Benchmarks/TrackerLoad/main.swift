@@ -289,7 +289,7 @@ if CommandLine.arguments.contains("--hook-only") {
 
 print("Spoor tracker benchmarks (release build expected); samples \(samples), 2 threads x \(perThread) events, \(rounds) rounds")
 
-measureWriterParts()
+if !CommandLine.arguments.contains("--profile-track") { measureWriterParts() }
 
 do {
     let (tracker, directory) = try makeTracker()
@@ -298,6 +298,11 @@ do {
         _ = tracker.track(call.name, properties: call.properties)
     }
     await tracker.flush()
+    // `--profile-track`: only the back-to-back calls, for `perf record` of the caller's path.
+    if CommandLine.arguments.contains("--profile-track") {
+        print(backToBack.line())
+        exit(0)
+    }
     let paced = measureLatency(name: "track(), \(eventLabel), 1 per 5 µs", pause: 5_000) { i in
         let call = calls[i & callMask]
         _ = tracker.track(call.name, properties: call.properties)
