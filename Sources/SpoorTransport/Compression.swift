@@ -72,7 +72,7 @@ package enum Compression {
 
     // MARK: zstd
 
-    static func zstd(_ input: [UInt8], level: Int) throws(FrameError) -> [UInt8] {
+    package static func zstd(_ input: [UInt8], level: Int) throws(FrameError) -> [UInt8] {
         let bound = ZSTD_compressBound(input.count)
         var output = [UInt8](repeating: 0, count: max(bound, 1))
         let result = input.withUnsafeBytes { src in
