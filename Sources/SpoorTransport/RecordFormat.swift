@@ -139,15 +139,7 @@ public struct RecordBuffer: Sendable {
     /// On error the buffer is left as it was. A record larger than 16 MiB is left out
     /// and counted in ``rejected``.
     public mutating func append(_ event: Event, using encoder: EventEncoder) throws(EncodeError) {
-        let start = bytes.count
-        bytes.append(contentsOf: repeatElement(0, count: RecordFormat.headerSize))
-        do {
-            try encoder.appendBatchEntry(event, to: &bytes)
-        } catch {
-            bytes.removeSubrange(start...)
-            throw error
-        }
-        finishRecord(start: start)
+        try appendRecord { bytes throws(EncodeError) in try encoder.appendBatchEntry(event, to: &bytes) }
     }
 
     /// Encodes `event` followed by `suffix` (more encoded fields of the same event, such as `properties`
@@ -156,15 +148,7 @@ public struct RecordBuffer: Sendable {
     /// See `EventEncoder.appendBatchEntry(_:suffix:to:)`. On error the buffer is left as it was; a record
     /// larger than 16 MiB is left out and counted in ``rejected``.
     public mutating func append(_ event: Event, suffix: [UInt8], using encoder: EventEncoder) throws(EncodeError) {
-        let start = bytes.count
-        bytes.append(contentsOf: repeatElement(0, count: RecordFormat.headerSize))
-        do {
-            try encoder.appendBatchEntry(event, suffix: suffix, to: &bytes)
-        } catch {
-            bytes.removeSubrange(start...)
-            throw error
-        }
-        finishRecord(start: start)
+        try appendRecord { bytes throws(EncodeError) in try encoder.appendBatchEntry(event, suffix: suffix, to: &bytes) }
     }
 
     /// Adds a context record: `context` and `suffix` encoded as one `Batch.contexts` entry
@@ -175,16 +159,25 @@ public struct RecordBuffer: Sendable {
     /// segment, memory while the disk fails, a sealed batch, a reader. On error the buffer is left as it was.
     public mutating func appendContext(_ context: Event, suffix: [UInt8], using encoder: EventEncoder) throws(EncodeError) {
         let start = bytes.count
+        guard try appendRecord({ bytes throws(EncodeError) in try encoder.appendContextEntry(context, suffix: suffix, to: &bytes) })
+        else { return }
+        contextCount += 1
+        lastContext = Array(bytes[(start + RecordFormat.headerSize)...])
+    }
+
+    /// Reserves a record header, lets `encode` append the payload behind it and frames the record; on error
+    /// removes what was added. Returns whether the record was kept (see `finishRecord(start:)`).
+    @discardableResult
+    private mutating func appendRecord(_ encode: (inout [UInt8]) throws(EncodeError) -> Void) throws(EncodeError) -> Bool {
+        let start = bytes.count
         bytes.append(contentsOf: repeatElement(0, count: RecordFormat.headerSize))
         do {
-            try encoder.appendContextEntry(context, suffix: suffix, to: &bytes)
+            try encode(&bytes)
         } catch {
             bytes.removeSubrange(start...)
             throw error
         }
-        guard finishRecord(start: start) else { return }
-        contextCount += 1
-        lastContext = Array(bytes[(start + RecordFormat.headerSize)...])
+        return finishRecord(start: start)
     }
 
     /// Adds one record whose payload is `entry`, which should be one protobuf `Batch` entry
