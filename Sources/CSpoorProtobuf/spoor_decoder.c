@@ -248,6 +248,10 @@ struct spoor_decoder {
     size_t budget;      /* what this decode may use, <= capacity */
     int exhausted;
     ProtobufCAllocator allocator;
+    /* After spoor_decode_context: the context and its property views, in this arena. */
+    const Spoor__V1__Event *context;
+    size_t context_len;
+    spoor_prop_view *context_props;
 };
 
 static void *arena_alloc(void *opaque, size_t size) {
@@ -319,6 +323,46 @@ static spoor_str_view view_of(const char *s) {
     return v;
 }
 
+/* Fills `props` (room for ev->n_properties) with views of the event's properties; 0 with `err` set when a
+ * value is missing or a merged list is too long. */
+static int fill_props(spoor_decoder *dec, const Spoor__V1__Event *ev, spoor_prop_view *props, spoor_decode_error *err) {
+    for (size_t i = 0; i < ev->n_properties; i++) {
+        const Spoor__V1__Event__PropertiesEntry *entry = ev->properties[i];
+        spoor_prop_view *p = &props[i];
+        memset(p, 0, sizeof *p);
+        p->key = view_of(entry->key);
+        const Spoor__V1__Value *v = entry->value;
+        if (!v || v->kind_case == SPOOR__V1__VALUE__KIND__NOT_SET) return fail(err, SPOOR_DECODE_MISSING_VALUE, "properties.value", 0, i);
+        p->kind = (uint32_t)v->kind_case;
+        switch (v->kind_case) {
+        case SPOOR__V1__VALUE__KIND_STRING_VALUE: p->str = view_of(v->string_value); break;
+        case SPOOR__V1__VALUE__KIND_INT_VALUE: p->integer = v->int_value; break;
+        case SPOOR__V1__VALUE__KIND_DOUBLE_VALUE: p->real = v->double_value; break;
+        case SPOOR__V1__VALUE__KIND_BOOL_VALUE: p->integer = v->bool_value ? 1 : 0; break;
+        case SPOOR__V1__VALUE__KIND_DATE_VALUE: p->integer = v->date_value; break;
+        case SPOOR__V1__VALUE__KIND_LIST_VALUE: {
+            const Spoor__V1__StringList *list = v->list_value;
+            size_t n = list ? list->n_values : 0;
+            /* protobuf merges a list split over several `list_value` fields, so the scan's
+             * per-message count is checked again on the merged list. */
+            if (n > dec->limits.max_list_length) return fail(err, SPOOR_DECODE_LIST_TOO_LONG, "properties.value.list_value.values", 0, n);
+            spoor_str_view *items = NULL;
+            if (n) {
+                items = arena_alloc(dec, n * sizeof *items);
+                if (!items) return fail(err, SPOOR_DECODE_OUT_OF_MEMORY, "properties.value.list_value", 0, n);
+                for (size_t j = 0; j < n; j++) items[j] = view_of(list->values[j]);
+            }
+            p->list = items;
+            p->list_count = n;
+            break;
+        }
+        default:
+            return fail(err, SPOOR_DECODE_MISSING_VALUE, "properties.value", 0, i);
+        }
+    }
+    return 1;
+}
+
 spoor_decode_status spoor_decode_event(spoor_decoder *dec, const uint8_t *data, size_t len,
                                        spoor_event_view *view, spoor_decode_error *err) {
     memset(err, 0, sizeof *err);
@@ -352,50 +396,7 @@ spoor_decode_status spoor_decode_event(spoor_decoder *dec, const uint8_t *data, 
             return err->status;
         }
     }
-    for (size_t i = 0; i < ev->n_properties; i++) {
-        const Spoor__V1__Event__PropertiesEntry *entry = ev->properties[i];
-        spoor_prop_view *p = &props[i];
-        memset(p, 0, sizeof *p);
-        p->key = view_of(entry->key);
-        const Spoor__V1__Value *v = entry->value;
-        if (!v || v->kind_case == SPOOR__V1__VALUE__KIND__NOT_SET) {
-            fail(err, SPOOR_DECODE_MISSING_VALUE, "properties.value", 0, i);
-            return err->status;
-        }
-        p->kind = (uint32_t)v->kind_case;
-        switch (v->kind_case) {
-        case SPOOR__V1__VALUE__KIND_STRING_VALUE: p->str = view_of(v->string_value); break;
-        case SPOOR__V1__VALUE__KIND_INT_VALUE: p->integer = v->int_value; break;
-        case SPOOR__V1__VALUE__KIND_DOUBLE_VALUE: p->real = v->double_value; break;
-        case SPOOR__V1__VALUE__KIND_BOOL_VALUE: p->integer = v->bool_value ? 1 : 0; break;
-        case SPOOR__V1__VALUE__KIND_DATE_VALUE: p->integer = v->date_value; break;
-        case SPOOR__V1__VALUE__KIND_LIST_VALUE: {
-            const Spoor__V1__StringList *list = v->list_value;
-            size_t n = list ? list->n_values : 0;
-            /* protobuf merges a list split over several `list_value` fields, so the scan's
-             * per-message count is checked again on the merged list. */
-            if (n > dec->limits.max_list_length) {
-                fail(err, SPOOR_DECODE_LIST_TOO_LONG, "properties.value.list_value.values", 0, n);
-                return err->status;
-            }
-            spoor_str_view *items = NULL;
-            if (n) {
-                items = arena_alloc(dec, n * sizeof *items);
-                if (!items) {
-                    fail(err, SPOOR_DECODE_OUT_OF_MEMORY, "properties.value.list_value", 0, n);
-                    return err->status;
-                }
-                for (size_t j = 0; j < n; j++) items[j] = view_of(list->values[j]);
-            }
-            p->list = items;
-            p->list_count = n;
-            break;
-        }
-        default:
-            fail(err, SPOOR_DECODE_MISSING_VALUE, "properties.value", 0, i);
-            return err->status;
-        }
-    }
+    if (!fill_props(dec, ev, props, err)) return err->status;
 
     memset(view, 0, sizeof *view);
     view->event = view_of(ev->event);
@@ -478,4 +479,124 @@ spoor_decode_status spoor_batch_next_field(const uint8_t *data, size_t len, size
     *length = 0;
     *next = len;
     return SPOOR_DECODE_OK;
+}
+
+/* ---- Events over a decoded context ------------------------------------- */
+
+int spoor_decode_context(spoor_decoder *dec, const uint8_t *data, size_t len) {
+    spoor_decode_error err;
+    memset(&err, 0, sizeof err);
+    dec->context = NULL;
+    if (len > dec->limits.max_event_bytes) return 0;
+    scan_ctx ctx = {data, &dec->limits, &err, 0};
+    if (!scan_message(&ctx, MSG_EVENT, 0, len)) return 0;
+    if (!arena_reset(dec, arena_budget(dec, len))) return 0;
+    Spoor__V1__Event *context = spoor__v1__event__unpack(&dec->allocator, len, data);
+    if (!context) return 0;
+    spoor_prop_view *props = NULL;
+    if (context->n_properties) {
+        props = arena_alloc(dec, context->n_properties * sizeof *props);
+        if (!props) return 0;
+    }
+    if (!fill_props(dec, context, props, &err)) return 0;
+    dec->context = context;
+    dec->context_len = len;
+    dec->context_props = props;
+    return 1;
+}
+
+/* Whether merging the event in [data, data+len) (already scanned) over a context is a plain override: no
+ * singular field, at the top level or in `lib`, holds its default (0, an empty string or message) and `lib`
+ * comes at most once. Then parsing the context's bytes followed by the event's (the Batch rule) gives every
+ * singular field the event's value where it has one and the context's elsewhere, and the properties of both,
+ * the context's first: what spoor_decode_event_over builds without parsing the context again. */
+static int overrides_plainly(const uint8_t *data, size_t len) {
+    size_t pos = 0;
+    int libs = 0;
+    while (pos < len) {
+        uint64_t key, value;
+        if (!read_varint(data, len, &pos, &key, "", &(spoor_decode_error){0})) return 0;
+        uint64_t number = key >> 3;
+        int known_singular = number >= 1 && number <= 15 && number != 10;
+        switch (key & 7) {
+        case 0:
+            if (!read_varint(data, len, &pos, &value, "", &(spoor_decode_error){0})) return 0;
+            if (known_singular && value == 0) return 0;
+            break;
+        case 1: {
+            if (len - pos < 8) return 0;
+            uint64_t word;
+            memcpy(&word, data + pos, 8);
+            if (known_singular && word == 0) return 0;
+            pos += 8;
+            break;
+        }
+        case 5:
+            if (len - pos < 4) return 0;
+            pos += 4;
+            break;
+        case 2:
+            if (!read_varint(data, len, &pos, &value, "", &(spoor_decode_error){0}) || value > len - pos) return 0;
+            if (known_singular && value == 0) return 0;
+            if (number == 9) {
+                if (++libs > 1 || !overrides_plainly(data + pos, (size_t)value)) return 0;
+            }
+            pos += (size_t)value;
+            break;
+        default:
+            return 0;
+        }
+    }
+    return 1;
+}
+
+static const char *either(const char *own, const char *shared) {
+    return own && own[0] ? own : (shared ? shared : "");
+}
+
+int spoor_decode_event_over(spoor_decoder *dec, const spoor_decoder *context_decoder,
+                            const uint8_t *data, size_t len, spoor_event_view *view) {
+    const Spoor__V1__Event *c = context_decoder->context;
+    if (!c || len > dec->limits.max_event_bytes - context_decoder->context_len) return 0;
+    spoor_decode_error err;
+    memset(&err, 0, sizeof err);
+    scan_ctx ctx = {data, &dec->limits, &err, 0};
+    if (!scan_message(&ctx, MSG_EVENT, 0, len) || !overrides_plainly(data, len)) return 0;
+    if (!arena_reset(dec, arena_budget(dec, len) + c->n_properties * sizeof(spoor_prop_view))) return 0;
+    Spoor__V1__Event *ev = spoor__v1__event__unpack(&dec->allocator, len, data);
+    if (!ev) return 0;
+    int32_t type = (int32_t)(ev->type ? ev->type : c->type);
+    size_t count = c->n_properties + ev->n_properties;
+    if (type == SPOOR__V1__EVENT_TYPE__EVENT_TYPE_UNSPECIFIED || count > dec->limits.max_properties) return 0;
+    spoor_prop_view *props = NULL;
+    if (count) {
+        props = arena_alloc(dec, count * sizeof *props);
+        if (!props) return 0;
+        if (c->n_properties) memcpy(props, context_decoder->context_props, c->n_properties * sizeof *props);
+        if (!fill_props(dec, ev, props + c->n_properties, &err)) return 0;
+    }
+
+    memset(view, 0, sizeof *view);
+    view->event = view_of(either(ev->event, c->event));
+    view->type = type;
+    /* Batch rule step 2: the merged offsets, added with wrapping (unsigned) arithmetic. */
+    uint64_t time = (uint64_t)(ev->time ? ev->time : c->time);
+    view->time = (int64_t)(time + (uint64_t)(ev->time_offset ? ev->time_offset : c->time_offset));
+    view->track_id = ev->track_id ? ev->track_id : c->track_id;
+    uint64_t sequence = ev->sequence ? ev->sequence : c->sequence;
+    view->sequence = sequence + (uint64_t)(ev->sequence_offset ? ev->sequence_offset : c->sequence_offset);
+    view->context = ev->context ? ev->context : c->context;
+    view->distinct_id = view_of(either(ev->distinct_id, c->distinct_id));
+    view->anonymous_id = view_of(either(ev->anonymous_id, c->anonymous_id));
+    view->login_id = view_of(either(ev->login_id, c->login_id));
+    view->session_id = view_of(either(ev->session_id, c->session_id));
+    view->original_id = view_of(either(ev->original_id, c->original_id));
+    const Spoor__V1__Lib *own = ev->lib, *shared = c->lib;
+    view->lib = view_of(either(own ? own->lib : NULL, shared ? shared->lib : NULL));
+    view->lib_version = view_of(either(own ? own->lib_version : NULL, shared ? shared->lib_version : NULL));
+    view->app_version = view_of(either(own ? own->app_version : NULL, shared ? shared->app_version : NULL));
+    view->lib_method = (int32_t)(own && own->method ? own->method : (shared ? shared->method : 0));
+    view->props = props;
+    view->prop_count = count;
+    return 1;
 }

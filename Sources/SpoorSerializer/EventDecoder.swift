@@ -35,13 +35,7 @@ public final class EventDecoder {
     /// Creates a decoder with the given limits.
     public init(limits: DecodeLimits = DecodeLimits()) {
         self.limits = limits
-        let cLimits = spoor_decode_limits(
-            max_event_bytes: max(0, limits.maxEventBytes),
-            max_properties: max(0, limits.maxProperties),
-            max_string_bytes: max(0, limits.maxStringBytes),
-            max_list_length: max(0, limits.maxListLength)
-        )
-        guard let decoder = spoor_decoder_new(cLimits) else {
+        guard let decoder = spoor_decoder_new(Self.cLimits(limits)) else {
             fatalError("Spoor: out of memory creating an event decoder")
         }
         self.decoder = decoder
@@ -49,7 +43,28 @@ public final class EventDecoder {
 
     deinit {
         spoor_decoder_free(decoder)
+        if let contextDecoder { spoor_decoder_free(contextDecoder) }
     }
+
+    private static func cLimits(_ limits: DecodeLimits) -> spoor_decode_limits {
+        spoor_decode_limits(
+            max_event_bytes: max(0, limits.maxEventBytes),
+            max_properties: max(0, limits.maxProperties),
+            max_string_bytes: max(0, limits.maxStringBytes),
+            max_list_length: max(0, limits.maxListLength)
+        )
+    }
+
+    /// Makes every event that extends a context decode through the merged bytes (the rule's definition), never
+    /// over a context decoded once: for tests and fuzzing that compare the two.
+    @_spi(Testing) public var alwaysMergesBytes = false
+    /// How many events were decoded over a context decoded once (not through the merged bytes).
+    @_spi(Testing) public private(set) var eventsDecodedOverContext = 0
+
+    /// Holds the context the events of a batch extend, decoded once (created when first needed).
+    private var contextDecoder: OpaquePointer?
+    /// Which of the current batch's contexts `contextDecoder` holds, or nil; reset for every batch.
+    private var decodedContext: Int?
 
     /// Decodes one encoded event.
     public func decode(_ bytes: [UInt8]) throws(DecodeError) -> Event {
@@ -107,6 +122,7 @@ public final class EventDecoder {
     ) throws(DecodeError) {
         guard let base = bytes.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return }
         let contexts = Self.contexts(inBatch: bytes)
+        decodedContext = nil
         var offset = 0
         var index = 0
         var error = spoor_decode_error()
@@ -181,8 +197,11 @@ public final class EventDecoder {
         guard reference <= UInt64(contexts.count) else {
             throw DecodeError(reason: .unknownContext, field: "context", offset: base, detail: reference, eventIndex: eventIndex)
         }
-        // The rule's step 1: protobuf's merge is the parse of the context's bytes followed by the event's.
         let context = contexts[Int(reference - 1)]
+        // Most events (all the tracker writes) merge over their context as a plain override of fields: then the
+        // context, decoded once per batch, is not parsed again for every event.
+        if let view = decodeOverContext(bytes, context: Int(reference - 1), range: context, batch: batch) { return view }
+        // The rule's step 1: protobuf's merge is the parse of the context's bytes followed by the event's.
         var merged: [UInt8] = []
         swap(&merged, &self.merged)
         defer { swap(&merged, &self.merged) }
@@ -199,6 +218,28 @@ public final class EventDecoder {
             error.offset = error.offset < contextLength ? context.lowerBound + error.offset : base + error.offset - contextLength
             return error
         }.get()
+    }
+
+    /// The view of an event over context `index` of the batch by `spoor_decode_event_over`, or nil when the
+    /// merge is not a plain override or anything is invalid (the caller then merges the bytes, which gives the
+    /// same view or reports the error exactly).
+    private func decodeOverContext(
+        _ bytes: UnsafeRawBufferPointer, context index: Int, range: Range<Int>, batch: UnsafeRawBufferPointer
+    ) -> spoor_event_view? {
+        if alwaysMergesBytes { return nil }
+        if contextDecoder == nil { contextDecoder = spoor_decoder_new(Self.cLimits(limits)) }
+        guard let contextDecoder, let batchBase = batch.baseAddress?.assumingMemoryBound(to: UInt8.self),
+              let data = bytes.baseAddress?.assumingMemoryBound(to: UInt8.self)
+        else { return nil }
+        if decodedContext != index {
+            decodedContext = nil
+            guard spoor_decode_context(contextDecoder, batchBase + range.lowerBound, range.count) == 1 else { return nil }
+            decodedContext = index
+        }
+        var view = spoor_event_view()
+        guard spoor_decode_event_over(decoder, contextDecoder, data, bytes.count, &view) == 1 else { return nil }
+        eventsDecodedOverContext += 1
+        return view
     }
 
     /// The event and its `context` reference (0 for none).

@@ -1,6 +1,6 @@
 import Foundation
 import SpoorCore
-import SpoorSerializer
+@_spi(Testing) import SpoorSerializer
 import Testing
 
 /// Replays the committed fuzz corpus of `FuzzEventDecoder` (and the inputs that once crashed it)
@@ -53,6 +53,12 @@ import Testing
                 #expect(again == event, "\(name): the round trip changed the event")
             }
         }
+        // The decoder's shortcut for events over a context decoded once agrees with merging their bytes.
+        let merging = EventDecoder()
+        merging.alwaysMergesBytes = true
+        let fast = Result { () throws(DecodeError) in try decoder.decodeBatch(bytes) }
+        let reference = Result { () throws(DecodeError) in try merging.decodeBatch(bytes) }
+        #expect(fast == reference, "\(name): decoding over a context differs from merging bytes")
         if let events = try? decoder.decodeBatch(bytes) {
             #expect(throws: Never.self, "\(name): re-encoding the batch") {
                 var batch: [UInt8] = []

@@ -4,12 +4,28 @@
 import CFuzzDriver
 import Foundation
 import SpoorCore
-import SpoorSerializer
+@_spi(Testing) import SpoorSerializer
 
 // libFuzzer calls the callback on one thread, one input at a time, so the decoder and
 // encoder (which keep scratch memory between calls) can be shared by every call.
 nonisolated(unsafe) let decoder = EventDecoder()
 nonisolated(unsafe) let encoder = EventEncoder()
+/// Decodes events that extend a context through the merged bytes only (the rule's definition), to check the
+/// decoder's shortcut (a context decoded once per batch) against it.
+nonisolated(unsafe) let merging: EventDecoder = {
+    let decoder = EventDecoder()
+    decoder.alwaysMergesBytes = true
+    return decoder
+}()
+
+/// Traps when the decoder's shortcut and the merged bytes disagree on a batch: other events, or another error.
+func checkContextShortcut(_ input: UnsafeRawBufferPointer) {
+    let fast = Result { () throws(DecodeError) in try decoder.decodeBatch(input) }
+    let reference = Result { () throws(DecodeError) in try merging.decodeBatch(input) }
+    if fast != reference {
+        fatalError("decoding over a context decoded once differs from merging bytes:\n  \(fast)\n  \(reference)")
+    }
+}
 
 /// Re-encodes a decoded event and decodes it again; traps when the value changes.
 func checkRoundTrip(_ event: Event) {
@@ -45,9 +61,11 @@ func checkBatchRoundTrip(_ events: [Event]) {
             fatalError("round trip changed the batch of \(events.count) events")
         }
         // Storing the shared context once must give back the same events.
-        if try decoder.decodeBatch(SharedContext.factor(bytes)) != events {
+        let factored = SharedContext.factor(bytes)
+        if try decoder.decodeBatch(factored) != events {
             fatalError("the shared context changed the batch of \(events.count) events")
         }
+        factored.withUnsafeBytes { checkContextShortcut($0) }
     } catch {
         fatalError("a re-encoded batch does not decode: \(error)")
     }
@@ -58,6 +76,7 @@ func fuzzOne(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
     if let event = try? decoder.decode(input) {
         checkRoundTrip(event)
     }
+    checkContextShortcut(input)
     if let events = try? decoder.decodeBatch(input) {
         checkBatchRoundTrip(events)
     }

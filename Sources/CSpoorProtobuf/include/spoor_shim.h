@@ -173,6 +173,18 @@ spoor_decode_status spoor_decode_event(spoor_decoder *decoder,
                                        spoor_event_view *view,
                                        spoor_decode_error *error);
 
+/* Decodes a `Batch.contexts` entry's bytes (an `Event` holding shared fields) into this decoder's arena, where it
+ * stays for spoor_decode_event_over until the next call on this decoder. Returns 1, or 0 when the context is
+ * not valid (the caller then merges bytes and decodes, which reports why). */
+int spoor_decode_context(spoor_decoder *decoder, const uint8_t *data, size_t len);
+
+/* Decodes an event that extends the context `context_decoder` holds, without parsing the context again: when
+ * the merge is a plain override (see spoor_decoder.c), fills `view` exactly as spoor_decode_event does for the
+ * context's bytes followed by the event's, and returns 1. Returns 0 for anything else (an invalid event, a
+ * limit passed, defaults written out): the caller then merges the bytes and calls spoor_decode_event. */
+int spoor_decode_event_over(spoor_decoder *decoder, const spoor_decoder *context_decoder,
+                            const uint8_t *data, size_t len, spoor_event_view *view);
+
 /* Finds the next `Batch.events` entry in [data, data+len): on success sets
  * `*start`/`*length` to the event bytes and `*next` past them. Unknown
  * Batch fields are skipped. Returns SPOOR_DECODE_OK, or an error when the
