@@ -5,13 +5,18 @@
 /// ```
 /// offset  size  field
 /// 0       4     magic "SPLG"
-/// 4       2     u16 LE format version (1)
+/// 4       2     u16 LE format version: 2 (may hold context records); 1 was written before them
 /// 6       2     reserved, zero
 /// 8       8     u64 LE segment id (also in the file name, seg-<16 hex digits>.log)
 /// ```
 enum SegmentFormat {
     static let magic: [UInt8] = Array("SPLG".utf8)
-    static let version: UInt16 = 1
+    /// The version new segments get. Version 2 segments may hold context records, which a reader of version 1
+    /// would take for damage; it refuses the segment instead (moves it aside, keeping its records), so going
+    /// back to an older Spoor never uploads events without the context they extend.
+    static let version: UInt16 = 2
+    /// The versions this code reads.
+    static let readableVersions: ClosedRange<UInt16> = 1...2
     static let headerSize = 16
 
     static func header(id: UInt64) -> [UInt8] {
@@ -37,7 +42,7 @@ enum SegmentFormat {
         guard bytes.count >= headerSize else { return "shorter (\(bytes.count) bytes) than its header" }
         guard bytes.prefix(4).elementsEqual(magic) else { return "does not start with the segment magic" }
         let version = UInt16(littleEndian: bytes.loadUnaligned(fromByteOffset: 4, as: UInt16.self))
-        guard version == self.version else { return "has unsupported version \(version)" }
+        guard readableVersions.contains(version) else { return "has unsupported version \(version)" }
         let stored = UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
         guard stored == id else { return "holds segment id \(stored), not \(id)" }
         return nil

@@ -171,6 +171,28 @@ import Testing
         #expect(try Self.whole(try open(directory, configuration)).map(\.1) == Array(repeating: "ann", count: 4))
     }
 
+    /// Segments are version 2 since they may hold context records: version 1 ones (older Spoor) are read as
+    /// before, and a version this code does not know is moved aside whole rather than misread.
+    @Test func segmentVersions() throws {
+        let directory = TemporaryDirectory()
+        do {
+            let log = try open(directory)
+            log.append(try Self.buffer([("ann", 0..<3)]))
+            log.close()
+        }
+        let segment = try #require(directory.segmentPaths().last)
+        var bytes = FileHandle.bytes(segment)
+        #expect(bytes[4] == 2 && bytes[5] == 0)
+        bytes[4] = 1
+        writeBytes(bytes, to: segment)
+        #expect(try Self.whole(try open(directory)).map(\.0) == [0, 1, 2])
+        bytes[4] = 3
+        writeBytes(bytes, to: segment)
+        let log = try open(directory)
+        #expect(log.recordCount == 0 && log.counters.quarantined == 1)
+        #expect(directory.names().contains { $0.hasSuffix(".log.bad") })
+    }
+
     @Test func afterAnEraseTheFreshSegmentRestatesTheContext() throws {
         // After an erase the fresh segment gets the context in effect before the next events.
         let directory = TemporaryDirectory()

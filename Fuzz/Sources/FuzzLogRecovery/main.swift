@@ -12,8 +12,8 @@ let quiet = Logger(label: "fuzz") { _ in SwiftLogNoOpLogHandler() }
 let base = FileManager.default.fileExists(atPath: "/dev/shm") ? "/dev/shm" : NSTemporaryDirectory()
 let directory = URL(fileURLWithPath: base).appendingPathComponent("spoor-fuzz-recovery-\(getpid())")
 let configuration = EventLog.Configuration(durability: .none, maxPendingBatches: 1000)
-/// A valid segment header for segment 1: magic, version 1, reserved, id 1.
-let header: [UInt8] = Array("SPLG".utf8) + [1, 0, 0, 0] + [1, 0, 0, 0, 0, 0, 0, 0]
+/// A valid segment header for segment 1: magic, version 2, reserved, id 1.
+let header: [UInt8] = Array("SPLG".utf8) + [2, 0, 0, 0] + [1, 0, 0, 0, 0, 0, 0, 0]
 /// One batch entry for the record appended after recovery: an Event with only `event = "z"`.
 let entry: [UInt8] = [0x0A, 0x03, 0x0A, 0x01, 0x7A]
 
