@@ -105,7 +105,11 @@ final class NDJSONSink: Sendable {
 
     func write(_ events: [Event]) {
         var text = ""
-        for event in events { text += EventJSON.encode(event) + "\n" }
+        for var event in events {
+            // The same track id as the row's: derived from (anonymous id, sequence) when the event carries none.
+            event.trackID = TrackID.of(event)
+            text += EventJSON.encode(event) + "\n"
+        }
         handle.withLock { $0.write(Data(text.utf8)) }
     }
 }
