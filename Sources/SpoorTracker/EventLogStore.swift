@@ -69,11 +69,16 @@ final class EventLogStore: EventStore, @unchecked Sendable {
     // the event over its context gives the same event as the tracker's merge, because the tracker hands over
     // only events whose own keys are not keys of the base (a protobuf map merge keeps both sets of entries).
 
-    /// What the context in effect was made from; a new one is written when any part changes.
+    /// What the context in effect was made from; a new one is written when any part changes. It holds the
+    /// snapshot itself, so a later snapshot can never be taken for it by reusing its address.
     private struct ContextKey: Equatable {
-        var snapshot: ObjectIdentifier
+        var snapshot: Snapshot
         var firstDay: Bool
         var sessionID: String?
+
+        static func == (a: Self, b: Self) -> Bool {
+            a.snapshot === b.snapshot && a.firstDay == b.firstDay && a.sessionID == b.sessionID
+        }
     }
 
     private var contextKey: ContextKey?
@@ -94,7 +99,7 @@ final class EventLogStore: EventStore, @unchecked Sendable {
             )
             contextSnapshot = base
         }
-        let key = ContextKey(snapshot: ObjectIdentifier(base), firstDay: firstDay, sessionID: event.sessionID)
+        let key = ContextKey(snapshot: base, firstDay: firstDay, sessionID: event.sessionID)
         if key != contextKey {
             let lib = base.libCode
             let context = Event(
