@@ -39,7 +39,7 @@ struct HTTPClient {
         // The head, up to the blank line.
         var end: Int?
         while end == nil {
-            if let index = headEnd() { end = index } else { try receive() }
+            if let index = HTTPHead.end(in: buffer) { end = index } else { try receive() }
         }
         let headText = String(decoding: buffer[..<end!], as: UTF8.self)
         let lines = headText.split(separator: "\r\n")
@@ -57,15 +57,6 @@ struct HTTPClient {
         let answer = String(decoding: buffer[bodyStart..<(bodyStart + length)], as: UTF8.self)
         buffer.removeFirst(bodyStart + length)
         return (status, answer)
-    }
-
-    private func headEnd() -> Int? {
-        guard buffer.count >= 4 else { return nil }
-        for index in 0...(buffer.count - 4)
-        where buffer[index] == 13 && buffer[index + 1] == 10 && buffer[index + 2] == 13 && buffer[index + 3] == 10 {
-            return index
-        }
-        return nil
     }
 
     private func send(_ bytes: [UInt8]) throws {

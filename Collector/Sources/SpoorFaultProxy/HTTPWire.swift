@@ -53,7 +53,7 @@ final class WireConnection {
     /// Reads up to the blank line that ends a message head; returns its lines.
     func readHead() throws(WireError) -> [String] {
         while true {
-            if let end = headEnd() {
+            if let end = HTTPHead.end(in: buffer) {
                 let head = String(decoding: buffer[0..<end], as: UTF8.self)
                 buffer.removeFirst(end + 4)
                 return head.components(separatedBy: "\r\n")
@@ -61,15 +61,6 @@ final class WireConnection {
             guard buffer.count < 64 << 10 else { throw .malformed("head over 64 KiB") }
             try fill()
         }
-    }
-
-    private func headEnd() -> Int? {
-        guard buffer.count >= 4 else { return nil }
-        for index in 0...(buffer.count - 4)
-        where buffer[index] == 13 && buffer[index + 1] == 10 && buffer[index + 2] == 13 && buffer[index + 3] == 10 {
-            return index
-        }
-        return nil
     }
 
     /// Reads exactly `count` bytes.
@@ -241,3 +232,16 @@ private func connectSocket(_ fd: Int32, _ address: UnsafePointer<sockaddr>, _ le
     Glibc.connect(fd, address, length)
 }
 #endif
+
+/// HTTP/1.1 message heads as bytes, for the proxy and the load tool's client.
+package enum HTTPHead {
+    /// Where the head in `bytes` ends: the index of the `\r\n\r\n` that closes it, or nil when it has not come yet.
+    package static func end(in bytes: [UInt8]) -> Int? {
+        guard bytes.count >= 4 else { return nil }
+        for index in 0...(bytes.count - 4)
+        where bytes[index] == 13 && bytes[index + 1] == 10 && bytes[index + 2] == 13 && bytes[index + 3] == 10 {
+            return index
+        }
+        return nil
+    }
+}
