@@ -170,10 +170,6 @@ public final class EventLog: @unchecked Sendable {
         let (segments, memory) = lock.withLock {
             (state.segments.filter { $0.liveCount > 0 }, Array(state.memory[state.memoryStart...]))
         }
-        func whole(_ payload: [UInt8], context: [UInt8]?) -> [UInt8] {
-            guard let context else { return payload }
-            return context + payload
-        }
         for segment in segments {
             let records = segment.records[segment.head...]
             let first = Int(records.first!.offset)
@@ -195,11 +191,11 @@ public final class EventLog: @unchecked Sendable {
                     noteCorrupt(segment: segment.id, offset: Int(ref.offset))
                     continue
                 }
-                try body(whole(payload, context: segment.context(before: ref.offset)))
+                try body(RecordFormat.wholeEvent(payload, context: segment.context(before: ref.offset)))
             }
         }
         for record in memory {
-            try body(whole(Array(record.framed[RecordFormat.headerSize...]), context: record.context))
+            try body(RecordFormat.wholeEvent(Array(record.framed[RecordFormat.headerSize...]), context: record.context))
         }
     }
 

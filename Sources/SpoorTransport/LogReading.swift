@@ -62,10 +62,7 @@ package struct LogSnapshot: Sendable {
         package var context: [UInt8]?
 
         /// A protobuf `Batch` that decodes as this one event, made whole: the context, then the payload.
-        package var batch: [UInt8] {
-            guard let context else { return payload }
-            return context + payload
-        }
+        package var batch: [UInt8] { RecordFormat.wholeEvent(payload, context: context) }
     }
 
     /// Sealed batches waiting in the outbox, in log order.

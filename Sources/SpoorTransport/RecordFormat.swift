@@ -91,6 +91,13 @@ enum RecordFormat {
         bytes[offset + headerSize] == contextTag
     }
 
+    /// A protobuf `Batch` that decodes as the one event `payload` (a `Batch.events` entry) made whole: the
+    /// entry of the context in effect for it first, when there is one.
+    static func wholeEvent(_ payload: [UInt8], context: [UInt8]?) -> [UInt8] {
+        guard let context else { return payload }
+        return context + payload
+    }
+
     /// `payload` framed as one record.
     static func frame(_ payload: [UInt8]) -> [UInt8] {
         var framed = [UInt8](repeating: 0, count: headerSize)
