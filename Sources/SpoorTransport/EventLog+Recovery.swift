@@ -198,7 +198,7 @@ extension EventLog {
         for found in scan.records {
             if RecordFormat.isContext(bytes, at: found.offset) {
                 // Kept whatever the head: live records after it may extend a context before it.
-                let payload = Array(bytes[(found.offset + RecordFormat.headerSize)..<(found.offset + found.size)])
+                let payload = found.payload(in: bytes)
                 segment.contexts.append(ContextRef(offset: UInt32(found.offset), payload: payload))
             } else if LogPosition(segment: id, offset: found.offset) >= head {
                 segment.records.append(RecordRef(offset: UInt32(found.offset), size: UInt32(found.size)))

@@ -130,7 +130,7 @@ extension EventLog {
             let scan = bytes.withUnsafeBytes { SegmentScan($0) }
             var context: [UInt8]?
             for found in scan.records {
-                let payload = Array(bytes[(found.offset + RecordFormat.headerSize)..<(found.offset + found.size)])
+                let payload = found.payload(in: bytes)
                 if RecordFormat.isContext(bytes, at: found.offset) {
                     context = payload
                     continue

@@ -45,6 +45,11 @@ enum RecordFormat {
         var offset: Int
         var size: Int
         var isPadding: Bool
+
+        /// Its payload, copied out of `bytes`, the buffer it was found in.
+        func payload(in bytes: [UInt8]) -> [UInt8] {
+            Array(bytes[(offset + RecordFormat.headerSize)..<(offset + size)])
+        }
     }
 
     /// The valid record starting at `offset` in `bytes`, if there is one.
