@@ -40,6 +40,7 @@ public final class EventEncoder {
     deinit {
         spoor_encoder_free(encoder)
         scratch.text.deallocate()
+        scratch.packed.deallocate()
     }
 
     /// Returns the encoding of `event`.
@@ -115,6 +116,8 @@ public final class EventEncoder {
         var text = TextBlock()
         var props: [spoor_prop_in] = []
         var listOffsets: [UInt32] = []
+        /// Where protobuf-c packs the event, with room for its batch entry header before it.
+        var packed = ByteBlock()
 
         mutating func encode(
             _ event: Event, with encoder: OpaquePointer, into buffer: inout [UInt8], entryTag: UInt8?,
@@ -176,22 +179,15 @@ public final class EventEncoder {
             // protobuf-c strings end at the first NUL, so one inside a string would cut it short.
             if text.hasEmbeddedNUL { throw Self.embeddedNULError(in: event) }
 
-            // The message points into `text`, `listOffsets` and `props`: build and pack
-            // inside one borrow of the arrays.
-            let start = buffer.count
-            let textBase = UnsafeRawPointer(text.base!).assumingMemoryBound(to: CChar.self)
+            // The message points into `text`, `listOffsets` and `props`: build and pack inside one borrow of
+            // the arrays. protobuf-c packs into `packed` after room for the longest entry header; the header
+            // goes right before the body and the suffix after it, and the whole entry is copied into `buffer`
+            // once (packing into `buffer` meant zero-filling a bound's worth of it first and trimming after).
             let bound = sizeBound
-            // Room for the batch entry's tag and length varint. When the shortest and the longest possible
-            // body have equally long length varints, the header's size is known and the body is packed in
-            // its place; otherwise it is packed after the longest header and moved up.
-            let headerRoom: Int
-            if entryTag == nil {
-                headerRoom = 0
-            } else if Self.varintLength(suffix.count) == Self.varintLength(bound + suffix.count) {
-                headerRoom = 1 + Self.varintLength(suffix.count)
-            } else {
-                headerRoom = Self.maxBatchEntryHeader
-            }
+            let headerRoom = entryTag == nil ? 0 : Self.maxBatchEntryHeader
+            packed.reserve(headerRoom + bound + suffix.count)
+            let body = packed.base! + headerRoom
+            let textBase = UnsafeRawPointer(text.base!).assumingMemoryBound(to: CChar.self)
             let written = listOffsets.withUnsafeBufferPointer { lists in
                 props.withUnsafeBufferPointer { props in
                     input.text = textBase
@@ -199,16 +195,7 @@ public final class EventEncoder {
                     input.props = props.baseAddress
                     input.prop_count = props.count
                     guard spoor_encoder_build(encoder, &input) != 0 else { return -1 }
-                    let bodyStart = start + headerRoom
-                    buffer.append(contentsOf: repeatElement(0, count: headerRoom + bound + suffix.count))
-                    return buffer.withUnsafeMutableBufferPointer { out in
-                        let written = spoor_encoder_pack(encoder, out.baseAddress! + bodyStart)
-                        if written >= 0, written <= bound, suffix.count > 0 {
-                            UnsafeMutableRawPointer(out.baseAddress! + bodyStart + written).copyMemory(
-                                from: suffix.baseAddress!, byteCount: suffix.count)
-                        }
-                        return written
-                    }
+                    return spoor_encoder_pack(encoder, body)
                 }
             }
             guard written >= 0 else {
@@ -216,10 +203,12 @@ public final class EventEncoder {
             }
             // `bound` is an upper bound by construction; past it, pack wrote out of bounds.
             precondition(written <= bound, "Spoor: an event of \(written) bytes overran its bound of \(bound)")
-            let end = entryTag.map {
-                Self.finishBatchEntry(in: &buffer, tag: $0, start: start, headerRoom: headerRoom, bodySize: written + suffix.count)
-            } ?? start + written
-            buffer.removeLast(buffer.count - end)
+            if suffix.count > 0 {
+                UnsafeMutableRawPointer(body + written).copyMemory(from: suffix.baseAddress!, byteCount: suffix.count)
+            }
+            let bodySize = written + suffix.count
+            let entryStart = entryTag.map { Self.writeBatchEntryHeader(tag: $0, bodySize: bodySize, before: body) } ?? body
+            buffer.append(contentsOf: UnsafeBufferPointer(start: entryStart, count: body + bodySize - entryStart))
         }
 
         static func varintLength(_ value: Int) -> Int {
@@ -246,28 +235,21 @@ public final class EventEncoder {
             text.count + 11 * (12 + 4) + 11 * 4 * props.count + 11 * listOffsets.count
         }
 
-        /// Writes the entry's tag (`Batch.events` or `Batch.contexts`) and the length varint before the body that was packed `headerRoom`
-        /// bytes after `start`, moves the body up against them if the header is shorter, and returns where
-        /// the entry ends.
-        static func finishBatchEntry(in buffer: inout [UInt8], tag: UInt8, start: Int, headerRoom: Int, bodySize: Int) -> Int {
-            return buffer.withUnsafeMutableBytes { bytes in
-                var at = start
-                bytes[at] = tag
+        /// Writes an entry's tag (`Batch.events` or `Batch.contexts`) and `bodySize` as a varint in the bytes
+        /// just before `body` and returns where the header starts; `body` has ``maxBatchEntryHeader`` bytes of
+        /// room before it.
+        static func writeBatchEntryHeader(tag: UInt8, bodySize: Int, before body: UnsafeMutablePointer<UInt8>) -> UnsafeMutablePointer<UInt8> {
+            let start = body - 1 - varintLength(bodySize)
+            start[0] = tag
+            var at = start + 1
+            var length = UInt64(bodySize)
+            while length >= 0x80 {
+                at.pointee = UInt8(truncatingIfNeeded: length) | 0x80
+                length >>= 7
                 at += 1
-                var length = UInt64(bodySize)
-                while length >= 0x80 {
-                    bytes[at] = UInt8(truncatingIfNeeded: length) | 0x80
-                    length >>= 7
-                    at += 1
-                }
-                bytes[at] = UInt8(length)
-                at += 1
-                if at != start + headerRoom {
-                    let base = bytes.baseAddress!
-                    (base + at).copyMemory(from: base + start + headerRoom, byteCount: bodySize)
-                }
-                return at + bodySize
             }
+            at.pointee = UInt8(length)
+            return start
         }
 
         /// Copies `string` with its NUL into `text` and returns its offset.

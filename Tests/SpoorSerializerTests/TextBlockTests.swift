@@ -2,11 +2,11 @@
 import Testing
 
 @Suite struct TextBlockTests {
-    /// The plain count the word-at-a-time one must agree with.
+    /// The plain count the sixteen-at-a-time one must agree with.
     static func naiveZeros(_ bytes: [UInt8]) -> Int { bytes.filter { $0 == 0 }.count }
 
     @Test func zeroCountMatchesAByteByByteCountForEveryByteValueAndPosition() {
-        // Every byte value at every position of a word, next to zeros and to 0x80/0xFF,
+        // Every byte value at every position of a block and of the tail after it, next to zeros and to 0x80/0xFF,
         // where a carry or a borrow between bytes would show.
         for value in 0...255 {
             for position in 0..<19 {

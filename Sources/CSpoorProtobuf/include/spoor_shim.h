@@ -88,6 +88,11 @@ int spoor_encoder_build(spoor_encoder *encoder, const spoor_event_in *event);
  * size `spoor_encoder_prepare` returned; returns the bytes written. */
 size_t spoor_encoder_pack(spoor_encoder *encoder, uint8_t *out);
 
+/* The number of zero bytes in `bytes[0 ..< count]`, sixteen at a time with
+ * SSE2 or NEON: the encoder counts the NULs of an event's text block to find
+ * a string holding one of its own. */
+size_t spoor_count_zero_bytes(const uint8_t *bytes, size_t count);
+
 /* ---- Decoding ---------------------------------------------------------- */
 
 typedef struct spoor_decode_limits {
