@@ -29,6 +29,13 @@ struct PendingEvent {
     var session: Unmanaged<Session>? = nil
 
     var isProfile: Bool { type != .track && type != .trackSignup }
+
+    /// An event holding nothing that is reference counted: what an event moved out of a variable leaves there.
+    static var empty: PendingEvent {
+        PendingEvent(
+            name: "", type: .track, method: .unspecified, time: 0, properties: [:], dynamicProperties: nil,
+            hasDollarKey: false, originalID: nil)
+    }
 }
 
 /// Identity and the merged preset + super properties, immutable; replaced whole when either changes,
@@ -143,7 +150,11 @@ struct HotState {
         if context.enableSession, !event.isProfile {
             event.session = Unmanaged.passUnretained(session(at: event.time))
         }
-        buffer.append(event)
+        // Moved, not copied: the caller's `event` is left empty (immortal empty values), so no reference count
+        // is raised here and dropped again when the caller's copy goes away.
+        var moved = PendingEvent.empty
+        swap(&moved, &event)
+        buffer.append(moved)
         accepted += 1
         switch writerState {
         case .idle:

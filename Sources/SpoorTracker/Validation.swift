@@ -123,31 +123,57 @@ enum PropertyValidator {
         return nil
     }
 
-    /// Checks one property; `nil` when it may be recorded (possibly after ``normalize(_:)``).
-    @inline(__always)
+    /// Checks one property; `nil` when it may be recorded (possibly after ``truncateLongStrings(_:)``).
     static func check(key: String, value: PropertyValue, event: String) -> ValidationError? {
+        var findings = Findings()
+        return check(key: key, value: value, event: event, findings: &findings)
+    }
+
+    /// Checks one property and adds what it needs besides acceptance to `findings`. Each string is looked at
+    /// once: its bytes give the name check, the NUL scan and the length together.
+    @inline(__always)
+    private static func check(key: String, value: PropertyValue, event: String, findings: inout Findings) -> ValidationError? {
         let (valid, reserved) = checkName(key)
         if !valid { return ValidationError(event: event, key: key, rule: .invalidPropertyKey) }
         if reserved { return ValidationError(event: event, key: key, rule: .reservedPropertyKey) }
+        if key.utf8.first == UInt8(ascii: "$") { findings.hasDollarKey = true }
         switch value {
         case .double(let d) where !d.isFinite:
             return ValidationError(event: event, key: key, rule: .nonFiniteNumber)
-        case .list(let list) where list.count > maxListCount:
-            return ValidationError(event: event, key: key, rule: .listTooLong)
-        case .string(let string) where containsNUL(string):
-            return ValidationError(event: event, key: key, rule: .nulCharacter)
-        case .list(let list) where list.contains(where: containsNUL):
-            return ValidationError(event: event, key: key, rule: .nulCharacter)
+        case .string(let string):
+            let (hasNUL, byteCount) = scan(string)
+            if hasNUL { return ValidationError(event: event, key: key, rule: .nulCharacter) }
+            if byteCount > maxStringBytes { findings.needsTruncation = true }
+        case .list(let list):
+            if list.count > maxListCount { return ValidationError(event: event, key: key, rule: .listTooLong) }
+            for item in list {
+                let (hasNUL, byteCount) = scan(item)
+                if hasNUL { return ValidationError(event: event, key: key, rule: .nulCharacter) }
+                if byteCount > maxStringBytes { findings.needsTruncation = true }
+            }
         default:
-            return nil
+            break
         }
+        return nil
+    }
+
+    /// Whether `string` holds U+0000.
+    @inline(__always)
+    static func containsNUL(_ string: String) -> Bool { scan(string).hasNUL }
+
+    /// Whether `string` holds U+0000, and its length in UTF-8 bytes, from one look at its bytes.
+    @inline(__always)
+    private static func scan(_ string: String) -> (hasNUL: Bool, byteCount: Int) {
+        string.utf8.withContiguousStorageIfAvailable { bytes in
+            (hasNUL(bytes), bytes.count)
+        } ?? (string.utf8.contains(0), string.utf8.count)
     }
 
     @inline(__always)
-    static func containsNUL(_ string: String) -> Bool {
-        string.utf8.withContiguousStorageIfAvailable { bytes in
-            bytes.isEmpty ? false : memchr(bytes.baseAddress!, 0, bytes.count) != nil  // libc's vectorised scan
-        } ?? string.utf8.contains(0)
+    private static func hasNUL(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        // Short strings (most values) are scanned inline; libc's vectorised `memchr` pays for its call on longer ones.
+        if bytes.count <= 16 { return bytes.contains(0) }
+        return memchr(bytes.baseAddress!, 0, bytes.count) != nil
     }
 
     /// What a property set needs besides acceptance.
@@ -163,19 +189,7 @@ enum PropertyValidator {
     static func check(_ properties: Properties, event: String) -> Result<Findings, ValidationError> {
         var findings = Findings()
         for (key, value) in properties {
-            if let error = check(key: key, value: value, event: event) { return .failure(error) }
-            if key.utf8.first == UInt8(ascii: "$") { findings.hasDollarKey = true }
-            switch value {
-            case .string(let s) where s.utf8.count > maxStringBytes:
-                findings.needsTruncation = true
-            case .list(let list):
-                for s in list where s.utf8.count > maxStringBytes {
-                    findings.needsTruncation = true
-                    break
-                }
-            default:
-                break
-            }
+            if let error = check(key: key, value: value, event: event, findings: &findings) { return .failure(error) }
         }
         return .success(findings)
     }
