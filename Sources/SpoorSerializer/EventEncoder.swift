@@ -34,12 +34,13 @@ public final class EventEncoder {
             fatalError("Spoor: out of memory creating an event encoder")
         }
         self.encoder = encoder
-        scratch.props.reserveCapacity(32)
     }
 
     deinit {
         spoor_encoder_free(encoder)
         scratch.text.deallocate()
+        scratch.props.deallocate()
+        scratch.listOffsets.deallocate()
         scratch.packed.deallocate()
     }
 
@@ -114,18 +115,18 @@ public final class EventEncoder {
     private struct Scratch {
         /// NUL-terminated UTF-8 of every string of the event; offset 0 is "".
         var text = TextBlock()
-        var props: [spoor_prop_in] = []
-        var listOffsets: [UInt32] = []
+        var props = ScratchList<spoor_prop_in>()
+        var listOffsets = ScratchList<UInt32>()
         /// Where protobuf-c packs the event, with room for its batch entry header before it.
-        var packed = ByteBlock()
+        var packed = ScratchList<UInt8>()
 
         mutating func encode(
             _ event: Event, with encoder: OpaquePointer, into buffer: inout [UInt8], entryTag: UInt8?,
             suffix: UnsafeRawBufferPointer
         ) throws(EncodeError) {
             text.reset()
-            props.removeAll(keepingCapacity: true)
-            listOffsets.removeAll(keepingCapacity: true)
+            props.removeAll()
+            listOffsets.removeAll()
 
             var input = spoor_event_in()
             input.event = try store(event.name, "event")
@@ -179,25 +180,20 @@ public final class EventEncoder {
             // protobuf-c strings end at the first NUL, so one inside a string would cut it short.
             if text.hasEmbeddedNUL { throw Self.embeddedNULError(in: event) }
 
-            // The message points into `text`, `listOffsets` and `props`: build and pack inside one borrow of
-            // the arrays. protobuf-c packs into `packed` after room for the longest entry header; the header
-            // goes right before the body and the suffix after it, and the whole entry is copied into `buffer`
-            // once (packing into `buffer` meant zero-filling a bound's worth of it first and trimming after).
+            // The message points into `text`, `listOffsets` and `props`. protobuf-c packs into `packed` after
+            // room for the longest entry header; the header goes right before the body and the suffix after it,
+            // and the whole entry is copied into `buffer` once (packing into `buffer` meant zero-filling a
+            // bound's worth of it first and trimming after).
             let bound = sizeBound
             let headerRoom = entryTag == nil ? 0 : Self.maxBatchEntryHeader
             packed.reserve(headerRoom + bound + suffix.count)
             let body = packed.base! + headerRoom
             let textBase = UnsafeRawPointer(text.base!).assumingMemoryBound(to: CChar.self)
-            let written = listOffsets.withUnsafeBufferPointer { lists in
-                props.withUnsafeBufferPointer { props in
-                    input.text = textBase
-                    input.list_offsets = lists.baseAddress
-                    input.props = props.baseAddress
-                    input.prop_count = props.count
-                    guard spoor_encoder_build(encoder, &input) != 0 else { return -1 }
-                    return spoor_encoder_pack(encoder, body)
-                }
-            }
+            input.text = textBase
+            input.list_offsets = UnsafePointer(listOffsets.base)
+            input.props = UnsafePointer(props.base)
+            input.prop_count = props.count
+            let written = spoor_encoder_build(encoder, &input) != 0 ? spoor_encoder_pack(encoder, body) : -1
             guard written >= 0 else {
                 throw EncodeError(field: "event", reason: "out of memory")
             }
@@ -256,10 +252,13 @@ public final class EventEncoder {
         @inline(__always)
         mutating func store(_ string: String, _ field: StaticString) throws(EncodeError) -> UInt32 {
             if string.isEmpty { return 0 }
-            guard let offset = text.append(string) else {
-                throw EncodeError(field: "\(field)", reason: "event larger than 4 GiB")
-            }
+            guard let offset = text.append(string) else { throw Self.tooLarge(field) }
             return offset
+        }
+
+        @inline(never)
+        static func tooLarge(_ field: StaticString) -> EncodeError {
+            EncodeError(field: "\(field)", reason: "event larger than 4 GiB")
         }
 
         /// Finds the first string with a NUL, in the order `encode` stores them.

@@ -2,24 +2,22 @@ internal import CSpoorProtobuf
 
 /// The NUL-terminated UTF-8 strings of one event, back to back, as the C shim reads them.
 ///
-/// A ``ByteBlock`` rather than an `Array`: an event copies a dozen or more strings. The block is owned by one
+/// A ``ScratchList`` rather than an `Array`: an event copies a dozen or more strings. The block is owned by one
 /// encoder, moved but never copied, and freed with ``deallocate()``.
 struct TextBlock {
-    private var memory = ByteBlock()
+    private var bytes = ScratchList<UInt8>()
     /// The first byte; offset 0 always holds a lone NUL, the empty string.
-    var base: UnsafeMutablePointer<UInt8>? { memory.base }
+    var base: UnsafeMutablePointer<UInt8>? { bytes.base }
     /// The bytes in use.
-    private(set) var count = 0
+    var count: Int { bytes.count }
     /// How many strings were appended since the last reset.
     private(set) var strings = 0
 
     /// Empties the block, leaving only the empty string at offset 0.
     mutating func reset() {
-        count = 0
+        bytes.removeAll()
         strings = 0
-        reserve(1024)
-        base![0] = 0
-        count = 1
+        bytes.append(0)
     }
 
     /// Appends `string` and its NUL and returns its offset, or `nil` when the block would
@@ -33,14 +31,12 @@ struct TextBlock {
     }
 
     @inline(__always)
-    private mutating func append(bytes: UnsafeBufferPointer<UInt8>) -> UInt32? {
+    private mutating func append(bytes string: UnsafeBufferPointer<UInt8>) -> UInt32? {
         let offset = count
-        guard bytes.count < Int(UInt32.max) - offset else { return nil }
-        reserve(offset + bytes.count + 1)
-        let target = base! + offset
-        if let source = bytes.baseAddress { target.update(from: source, count: bytes.count) }
-        target[bytes.count] = 0
-        count = offset + bytes.count + 1
+        guard string.count < Int(UInt32.max) - offset else { return nil }
+        bytes.reserve(offset + string.count + 1)
+        bytes.append(contentsOf: string)
+        bytes.append(0)
         strings += 1
         return UInt32(offset)
     }
@@ -52,16 +48,7 @@ struct TextBlock {
     }
 
     /// Frees the memory; the block is empty afterwards.
-    mutating func deallocate() {
-        memory.deallocate()
-        count = 0
-    }
-
-    /// Makes room for `needed` bytes in all.
-    @inline(__always)
-    private mutating func reserve(_ needed: Int) {
-        memory.reserve(needed, preserving: count)
-    }
+    mutating func deallocate() { bytes.deallocate() }
 
     /// Counts the zero bytes (in C, sixteen at a time: a word-at-a-time count in Swift cost 6 % of an
     /// encoding).
