@@ -41,18 +41,19 @@ final class EventLogStore: EventStore, @unchecked Sendable {
         }
     }
 
-    func append(_ events: [StoredEvent]) {
-        for stored in events {
+    func append(_ events: inout [StoredEvent]) {
+        for index in events.indices {
             do {
-                if let base = stored.base {
-                    try appendWithContext(stored.event, base: base, firstDay: stored.firstDay)
+                if let base = events[index].base {
+                    try appendWithContext(&events[index].event, base: base, firstDay: events[index].firstDay)
                 } else {
-                    try records.append(stored.event, using: encoder)
+                    try records.append(events[index].event, using: encoder)
                 }
             } catch {
                 // Validation makes this unreachable in practice; count it as dropped rather than lose it silently.
                 encodeFailures.add(1, ordering: .relaxed)
-                logger.error("spoor: an event could not be encoded", metadata: ["event": "\(stored.event.name)", "error": "\(error)"])
+                logger.error(
+                    "spoor: an event could not be encoded", metadata: ["event": "\(events[index].event.name)", "error": "\(error)"])
             }
         }
         guard !records.isEmpty else { return }
@@ -91,7 +92,8 @@ final class EventLogStore: EventStore, @unchecked Sendable {
     private var baseEntries: (notFirstDay: [UInt8], firstDay: [UInt8]) = ([], [])
 
     /// Appends `event`, the own fields of a `StoredEvent` with a base, extending the context made from `base`.
-    private func appendWithContext(_ event: Event, base: Snapshot, firstDay: Bool) throws(EncodeError) {
+    /// Leaves `event` without its time, sequence and session, which the context and the offsets carry.
+    private func appendWithContext(_ event: inout Event, base: Snapshot, firstDay: Bool) throws(EncodeError) {
         if contextSnapshot !== base {
             baseEntries = (
                 try Self.propertyEntries(of: base.base.merging(["$is_first_day": false]) { $1 }, encoder: encoder),
@@ -113,16 +115,15 @@ final class EventLogStore: EventStore, @unchecked Sendable {
         }
         // The event holds only its own fields (`StoredEvent`); empty strings and zeros are not written. Time
         // and sequence are small offsets from the context's (`time_offset`, `sequence_offset`), which the merge
-        // rule adds back.
-        var own = event
-        own.time = 0
-        own.sequence = 0
-        own.sessionID = nil
+        // rule adds back. Cleared in place: a copy would retain and release every string and the properties.
         suffix.removeAll(keepingCapacity: true)
         suffix += [13 << 3, 1]  // context = 1: the last context record before this one
         Self.appendSInt64(field: 14, event.time &- contextBase.time, to: &suffix)
         Self.appendSInt64(field: 15, Int64(bitPattern: event.sequence &- contextBase.sequence), to: &suffix)
-        try records.append(own, suffix: suffix, using: encoder)
+        event.time = 0
+        event.sequence = 0
+        event.sessionID = nil
+        try records.append(event, suffix: suffix, using: encoder)
     }
 
     /// Appends a `sint64` field (zigzag varint) unless `value` is 0, proto3's default.

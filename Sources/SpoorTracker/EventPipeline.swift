@@ -388,7 +388,7 @@ final class EventPipeline: @unchecked Sendable {
                         if let stored = materialize(back[i]) { events.append(stored) }
                     }
                     if logEvents { logJSON(events) }
-                    store.append(events)
+                    store.append(&events)
                     events.removeAll(keepingCapacity: true)
                     index = end
                 }

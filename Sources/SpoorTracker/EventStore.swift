@@ -5,8 +5,10 @@ import SpoorTransport
 ///
 /// `append`, `sync` and `close` are called from the writer thread only, one at a time.
 protocol EventStore: AnyObject, Sendable {
-    /// Stores a group of events, in order. Never throws: failures are logged and counted by the store.
-    func append(_ events: [StoredEvent])
+    /// Stores a group of events, in order. Never throws: failures are logged and counted by the store. The store
+    /// may change the events as it takes them (the log store strips what a context record holds, in place);
+    /// the caller discards them afterwards.
+    func append(_ events: inout [StoredEvent])
     /// Makes everything appended so far durable.
     func sync() throws
     /// Syncs and releases the store; nothing is appended afterwards.
@@ -41,10 +43,11 @@ final class InMemoryEventStore: EventStore {
 
     /// Stores complete events (tests use this to stand for what an earlier run left behind).
     func append(_ events: [Event]) {
-        append(events.map { StoredEvent(event: $0, base: nil, firstDay: false) })
+        var stored = events.map { StoredEvent(event: $0, base: nil, firstDay: false) }
+        append(&stored)
     }
 
-    func append(_ events: [StoredEvent]) {
+    func append(_ events: inout [StoredEvent]) {
         let complete = events.map(\.merged)
         contents.withLock {
             $0.events.append(contentsOf: complete)

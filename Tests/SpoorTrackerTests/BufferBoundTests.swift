@@ -14,7 +14,7 @@ private final class GatedStore: EventStore, @unchecked Sendable {
     private let lock = NSLock()
     private var count = 0
 
-    func append(_ events: [StoredEvent]) {
+    func append(_ events: inout [StoredEvent]) {
         gate.lock()
         while !open { gate.wait() }
         gate.unlock()

@@ -22,7 +22,7 @@ private final class OrderCheckingStore: EventStore {
 
     init(tasks: Int) { seen = Locked(Seen(lastIndex: Array(repeating: -1, count: tasks))) }
 
-    func append(_ events: [StoredEvent]) {
+    func append(_ events: inout [StoredEvent]) {
         seen.withLock { s in
             for stored in events {
                 let event = stored.event
