@@ -72,9 +72,7 @@ public final class EventEncoder {
     /// spliced into many events (a protobuf map may come in several runs); it must not repeat a field the
     /// event has. The entry is written in place, with no intermediate copy. On error `buffer` is left as it was.
     public func appendBatchEntry(_ event: Event, suffix: [UInt8], to buffer: inout [UInt8]) throws(EncodeError) {
-        try suffix.withUnsafeBytes { suffix in
-            Result { () throws(EncodeError) in try encode(event, into: &buffer, entryTag: Self.eventsTag, suffix: suffix) }
-        }.get()
+        try encode(event, into: &buffer, entryTag: Self.eventsTag, suffix: suffix)
     }
 
     /// Appends `context` followed by `suffix` as one entry of `Batch.contexts` (field 2) to `buffer`: a context
@@ -82,9 +80,7 @@ public final class EventEncoder {
     /// `context` (see `Batch` in `proto/spoor/v1/event.proto`). Fields left at their default (an empty name,
     /// time 0, type and lib method unspecified) are not written. On error `buffer` is left as it was.
     public func appendContextEntry(_ context: Event, suffix: [UInt8], to buffer: inout [UInt8]) throws(EncodeError) {
-        try suffix.withUnsafeBytes { suffix in
-            Result { () throws(EncodeError) in try encode(context, into: &buffer, entryTag: Self.contextsTag, suffix: suffix) }
-        }.get()
+        try encode(context, into: &buffer, entryTag: Self.contextsTag, suffix: suffix)
     }
 
     /// The tag of a `Batch.events` entry (field 1, length-delimited).
@@ -101,7 +97,7 @@ public final class EventEncoder {
     }
 
     private func encode(
-        _ event: Event, into buffer: inout [UInt8], entryTag: UInt8?, suffix: UnsafeRawBufferPointer = UnsafeRawBufferPointer(start: nil, count: 0)
+        _ event: Event, into buffer: inout [UInt8], entryTag: UInt8?, suffix: [UInt8] = []
     ) throws(EncodeError) {
         // Work on a local: every access to a class's stored property is checked for exclusivity
         // at run time, which cost a quarter of the encoding time when `store` appended to them.
@@ -122,7 +118,7 @@ public final class EventEncoder {
 
         mutating func encode(
             _ event: Event, with encoder: OpaquePointer, into buffer: inout [UInt8], entryTag: UInt8?,
-            suffix: UnsafeRawBufferPointer
+            suffix: [UInt8]
         ) throws(EncodeError) {
             text.reset()
             props.removeAll()
@@ -199,8 +195,8 @@ public final class EventEncoder {
             }
             // `bound` is an upper bound by construction; past it, pack wrote out of bounds.
             precondition(written <= bound, "Spoor: an event of \(written) bytes overran its bound of \(bound)")
-            if suffix.count > 0 {
-                UnsafeMutableRawPointer(body + written).copyMemory(from: suffix.baseAddress!, byteCount: suffix.count)
+            if !suffix.isEmpty {
+                suffix.withUnsafeBufferPointer { (body + written).update(from: $0.baseAddress!, count: $0.count) }
             }
             let bodySize = written + suffix.count
             let entryStart = entryTag.map { Self.writeBatchEntryHeader(tag: $0, bodySize: bodySize, before: body) } ?? body
