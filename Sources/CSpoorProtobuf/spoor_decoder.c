@@ -126,6 +126,9 @@ typedef struct {
     const spoor_decode_limits *limits;
     spoor_decode_error *err;
     size_t properties;    /* entries seen so far in the event */
+    /* The last `lib.method` on the wire, in whichever `lib` it came: see restore_lib_method. */
+    int lib_method_seen;
+    int32_t lib_method;
 } scan_ctx;
 
 static const field_spec *find_field(msg_kind kind, uint32_t number) {
@@ -186,6 +189,10 @@ static int scan_message(scan_ctx *ctx, msg_kind kind, size_t begin, size_t end) 
             if (f && (f->kind == F_ENUM_TYPE || f->kind == F_ENUM_METHOD) &&
                 ((int64_t)v < INT32_MIN || (int64_t)v > INT32_MAX))
                 return fail(err, SPOOR_DECODE_INVALID_ENUM, path, value_at, v);
+            if (f && f->kind == F_ENUM_METHOD) {
+                ctx->lib_method_seen = 1;
+                ctx->lib_method = (int32_t)(int64_t)v;
+            }
             break;
         }
         case WIRE_I64: {
@@ -236,6 +243,15 @@ static int scan_message(scan_ctx *ctx, msg_kind kind, size_t begin, size_t end) 
         return fail(err, SPOOR_DECODE_MISSING_VALUE, kind == MSG_VALUE ? "properties.value" : "properties",
                     begin, 0);
     return 1;
+}
+
+/* A message may hold `lib` more than once (a Batch event after its context, or any writer's
+ * concatenation); protobuf merges the occurrences, and a proto3 scalar keeps the value of its last
+ * occurrence on the wire. protobuf-c's merge instead takes `method` from the last `lib` whether or
+ * not that one holds it, so a `lib` without a method would reset it to 0. The scan saw every
+ * occurrence: put back what protobuf's rule gives. */
+static void restore_lib_method(Spoor__V1__Event *ev, const scan_ctx *ctx) {
+    if (ev->lib) ev->lib->method = (Spoor__V1__LibMethod)(ctx->lib_method_seen ? ctx->lib_method : 0);
 }
 
 /* ---- The bounded arena ------------------------------------------------- */
@@ -370,7 +386,7 @@ spoor_decode_status spoor_decode_event(spoor_decoder *dec, const uint8_t *data, 
         fail(err, SPOOR_DECODE_EVENT_TOO_LARGE, "event", 0, len);
         return err->status;
     }
-    scan_ctx ctx = {data, &dec->limits, err, 0};
+    scan_ctx ctx = {data, &dec->limits, err, 0, 0, 0};
     if (!scan_message(&ctx, MSG_EVENT, 0, len)) return err->status;
 
     if (!arena_reset(dec, arena_budget(dec, len))) {
@@ -382,6 +398,7 @@ spoor_decode_status spoor_decode_event(spoor_decoder *dec, const uint8_t *data, 
         fail(err, dec->exhausted ? SPOOR_DECODE_OUT_OF_MEMORY : SPOOR_DECODE_UNPACK_FAILED, "event", 0, len);
         return err->status;
     }
+    restore_lib_method(ev, &ctx);
     /* A proto3 event with no type field decodes as UNSPECIFIED. */
     if (ev->type == SPOOR__V1__EVENT_TYPE__EVENT_TYPE_UNSPECIFIED) {
         fail(err, SPOOR_DECODE_INVALID_ENUM, "type", 0, 0);
@@ -488,11 +505,12 @@ int spoor_decode_context(spoor_decoder *dec, const uint8_t *data, size_t len) {
     memset(&err, 0, sizeof err);
     dec->context = NULL;
     if (len > dec->limits.max_event_bytes) return 0;
-    scan_ctx ctx = {data, &dec->limits, &err, 0};
+    scan_ctx ctx = {data, &dec->limits, &err, 0, 0, 0};
     if (!scan_message(&ctx, MSG_EVENT, 0, len)) return 0;
     if (!arena_reset(dec, arena_budget(dec, len))) return 0;
     Spoor__V1__Event *context = spoor__v1__event__unpack(&dec->allocator, len, data);
     if (!context) return 0;
+    restore_lib_method(context, &ctx);
     spoor_prop_view *props = NULL;
     if (context->n_properties) {
         props = arena_alloc(dec, context->n_properties * sizeof *props);
@@ -560,7 +578,7 @@ int spoor_decode_event_over(spoor_decoder *dec, const spoor_decoder *context_dec
     if (!c || len > dec->limits.max_event_bytes - context_decoder->context_len) return 0;
     spoor_decode_error err;
     memset(&err, 0, sizeof err);
-    scan_ctx ctx = {data, &dec->limits, &err, 0};
+    scan_ctx ctx = {data, &dec->limits, &err, 0, 0, 0};
     if (!scan_message(&ctx, MSG_EVENT, 0, len) || !overrides_plainly(data, len)) return 0;
     if (!arena_reset(dec, arena_budget(dec, len) + c->n_properties * sizeof(spoor_prop_view))) return 0;
     Spoor__V1__Event *ev = spoor__v1__event__unpack(&dec->allocator, len, data);

@@ -154,4 +154,47 @@ import Testing
         #expect(fast == reference)
         #expect((try? fast.get())?.map(\.distinctID) == ["user", "other-user", "other", "other-user"])
     }
+
+    /// protobuf merges the occurrences of `lib`, and each of its fields keeps the value of its last occurrence on
+    /// the wire: a later `lib` without a method keeps the earlier method (protobuf-c's own merge reset it to 0).
+    @Test func aRepeatedLibKeepsEachFieldsLastValueOnTheWire() throws {
+        func event(_ libs: [[UInt8]]) -> [UInt8] {
+            var wire = Wire()
+            wire.field(1, "E")
+            wire.field(2, varint: 1)
+            for lib in libs { wire.field(9, lib) }
+            return wire.bytes
+        }
+        let cases: [([[UInt8]], LibInfo)] = [
+            ([Self.lib(nil, version: nil, method: 1), Self.lib("Linux", version: nil, method: nil)],
+             LibInfo(lib: "Linux", libVersion: "", method: .code)),
+            ([Self.lib("iOS", version: nil, method: 2), []], LibInfo(lib: "iOS", libVersion: "", method: .autoTrack)),
+            ([Self.lib("iOS", version: nil, method: 2), Self.lib(nil, version: nil, method: 0)],
+             LibInfo(lib: "iOS", libVersion: "", method: .unspecified)),
+            ([Self.lib("iOS", version: "1", method: 2), Self.lib(nil, version: "2", method: 1), Self.lib(nil, version: nil, method: nil)],
+             LibInfo(lib: "iOS", libVersion: "2", method: .code)),
+        ]
+        for (libs, expected) in cases {
+            #expect(try EventDecoder().decode(event(libs)).lib == expected)
+            var batch = Wire()
+            batch.field(1, event(libs))
+            #expect(try EventDecoder().decodeBatch(batch.bytes).map(\.lib) == [expected])
+        }
+
+        // The same rule over a context: the context's two `lib`s, then the event's.
+        var context = Wire()
+        context.field(9, Self.lib("iOS", version: "1.0", method: 2))
+        context.field(9, Self.lib(nil, version: "1.1", method: nil))
+        var own = Wire()
+        own.field(1, "E")
+        own.field(2, varint: 1)
+        own.field(13, varint: 1)
+        var withLib = own
+        withLib.field(9, Self.lib(nil, version: "2.0", method: nil))
+        let (fast, reference) = Self.bothWays(Self.batch(context: context.bytes, events: [own.bytes, withLib.bytes]))
+        #expect(fast == reference)
+        #expect(try fast.get().map(\.lib) == [
+            LibInfo(lib: "iOS", libVersion: "1.1", method: .autoTrack), LibInfo(lib: "iOS", libVersion: "2.0", method: .autoTrack),
+        ])
+    }
 }

@@ -73,6 +73,34 @@ import Testing
         #expect(Array(entry.suffix(single.count)) == single)
     }
 
+    /// An entry's length covers the event and its suffix; around each size where the length varint grows a byte
+    /// (127/128 and 16383/16384 bytes) the entry has the shortest header and decodes with the suffix's fields.
+    @Test func entriesWithASuffixHaveTheShortestHeaderAtEverySizeClassBoundary() throws {
+        let encoder = EventEncoder()
+        var carrier = Event(name: "", time: 0, distinctID: "", anonymousID: "", lib: LibInfo(lib: "", libVersion: "", method: .unspecified))
+        carrier.properties["tail"] = "t"
+        let suffix = try encoder.encode(carrier)
+        var seen: Set<Int> = []
+        for padding in Array(0..<200) + Array(16_150..<16_400) {
+            let event = Event(
+                name: "Padded", time: 1, distinctID: "d", anonymousID: "a", lib: Self.lib,
+                properties: ["a": .string(String(repeating: "a", count: padding / 2)),
+                             "b": .string(String(repeating: "b", count: padding - padding / 2))])
+            let bodySize = try encoder.encode(event).count + suffix.count
+            guard [128, 16384].contains(where: { abs(bodySize - $0) <= 3 }) else { continue }
+            seen.insert(bodySize)
+            var entry: [UInt8] = [0xFF]
+            try encoder.appendBatchEntry(event, suffix: suffix, to: &entry)
+            let header = bodySize < 128 ? 2 : bodySize < 16384 ? 3 : 4
+            #expect(entry.count == 1 + header + bodySize, "body of \(bodySize) bytes")
+            var whole = event
+            whole.properties["tail"] = "t"
+            let decoded = try EventDecoder().decodeBatch(Array(entry.dropFirst()))
+            #expect(decoded == [whole], "body of \(bodySize) bytes: \(decoded) vs \(whole)")
+        }
+        #expect(seen.isSuperset(of: [126, 127, 128, 129, 16382, 16383, 16384, 16385]))
+    }
+
     @Test func aFailedEncodingLeavesTheBufferAndTheEncoderUsable() throws {
         let encoder = EventEncoder()
         var buffer: [UInt8] = []
