@@ -70,7 +70,7 @@ public final class EventEncoder {
     ///
     /// `suffix` is more encoded fields of the same event, such as `properties` entries encoded once and
     /// spliced into many events (a protobuf map may come in several runs); it must not repeat a field the
-    /// event has. The entry is written in place, with no intermediate copy. On error `buffer` is left as it was.
+    /// event has. The entry reaches `buffer` in one copy. On error `buffer` is left as it was.
     public func appendBatchEntry(_ event: Event, suffix: [UInt8], to buffer: inout [UInt8]) throws(EncodeError) {
         try encode(event, into: &buffer, entryTag: Self.eventsTag, suffix: suffix)
     }

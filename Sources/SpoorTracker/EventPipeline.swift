@@ -140,7 +140,8 @@ struct HotState {
         stateDirty = true
     }
 
-    /// Stamps the event with its sequence number, snapshot and session, and appends it to the front buffer.
+    /// Stamps the event with its sequence number, snapshot and session, and moves it to the front buffer (`event`
+    /// is left empty).
     /// Returns whether the caller must wake the writer.
     @inline(__always)
     mutating func accept(_ event: inout PendingEvent) -> Bool {
