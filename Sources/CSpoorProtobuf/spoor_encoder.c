@@ -8,7 +8,7 @@
 
 #if defined(__SSE2__)
 #include <emmintrin.h>
-#elif defined(__ARM_NEON)
+#elif defined(__aarch64__)
 #include <arm_neon.h>
 #endif
 
@@ -195,8 +195,8 @@ size_t spoor_count_zero_bytes(const uint8_t *bytes, size_t count) {
         __m128i block = _mm_loadu_si128((const __m128i *)(bytes + i));
         zeros += (size_t)__builtin_popcount((unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(block, zero)));
     }
-#elif defined(__ARM_NEON)
-    /* Sixteen bytes a step: each zero byte becomes 1, and the sixteen lanes are summed. */
+#elif defined(__aarch64__)
+    /* Sixteen bytes a step (A64 NEON): each zero byte becomes 1, and the sixteen lanes are summed. */
     for (; i + 16 <= count; i += 16) {
         uint8x16_t block = vld1q_u8(bytes + i);
         zeros += vaddvq_u8(vandq_u8(vceqzq_u8(block), vdupq_n_u8(1)));
