@@ -88,11 +88,7 @@ enum RecordFormat {
     }
 
     /// Whether the framed record at `offset` in `bytes` (already checked) is a context record.
-    static func isContext(_ bytes: UnsafeRawBufferPointer, at offset: Int) -> Bool {
-        bytes[offset + headerSize] == contextTag
-    }
-
-    static func isContext(_ bytes: [UInt8], at offset: Int) -> Bool {
+    static func isContext<Bytes: RandomAccessCollection<UInt8>>(_ bytes: Bytes, at offset: Int) -> Bool where Bytes.Index == Int {
         bytes[offset + headerSize] == contextTag
     }
 
