@@ -29,4 +29,17 @@ package enum Varint {
         }
         buffer.append(UInt8(value))
     }
+
+    /// Appends a varint field (wire type 0): the key of field `number`, then `value`.
+    @inlinable
+    package static func appendField(_ number: UInt64, _ value: UInt64, to buffer: inout [UInt8]) {
+        append(number << 3, to: &buffer)
+        append(value, to: &buffer)
+    }
+
+    /// `value` as protobuf's `sint64` stores it: zigzag-mapped, so that small negative numbers stay short.
+    @inlinable
+    package static func zigZag(_ value: Int64) -> UInt64 {
+        UInt64(bitPattern: (value << 1) ^ (value >> 63))
+    }
 }

@@ -76,8 +76,8 @@ public enum SharedContext {
                 context.append(contentsOf: payload[field.range])
             }
             let contextNumber = UInt64(contexts.count + 1)
-            if first.time != 0 { appendVarintField(3, UInt64(bitPattern: first.time), to: &context) }
-            if first.sequence != 0 { appendVarintField(5, first.sequence, to: &context) }
+            if first.time != 0 { Varint.appendField(3, UInt64(bitPattern: first.time), to: &context) }
+            if first.sequence != 0 { Varint.appendField(5, first.sequence, to: &context) }
             contexts.append(context)
             for member in run.members {
                 events[member].context = Reference(number: contextNumber, time: first.time, sequence: first.sequence, shared: sharedFields)
@@ -106,11 +106,11 @@ public enum SharedContext {
                 body.append(contentsOf: payload[field.range])
             }
             guard left == reference.shared.count else { return payload }
-            appendVarintField(13, reference.number, to: &body)
+            Varint.appendField(13, reference.number, to: &body)
             let timeOffset = event.time &- reference.time
-            if timeOffset != 0 { appendVarintField(14, zigZag(timeOffset), to: &body) }
+            if timeOffset != 0 { Varint.appendField(14, Varint.zigZag(timeOffset), to: &body) }
             let sequenceOffset = Int64(bitPattern: event.sequence &- reference.sequence)
-            if sequenceOffset != 0 { appendVarintField(15, zigZag(sequenceOffset), to: &body) }
+            if sequenceOffset != 0 { Varint.appendField(15, Varint.zigZag(sequenceOffset), to: &body) }
             appendEntry(tag: 0x0A, body, to: &out)
         }
         return out
@@ -165,17 +165,17 @@ public enum SharedContext {
             keys.reserveCapacity(32)
             while index < end {
                 let start = index
-                guard let key = readVarint(payload, end, &index) else { return }
+                guard let key = Varint.read(payload[..<end], at: &index) else { return }
                 let number = key >> 3
                 switch key & 7 {
                 case 0:
-                    guard let value = readVarint(payload, end, &index) else { return }
+                    guard let value = Varint.read(payload[..<end], at: &index) else { return }
                     if number == 3 { time = Int64(bitPattern: value) }
                     if number == 5 { sequence = value }
                 case 1: index += 8
                 case 5: index += 4
                 case 2:
-                    guard let length = readVarint(payload, end, &index), length <= UInt64(end - index) else { return }
+                    guard let length = Varint.read(payload[..<end], at: &index), length <= UInt64(end - index) else { return }
                     index += Int(length)
                     // A property key twice would merge as "last wins", which moving entries could reorder.
                     if number == 10 {
@@ -209,13 +209,13 @@ public enum SharedContext {
             var index = range.lowerBound
             var found: Range<Int>?
             while index < range.upperBound {
-                guard let key = readVarint(payload, range.upperBound, &index) else { return nil }
+                guard let key = Varint.read(payload[..<range.upperBound], at: &index) else { return nil }
                 switch key & 7 {
-                case 0: guard readVarint(payload, range.upperBound, &index) != nil else { return nil }
+                case 0: guard Varint.read(payload[..<range.upperBound], at: &index) != nil else { return nil }
                 case 1: index += 8
                 case 5: index += 4
                 case 2:
-                    guard let length = readVarint(payload, range.upperBound, &index), length <= UInt64(range.upperBound - index)
+                    guard let length = Varint.read(payload[..<range.upperBound], at: &index), length <= UInt64(range.upperBound - index)
                     else { return nil }
                     if key >> 3 == 1 {
                         guard found == nil else { return nil }
@@ -260,21 +260,6 @@ public enum SharedContext {
         return Int(truncatingIfNeeded: hash ^ (hash >> 32))
     }
 
-    /// Reads the varint at `index` of `bytes`, not past `end`; nil when it is cut off or too long.
-    @inline(__always)
-    private static func readVarint(_ bytes: UnsafeRawBufferPointer, _ end: Int, _ index: inout Int) -> UInt64? {
-        var value: UInt64 = 0
-        var shift: UInt64 = 0
-        while index < end, shift < 64 {
-            let byte = bytes[index]
-            index += 1
-            value |= UInt64(byte & 0x7F) << shift
-            if byte < 0x80 { return value }
-            shift += 7
-        }
-        return nil
-    }
-
     /// The `Batch.events` entries of `payload` (whole entry and the event's bytes), or nil when it holds
     /// anything else.
     private static func eventEntries(_ payload: [UInt8]) -> [(entry: Range<Int>, body: Range<Int>)]? {
@@ -284,7 +269,7 @@ public enum SharedContext {
             let start = index
             guard payload[index] == 0x0A else { return nil }
             index += 1
-            guard let length = payload.withUnsafeBytes({ readVarint($0, payload.count, &index) }),
+            guard let length = Varint.read(payload, at: &index),
                 length <= UInt64(payload.count - index)
             else { return nil }
             entries.append((start..<index + Int(length), index..<index + Int(length)))
@@ -293,18 +278,9 @@ public enum SharedContext {
         return entries
     }
 
-    private static func appendVarintField(_ number: UInt64, _ value: UInt64, to buffer: inout [UInt8]) {
-        Varint.append(number << 3, to: &buffer)
-        Varint.append(value, to: &buffer)
-    }
-
     private static func appendEntry(tag: UInt8, _ body: [UInt8], to buffer: inout [UInt8]) {
         buffer.append(tag)
         Varint.append(UInt64(body.count), to: &buffer)
         buffer.append(contentsOf: body)
-    }
-
-    private static func zigZag(_ value: Int64) -> UInt64 {
-        UInt64(bitPattern: (value << 1) ^ (value >> 63))
     }
 }

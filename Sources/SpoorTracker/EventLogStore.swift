@@ -118,19 +118,15 @@ final class EventLogStore: EventStore, @unchecked Sendable {
         // rule adds back. Cleared in place: a copy would retain and release every string and the properties.
         suffix.removeAll(keepingCapacity: true)
         suffix += [13 << 3, 1]  // context = 1: the last context record before this one
-        Self.appendSInt64(field: 14, event.time &- contextBase.time, to: &suffix)
-        Self.appendSInt64(field: 15, Int64(bitPattern: event.sequence &- contextBase.sequence), to: &suffix)
+        // sint64 fields, left out at 0 (proto3's default).
+        let timeOffset = event.time &- contextBase.time
+        if timeOffset != 0 { Varint.appendField(14, Varint.zigZag(timeOffset), to: &suffix) }
+        let sequenceOffset = Int64(bitPattern: event.sequence &- contextBase.sequence)
+        if sequenceOffset != 0 { Varint.appendField(15, Varint.zigZag(sequenceOffset), to: &suffix) }
         event.time = 0
         event.sequence = 0
         event.sessionID = nil
         try records.append(event, suffix: suffix, using: encoder)
-    }
-
-    /// Appends a `sint64` field (zigzag varint) unless `value` is 0, proto3's default.
-    private static func appendSInt64(field: UInt64, _ value: Int64, to bytes: inout [UInt8]) {
-        guard value != 0 else { return }
-        Varint.append(field << 3, to: &bytes)
-        Varint.append(UInt64(bitPattern: (value << 1) ^ (value >> 63)), to: &bytes)
     }
 
     /// The bytes of the `properties` fields (number 10) of an event that has only `properties`.
