@@ -130,16 +130,15 @@ extension EventLog {
             let scan = bytes.withUnsafeBytes { SegmentScan($0) }
             var context: [UInt8]?
             for found in scan.records {
-                let payload = found.payload(in: bytes)
                 if RecordFormat.isContext(bytes, at: found.offset) {
-                    context = payload
+                    context = found.payload(in: bytes)
                     continue
                 }
                 guard LogCursor(segment: id, offset: found.offset) >= start else { continue }
                 snapshot.records.append(LogSnapshot.Record(
                     position: LogCursor(segment: id, offset: found.offset),
                     end: LogCursor(segment: id, offset: found.offset + found.size),
-                    payload: payload, context: context))
+                    payload: found.payload(in: bytes), context: context))
             }
         }
         return snapshot
