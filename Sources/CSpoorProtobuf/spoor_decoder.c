@@ -523,12 +523,14 @@ int spoor_decode_context(spoor_decoder *dec, const uint8_t *data, size_t len) {
     return 1;
 }
 
-/* Whether merging the event in [data, data+len) (already scanned) over a context is a plain override: no
+/* Whether merging the message in [data, data+len) (already scanned) over a context is a plain override: no
  * singular field, at the top level or in `lib`, holds its default (0, an empty string or message) and `lib`
  * comes at most once. Then parsing the context's bytes followed by the event's (the Batch rule) gives every
  * singular field the event's value where it has one and the context's elsewhere, and the properties of both,
- * the context's first: what spoor_decode_event_over builds without parsing the context again. */
-static int overrides_plainly(const uint8_t *data, size_t len) {
+ * the context's first: what spoor_decode_event_over builds without parsing the context again. `in_lib` is set
+ * for the `lib` message, whose own fields are looked at but not followed: a field 9 there is unknown, and may
+ * nest as deep as the input is long. */
+static int overrides_plainly(const uint8_t *data, size_t len, int in_lib) {
     size_t pos = 0;
     int libs = 0;
     while (pos < len) {
@@ -556,8 +558,8 @@ static int overrides_plainly(const uint8_t *data, size_t len) {
         case 2:
             if (!read_varint(data, len, &pos, &value, "", &(spoor_decode_error){0}) || value > len - pos) return 0;
             if (known_singular && value == 0) return 0;
-            if (number == 9) {
-                if (++libs > 1 || !overrides_plainly(data + pos, (size_t)value)) return 0;
+            if (number == 9 && !in_lib) {
+                if (++libs > 1 || !overrides_plainly(data + pos, (size_t)value, 1)) return 0;
             }
             pos += (size_t)value;
             break;
@@ -579,7 +581,7 @@ int spoor_decode_event_over(spoor_decoder *dec, const spoor_decoder *context_dec
     spoor_decode_error err;
     memset(&err, 0, sizeof err);
     scan_ctx ctx = {data, &dec->limits, &err, 0, 0, 0};
-    if (!scan_message(&ctx, MSG_EVENT, 0, len) || !overrides_plainly(data, len)) return 0;
+    if (!scan_message(&ctx, MSG_EVENT, 0, len) || !overrides_plainly(data, len, 0)) return 0;
     if (!arena_reset(dec, arena_budget(dec, len) + c->n_properties * sizeof(spoor_prop_view))) return 0;
     Spoor__V1__Event *ev = spoor__v1__event__unpack(&dec->allocator, len, data);
     if (!ev) return 0;

@@ -197,4 +197,28 @@ import Testing
             LibInfo(lib: "iOS", libVersion: "1.1", method: .autoTrack), LibInfo(lib: "iOS", libVersion: "2.0", method: .autoTrack),
         ])
     }
+
+    /// An event's `lib` may hold unknown fields, nested as deep as the size limit allows; deciding whether the
+    /// event overrides its context plainly must not follow them (a recursion per level overflowed the stack).
+    @Test func deeplyNestedUnknownFieldsInLibDecodeAlikeBothWays() throws {
+        // Field 9 inside field 9, 200,000 levels deep: each level is a tag and the length of the rest.
+        let depth = 200_000
+        var lengths = [0]
+        for level in 1...depth {
+            var header = Wire()
+            header.varint(UInt64(lengths[level - 1]))
+            lengths.append(1 + header.bytes.count + lengths[level - 1])
+        }
+        var event = Wire()
+        event.field(1, "E")
+        event.field(2, varint: 1)
+        event.field(13, varint: 1)
+        for level in stride(from: depth, through: 1, by: -1) {
+            event.varint(9 << 3 | 2)
+            event.varint(UInt64(lengths[level - 1]))
+        }
+        let (fast, reference) = Self.bothWays(Self.batch(context: Self.context, events: [event.bytes]))
+        #expect(fast == reference)
+        #expect(try fast.get().map(\.name) == ["E"])
+    }
 }
