@@ -379,26 +379,36 @@ static int fill_props(spoor_decoder *dec, const Spoor__V1__Event *ev, spoor_prop
     return 1;
 }
 
-spoor_decode_status spoor_decode_event(spoor_decoder *dec, const uint8_t *data, size_t len,
-                                       spoor_event_view *view, spoor_decode_error *err) {
-    memset(err, 0, sizeof *err);
+/* The path every decode takes: checks [data, data+len) against the wire format and the limits, unpacks it
+ * with protobuf-c into the arena (its budget for this event plus `extra` bytes) and restores what
+ * protobuf-c's merge loses (restore_lib_method). NULL with `err` set when the bytes are refused or memory ran
+ * out. */
+static Spoor__V1__Event *scan_and_unpack(spoor_decoder *dec, const uint8_t *data, size_t len, size_t extra,
+                                         spoor_decode_error *err) {
     if (len > dec->limits.max_event_bytes) {
         fail(err, SPOOR_DECODE_EVENT_TOO_LARGE, "event", 0, len);
-        return err->status;
+        return NULL;
     }
     scan_ctx ctx = {data, &dec->limits, err, 0, 0, 0};
-    if (!scan_message(&ctx, MSG_EVENT, 0, len)) return err->status;
-
-    if (!arena_reset(dec, arena_budget(dec, len))) {
+    if (!scan_message(&ctx, MSG_EVENT, 0, len)) return NULL;
+    if (!arena_reset(dec, arena_budget(dec, len) + extra)) {
         fail(err, SPOOR_DECODE_OUT_OF_MEMORY, "event", 0, len);
-        return err->status;
+        return NULL;
     }
     Spoor__V1__Event *ev = spoor__v1__event__unpack(&dec->allocator, len, data);
     if (!ev) {
         fail(err, dec->exhausted ? SPOOR_DECODE_OUT_OF_MEMORY : SPOOR_DECODE_UNPACK_FAILED, "event", 0, len);
-        return err->status;
+        return NULL;
     }
     restore_lib_method(ev, &ctx);
+    return ev;
+}
+
+spoor_decode_status spoor_decode_event(spoor_decoder *dec, const uint8_t *data, size_t len,
+                                       spoor_event_view *view, spoor_decode_error *err) {
+    memset(err, 0, sizeof *err);
+    Spoor__V1__Event *ev = scan_and_unpack(dec, data, len, 0, err);
+    if (!ev) return err->status;
     /* A proto3 event with no type field decodes as UNSPECIFIED. */
     if (ev->type == SPOOR__V1__EVENT_TYPE__EVENT_TYPE_UNSPECIFIED) {
         fail(err, SPOOR_DECODE_INVALID_ENUM, "type", 0, 0);
@@ -504,13 +514,8 @@ int spoor_decode_context(spoor_decoder *dec, const uint8_t *data, size_t len) {
     spoor_decode_error err;
     memset(&err, 0, sizeof err);
     dec->context = NULL;
-    if (len > dec->limits.max_event_bytes) return 0;
-    scan_ctx ctx = {data, &dec->limits, &err, 0, 0, 0};
-    if (!scan_message(&ctx, MSG_EVENT, 0, len)) return 0;
-    if (!arena_reset(dec, arena_budget(dec, len))) return 0;
-    Spoor__V1__Event *context = spoor__v1__event__unpack(&dec->allocator, len, data);
+    Spoor__V1__Event *context = scan_and_unpack(dec, data, len, 0, &err);
     if (!context) return 0;
-    restore_lib_method(context, &ctx);
     spoor_prop_view *props = NULL;
     if (context->n_properties) {
         props = arena_alloc(dec, context->n_properties * sizeof *props);
@@ -523,13 +528,14 @@ int spoor_decode_context(spoor_decoder *dec, const uint8_t *data, size_t len) {
     return 1;
 }
 
-/* Whether merging the message in [data, data+len) (already scanned) over a context is a plain override: no
+/* Whether merging the message in [data, data+len) over a context is a plain override: no
  * singular field, at the top level or in `lib`, holds its default (0, an empty string or message) and `lib`
  * comes at most once. Then parsing the context's bytes followed by the event's (the Batch rule) gives every
  * singular field the event's value where it has one and the context's elsewhere, and the properties of both,
  * the context's first: what spoor_decode_event_over builds without parsing the context again. `in_lib` is set
  * for the `lib` message, whose own fields are looked at but not followed: a field 9 there is unknown, and may
- * nest as deep as the input is long. */
+ * nest as deep as the input is long. Every read is bounds-checked here, so it may run before the scan; a
+ * malformed message gets 0 (the merged bytes then report the error). */
 static int overrides_plainly(const uint8_t *data, size_t len, int in_lib) {
     size_t pos = 0;
     int libs = 0;
@@ -580,10 +586,9 @@ int spoor_decode_event_over(spoor_decoder *dec, const spoor_decoder *context_dec
     if (!c || len > dec->limits.max_event_bytes - context_decoder->context_len) return 0;
     spoor_decode_error err;
     memset(&err, 0, sizeof err);
-    scan_ctx ctx = {data, &dec->limits, &err, 0, 0, 0};
-    if (!scan_message(&ctx, MSG_EVENT, 0, len) || !overrides_plainly(data, len, 0)) return 0;
-    if (!arena_reset(dec, arena_budget(dec, len) + c->n_properties * sizeof(spoor_prop_view))) return 0;
-    Spoor__V1__Event *ev = spoor__v1__event__unpack(&dec->allocator, len, data);
+    /* Bounds-checked on its own, so it may look before the scan: an event it refuses costs no unpacking. */
+    if (!overrides_plainly(data, len, 0)) return 0;
+    Spoor__V1__Event *ev = scan_and_unpack(dec, data, len, c->n_properties * sizeof(spoor_prop_view), &err);
     if (!ev) return 0;
     int32_t type = (int32_t)(ev->type ? ev->type : c->type);
     size_t count = c->n_properties + ev->n_properties;
