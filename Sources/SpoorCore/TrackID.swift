@@ -21,6 +21,12 @@ public enum TrackID {
 
     /// `event`'s track id: the one it carries, else ``derived(anonymousID:sequence:)``.
     public static func of(_ event: Event) -> UInt64 {
-        event.trackID != 0 ? event.trackID : derived(anonymousID: event.anonymousID.utf8, sequence: event.sequence)
+        of(trackID: event.trackID, anonymousID: event.anonymousID.utf8, sequence: event.sequence)
+    }
+
+    /// The track id of an event given by its fields (for readers that hold no `Event`): `trackID` when the
+    /// event carries one, else ``derived(anonymousID:sequence:)``.
+    public static func of(trackID: UInt64, anonymousID: some Sequence<UInt8>, sequence: UInt64) -> UInt64 {
+        trackID != 0 ? trackID : derived(anonymousID: anonymousID, sequence: sequence)
     }
 }

@@ -60,7 +60,7 @@ public struct EventRow: Sendable, Hashable {
         anonymousID = Self.text(view.anonymousID)
         loginID = view.loginID.isEmpty ? nil : Self.text(view.loginID)
         sessionID = view.sessionID.isEmpty ? nil : Self.text(view.sessionID)
-        trackID = Self.hex(view.trackID != 0 ? view.trackID : TrackID.derived(anonymousID: view.anonymousID, sequence: view.sequence))
+        trackID = Self.hex(TrackID.of(trackID: view.trackID, anonymousID: view.anonymousID, sequence: view.sequence))
         sequence = Int64(bitPattern: view.sequence)
         var lib = RowJSON(capacity: 96)
         lib.bytes.append(contentsOf: #"{"$lib":"#.utf8)
@@ -76,7 +76,7 @@ public struct EventRow: Sendable, Hashable {
         properties = RowJSON.properties(view)
     }
 
-    /// A track id as 16 hex digits; events that carry none get the one derived from (anonymous id, sequence).
+    /// A track id as 16 hex digits.
     private static func hex(_ trackID: UInt64) -> String {
         let digits = String(trackID, radix: 16)
         return String(repeating: "0", count: 16 - digits.count) + digits
