@@ -1,4 +1,6 @@
 // swift-tools-version: 6.1
+// Spoor: the library apps embed. docs/architecture.md has the module map; the nested packages `Tools/` (the
+// `spoor` command), `Collector/`, `Benchmarks/` and `Fuzz/` hold everything an app must never fetch.
 import PackageDescription
 
 let strictSwift: [SwiftSetting] = [
@@ -7,22 +9,33 @@ let strictSwift: [SwiftSetting] = [
     .enableUpcomingFeature("InternalImportsByDefault"),
 ]
 
+/// swift-log and swift-metrics, for the modules that have them; a dependent that only wants the wire format
+/// depends on this package with `traits: []`, and SwiftPM then fetches neither.
+let logging: Target.Dependency = .product(name: "Logging", package: "swift-log", condition: .when(traits: ["Tracker"]))
+let metrics: Target.Dependency = .product(name: "Metrics", package: "swift-metrics", condition: .when(traits: ["Tracker"]))
+
 let package = Package(
     name: "Spoor",
     platforms: [.macOS(.v13), .iOS(.v16), .tvOS(.v16), .watchOS(.v9)],
     products: [
-        .library(name: "Spoor", targets: ["SpoorTracker", "SpoorTransport", "SpoorSerializer", "SpoorCore"]),
+        // What apps embed: the tracker and everything below it.
+        .library(name: "Spoor", targets: ["SpoorTracker", "SpoorUpload", "SpoorLog", "SpoorWire", "SpoorModel"]),
+        // The event model and its encodings alone (protobuf, batch frames, JSON lines): what a collector needs.
+        .library(name: "SpoorWire", targets: ["SpoorWire", "SpoorModel"]),
         // Its own product: an app opts into method swizzling by linking it, never by linking Spoor.
         .library(name: "SpoorAutoCapture", targets: ["SpoorAutoCapture"]),
-        .executable(name: "spoor", targets: ["SpoorCLI"]),
-        // Realistic event streams, for the benchmarks package and tests; apps do not need it.
+        // Reading logs and storage directories, replaying scenarios: what the `spoor` command (Tools/) is built on.
+        .library(name: "SpoorTooling", targets: ["SpoorTooling"]),
+        // Realistic event streams, for the benchmarks, the load tools and tests; apps do not need it.
         .library(name: "SpoorWorkload", targets: ["SpoorWorkload"]),
+    ],
+    traits: [
+        .trait(name: "Tracker", description: "The tracker, its log and uploader (swift-log, swift-metrics)."),
+        .default(enabledTraits: ["Tracker"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
-        // Only the `spoor` tool uses it; no library target depends on it.
-        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
     ],
     targets: [
         // System C libraries, found through pkg-config.
@@ -40,55 +53,52 @@ let package = Package(
         .target(name: "CSpoorCRC"),
 
         // The event model: events and typed property values. Every Swift module builds on it.
-        .target(name: "SpoorCore", swiftSettings: strictSwift),
-        // Protobuf encoding and decoding of events, over the C shim.
+        .target(name: "SpoorModel", swiftSettings: strictSwift),
+        // The event's encodings: protobuf over the C shim, shared contexts, batch frames (CRC-32C, zstd, gzip),
+        // varints and JSON lines. No I/O, no threads.
         .target(
-            name: "SpoorSerializer",
-            dependencies: ["SpoorCore", "CSpoorProtobuf"],
+            name: "SpoorWire",
+            dependencies: ["SpoorModel", "CSpoorProtobuf", "CSpoorCRC", "CZstd", "CZlib"],
             swiftSettings: strictSwift
         ),
-        // The durable event log, batch frames, compression and upload.
+        // What the modules with threads and files share: the one lock, the system-call helper, deadlines.
+        .target(name: "SpoorSystem", swiftSettings: strictSwift),
+        // The durable event log: segments of checksummed records, recovery, the outbox of sealed batches, the
+        // rejected area, state files.
         .target(
-            name: "SpoorTransport",
-            dependencies: [
-                "SpoorCore", "SpoorSerializer", "CZstd", "CZlib", "CSpoorCRC",
-                .product(name: "Logging", package: "swift-log"),
-            ],
+            name: "SpoorLog",
+            dependencies: ["SpoorModel", "SpoorWire", "SpoorSystem", logging],
             swiftSettings: strictSwift
         ),
-        // The tracker: the API apps call, auto-tracking and lifecycle.
+        // Sending sealed batches: the uploader, its HTTP client, policy and backoff.
+        .target(
+            name: "SpoorUpload",
+            dependencies: ["SpoorModel", "SpoorWire", "SpoorSystem", "SpoorLog", logging],
+            swiftSettings: strictSwift
+        ),
+        // The tracker: the API apps call, the writer, validation, auto-tracking and lifecycle.
         .target(
             name: "SpoorTracker",
-            dependencies: [
-                "SpoorCore", "SpoorSerializer", "SpoorTransport",
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "Metrics", package: "swift-metrics"),
-            ],
+            dependencies: ["SpoorModel", "SpoorWire", "SpoorSystem", "SpoorLog", "SpoorUpload", logging, metrics],
             swiftSettings: strictSwift
         ),
 
         // Page and click capture without code: the platform-neutral model, and UIKit/SwiftUI glue.
-        .target(name: "SpoorAutoCapture", dependencies: ["SpoorTracker"], swiftSettings: strictSwift),
-        // Realistic event streams (an iPhone app session, a Linux service), deterministic by seed.
-        .target(name: "SpoorWorkload", dependencies: ["SpoorCore"], path: "Benchmarks/Workload", swiftSettings: strictSwift),
-
-        // The command-line tool.
-        .executableTarget(
-            name: "SpoorCLI",
-            dependencies: [
-                "SpoorCore", "SpoorSerializer", "SpoorTransport", "SpoorTracker",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
-            ],
+        .target(name: "SpoorAutoCapture", dependencies: ["SpoorTracker", "SpoorSystem"], swiftSettings: strictSwift),
+        // Log and storage inspection and scenario replay, for the `spoor` command.
+        .target(
+            name: "SpoorTooling",
+            dependencies: ["SpoorModel", "SpoorWire", "SpoorSystem", "SpoorLog", "SpoorTracker"],
             swiftSettings: strictSwift
         ),
+        // Realistic event streams (an iPhone app session, a Linux service), deterministic by seed.
+        .target(name: "SpoorWorkload", dependencies: ["SpoorModel"], swiftSettings: strictSwift),
 
-        // A helper process for the transport's crash, disk-full and memory tests.
+        // A helper process for the log's crash, disk-full and memory tests.
         .executableTarget(
             name: "SpoorCrashChild",
-            dependencies: [
-                "SpoorCore", "SpoorSerializer", "SpoorTransport",
-                .product(name: "Logging", package: "swift-log"),
-            ],
+            dependencies: ["SpoorModel", "SpoorWire", "SpoorLog", logging],
+            path: "Tests/SpoorCrashChild",
             swiftSettings: strictSwift
         ),
 
@@ -96,7 +106,7 @@ let package = Package(
         .target(
             name: "SpoorTestSupport",
             dependencies: [
-                "SpoorCore", "SpoorTransport",
+                "SpoorModel", "SpoorLog", "SpoorUpload",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "InMemoryLogging", package: "swift-log"),
             ],
@@ -105,14 +115,14 @@ let package = Package(
         ),
 
         .testTarget(
-            name: "SpoorSerializerTests",
-            dependencies: ["SpoorCore", "SpoorSerializer"],
+            name: "SpoorWireTests",
+            dependencies: ["SpoorModel", "SpoorWire"],
             swiftSettings: strictSwift
         ),
         .testTarget(
-            name: "SpoorTransportTests",
+            name: "SpoorLogTests",
             dependencies: [
-                "SpoorCore", "SpoorSerializer", "SpoorTransport", "SpoorTestSupport", "SpoorWorkload",
+                "SpoorModel", "SpoorWire", "SpoorSystem", "SpoorLog", "SpoorUpload", "SpoorTestSupport", "SpoorWorkload",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strictSwift
@@ -120,7 +130,8 @@ let package = Package(
         .testTarget(
             name: "SpoorTrackerTests",
             dependencies: [
-                "SpoorCore", "SpoorSerializer", "SpoorTransport", "SpoorTracker", "SpoorTestSupport", "SpoorWorkload",
+                "SpoorModel", "SpoorWire", "SpoorSystem", "SpoorLog", "SpoorUpload", "SpoorTracker", "SpoorTooling",
+                "SpoorTestSupport", "SpoorWorkload",
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
             ],
@@ -128,12 +139,7 @@ let package = Package(
         ),
         .testTarget(
             name: "SpoorAutoCaptureTests",
-            dependencies: ["SpoorCore", "SpoorTracker", "SpoorAutoCapture"],
-            swiftSettings: strictSwift
-        ),
-        .testTarget(
-            name: "SpoorCLITests",
-            dependencies: ["SpoorCore", "SpoorSerializer", "SpoorTransport", "SpoorTracker"],
+            dependencies: ["SpoorModel", "SpoorTracker", "SpoorAutoCapture"],
             swiftSettings: strictSwift
         ),
     ]

@@ -38,7 +38,7 @@ let package = Package(
         .target(
             name: "SpoorCollectorCore",
             dependencies: [
-                .product(name: "Spoor", package: "Spoor"),
+                .product(name: "SpoorWire", package: "Spoor"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
             ],

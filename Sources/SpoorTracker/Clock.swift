@@ -1,4 +1,4 @@
-public import SpoorCore
+public import SpoorModel
 
 #if canImport(Glibc)
 import Glibc
@@ -7,7 +7,8 @@ import Musl
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import SpoorTransport
+import SpoorLog
+import SpoorSystem
 
 /// A source of wall-clock time, in epoch milliseconds.
 ///

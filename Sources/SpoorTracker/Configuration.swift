@@ -1,7 +1,9 @@
 public import Foundation
-public import SpoorCore
-public import SpoorTransport
+public import SpoorModel
+public import SpoorLog
+public import SpoorWire
 public import Logging
+public import SpoorUpload
 
 /// What `SpoorAutoCapture` hooks into the UI framework to capture (see ``Configuration/autoCapture``).
 public struct AutoCaptureOptions: OptionSet, Sendable, Hashable {
@@ -71,10 +73,10 @@ public struct ConfigurationError: Error, Sendable, Hashable, CustomStringConvert
 /// ```
 public struct Configuration: Sendable {
     /// When the durable log forces appended events to disk (the transport's `Durability` in `SpoorTransport`).
-    public typealias Durability = SpoorTransport.Durability
+    public typealias Durability = SpoorLog.Durability
 
     /// How upload batches are compressed (the transport's `Codec` in `SpoorTransport`).
-    public typealias Codec = SpoorTransport.Codec
+    public typealias Codec = SpoorWire.Codec
 
     /// Where the tracker keeps its state file (`state.json`) and its durable event log (the `log` folder,
     /// see ``Tracker/logDirectory(in:)``). Created when missing.

@@ -1,4 +1,4 @@
-public import SpoorCore
+public import SpoorModel
 
 /// An event as ``Configuration/beforeRecord`` sees it: after every property source is merged (preset,
 /// super, dynamic super, call site, auto-track, `$is_first_day`), before it is validated and stored.

@@ -1,18 +1,19 @@
-import Foundation
-import Logging
-import SpoorCore
-import SpoorSerializer
-import SpoorTransport
+public import Foundation
+public import Logging
+public import SpoorModel
+public import SpoorWire
+public import SpoorLog
 import Synchronization
+public import SpoorSystem
 
 /// Stores the tracker's events in the durable ``EventLog``.
 ///
 /// The writer thread encodes each group of events into one ``RecordBuffer`` (protobuf `Batch` entries,
 /// framed and checksummed) and appends it as one write group; nothing here runs on a caller's thread.
-final class EventLogStore: EventStore, @unchecked Sendable {
+package final class EventLogStore: EventStore, @unchecked Sendable {
     // @unchecked: `encoder` and `records` are used by the writer thread only (EventStore's contract);
     // `log` is thread-safe.
-    let log: EventLog
+    package let log: EventLog
     private let encoder = EventEncoder()
     private var records = RecordBuffer()
     private let logger: Logger
@@ -41,7 +42,7 @@ final class EventLogStore: EventStore, @unchecked Sendable {
         }
     }
 
-    func append(_ events: inout [StoredEvent]) {
+    package func append(_ events: inout [StoredEvent]) {
         for index in events.indices {
             do {
                 if let base = events[index].base {
@@ -156,13 +157,13 @@ final class EventLogStore: EventStore, @unchecked Sendable {
         return entries
     }
 
-    func sync() throws { try log.sync() }
+    package func sync() throws { try log.sync() }
 
-    func close() { log.close() }
+    package func close() { log.close() }
 
-    func erase() throws -> ErasedLogContents { try log.eraseAll() }
+    package func erase() throws -> ErasedLogContents { try log.eraseAll() }
 
-    func lastSequence() -> UInt64? {
+    package func lastSequence() -> UInt64? {
         let decoder = EventDecoder()
         var last: UInt64?
         log.forEachRecord { payload in
@@ -172,6 +173,6 @@ final class EventLogStore: EventStore, @unchecked Sendable {
         return last
     }
 
-    var droppedCount: Int { Int(log.counters.dropped) + encodeFailures.load(ordering: .relaxed) }
-    var corruptCount: Int { Int(log.counters.corrupt) }
+    package var droppedCount: Int { Int(log.counters.dropped) + encodeFailures.load(ordering: .relaxed) }
+    package var corruptCount: Int { Int(log.counters.corrupt) }
 }

@@ -1,12 +1,14 @@
 import Dispatch
-import Foundation
+public import Foundation
 
 #if canImport(Glibc)
 import Glibc
 #endif
-import Logging
-import SpoorCore
-import SpoorTransport
+public import Logging
+public import SpoorModel
+public import SpoorLog
+public import SpoorSystem
+public import SpoorWire
 
 /// An event as the caller hands it on: captured and validated, not yet merged or encoded.
 struct PendingEvent {
@@ -42,14 +44,14 @@ struct PendingEvent {
 /// so `track` captures it with one retain.
 final class Snapshot: Sendable {
     let distinctID: String
-    let anonymousID: String
-    let loginID: String?
-    let deviceID: String
+    package let anonymousID: String
+    package let loginID: String?
+    package let deviceID: String
     /// Preset properties, then super properties over them, then `$device_id` (never overridable).
     let base: Properties
     let libCode: LibInfo
     let libAuto: LibInfo
-    let firstDay: Range<EpochMilliseconds>
+    package let firstDay: Range<EpochMilliseconds>
     /// Whether there are super properties, which the event's own keys might collide with.
     let hasSuperProperties: Bool
     /// The keys an event's own properties may not share for the event to extend the context (`collides`).
@@ -86,7 +88,7 @@ struct PipelineContext: Sendable {
     var preset: Properties
     var platform: String
     var appVersion: String
-    var firstDay: Range<EpochMilliseconds>
+    package var firstDay: Range<EpochMilliseconds>
     var enableSession: Bool
     var sessionIdleMilliseconds: Int64
     var sessionMaxMilliseconds: Int64
@@ -103,7 +105,7 @@ struct HotState {
     var buffer: [PendingEvent]
     var persisted: PersistedState
     var snapshot: Snapshot
-    var nextSequence: UInt64
+    package var nextSequence: UInt64
     var accepted = 0
     var droppedAfterShutdown = 0
     var stateDirty = false
@@ -189,12 +191,12 @@ struct HotState {
 /// Callers append captured events to the front buffer under a short lock; one writer thread swaps it for the
 /// back buffer, merges properties, and hands the finished events to the ``EventStore``. No lock is held while
 /// the writer merges, encodes or does I/O.
-final class EventPipeline: @unchecked Sendable {
+package final class EventPipeline: @unchecked Sendable {
     // @unchecked: `hot` is locked; the rest is immutable.
     let hot: Locked<HotState>
     private let wake = DispatchSemaphore(value: 0)
     private let space = DispatchSemaphore(value: 0)
-    let store: any EventStore
+    package let store: any EventStore
     private let stateFile: StateFile
     private let logger: Logger
     /// Wake a lingering writer once this many events wait.
@@ -272,7 +274,7 @@ final class EventPipeline: @unchecked Sendable {
     }
 
     /// Asks the writer to write and sync everything accepted so far; `done(true)` runs when it has.
-    func requestFlush(stop: Bool = false, done: (@Sendable (Bool) -> Void)? = nil) {
+    package func requestFlush(stop: Bool = false, done: (@Sendable (Bool) -> Void)? = nil) {
         let alreadyStopped = hot.withLock { s -> Bool in
             if s.stopped { return true }
             s.flushRequested += 1
@@ -529,7 +531,7 @@ final class EventPipeline: @unchecked Sendable {
 }
 
 /// A finished record as the writer hands it to the store.
-struct StoredEvent {
+package struct StoredEvent {
     /// The record. When `base` is set it holds only the event's own fields: name, type, time, sequence, the lib
     /// method (lib's strings empty), its own properties (dynamic super properties and call site, none of which
     /// is a key of `base`), session and original id, and the distinct id only when it is not the snapshot's
@@ -538,7 +540,7 @@ struct StoredEvent {
     /// What the event shares with others (ids, lib, preset and super properties), and `$is_first_day` over them.
     var base: Snapshot?
     /// `$is_first_day` for this event.
-    var firstDay: Bool
+    package var firstDay: Bool
 
     /// The complete record, all property sources merged in the order of events spec §2.
     var merged: Event {

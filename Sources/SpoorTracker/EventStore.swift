@@ -1,10 +1,11 @@
-import SpoorCore
-import SpoorTransport
+public import SpoorModel
+public import SpoorLog
+public import SpoorSystem
 
 /// Where the tracker's writer puts finished events: the durable log in production, memory in tests.
 ///
 /// `append`, `sync` and `close` are called from the writer thread only, one at a time.
-protocol EventStore: AnyObject, Sendable {
+package protocol EventStore: AnyObject, Sendable {
     /// Stores a group of events, in order. Never throws: failures are logged and counted by the store. The store
     /// may change the events as it takes them (the log store strips what a context record holds, in place);
     /// the caller discards them afterwards.
@@ -25,7 +26,7 @@ protocol EventStore: AnyObject, Sendable {
 
 extension EventStore {
     /// Stores that keep nothing beyond the process (test doubles) have nothing to erase.
-    func erase() throws -> ErasedLogContents { ErasedLogContents() }
+    package func erase() throws -> ErasedLogContents { ErasedLogContents() }
 }
 
 /// Keeps events in memory: for tests and for hosts that want no disk at all.
@@ -42,12 +43,12 @@ final class InMemoryEventStore: EventStore {
     init() {}
 
     /// Stores complete events (tests use this to stand for what an earlier run left behind).
-    func append(_ events: [Event]) {
+    package func append(_ events: [Event]) {
         var stored = events.map { StoredEvent(event: $0, base: nil, firstDay: false) }
         append(&stored)
     }
 
-    func append(_ events: inout [StoredEvent]) {
+    package func append(_ events: inout [StoredEvent]) {
         let complete = events.map(\.merged)
         contents.withLock {
             $0.events.append(contentsOf: complete)
@@ -55,17 +56,17 @@ final class InMemoryEventStore: EventStore {
         }
     }
 
-    func sync() throws { contents.withLock { $0.syncCalls += 1 } }
-    func close() { contents.withLock { $0.closed = true } }
-    func lastSequence() -> UInt64? { contents.withLock { $0.events.map(\.sequence).max() } }
-    func erase() throws -> ErasedLogContents {
+    package func sync() throws { contents.withLock { $0.syncCalls += 1 } }
+    package func close() { contents.withLock { $0.closed = true } }
+    package func lastSequence() -> UInt64? { contents.withLock { $0.events.map(\.sequence).max() } }
+    package func erase() throws -> ErasedLogContents {
         contents.withLock { c in
             defer { c.events = [] }
             return ErasedLogContents(records: c.events.count)
         }
     }
-    var droppedCount: Int { 0 }
-    var corruptCount: Int { 0 }
+    package var droppedCount: Int { 0 }
+    package var corruptCount: Int { 0 }
 
     /// Everything stored so far.
     var events: [Event] { contents.withLock { $0.events } }

@@ -1,7 +1,7 @@
-import Foundation
-import SpoorTransport
-import Logging
-import SpoorCore
+public import Foundation
+public import SpoorLog
+public import Logging
+public import SpoorModel
 
 #if canImport(Glibc)
 import Glibc
@@ -13,21 +13,21 @@ import Darwin
 
 /// What survives a restart (events spec §4): identity, super properties, first-launch and first-day flags,
 /// and the sequence number. Kept as one small JSON file, replaced atomically.
-struct PersistedState: Codable, Equatable, Sendable {
-    var version = 1
-    var deviceID: String
-    var anonymousID: String
-    var loginID: String?
-    var superProperties: [String: StoredValue]
+package struct PersistedState: Codable, Equatable, Sendable {
+    package var version = 1
+    package var deviceID: String
+    package var anonymousID: String
+    package var loginID: String?
+    package var superProperties: [String: StoredValue]
     /// The install's first calendar day, `yyyy-MM-dd` in the configured time zone.
-    var firstDay: String
+    package var firstDay: String
     /// True until the lifecycle code consumes it for `$is_first_time`.
-    var firstLaunchPending: Bool
+    package var firstLaunchPending: Bool
     /// The sequence number the next record gets.
-    var nextSequence: UInt64
+    package var nextSequence: UInt64
     /// The user opted out of tracking (``Tracker/optOut(deleteStoredData:)``). Absent in state files written
     /// before consent existed, which were tracking: read as false.
-    var optedOut: Bool
+    package var optedOut: Bool
 
     init(
         deviceID: String, anonymousID: String, loginID: String?, superProperties: [String: StoredValue], firstDay: String,
@@ -47,7 +47,7 @@ struct PersistedState: Codable, Equatable, Sendable {
         case version, deviceID, anonymousID, loginID, superProperties, firstDay, firstLaunchPending, nextSequence, optedOut
     }
 
-    init(from decoder: any Decoder) throws {
+    package init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         version = try c.decode(Int.self, forKey: .version)
         deviceID = try c.decode(String.self, forKey: .deviceID)
@@ -69,14 +69,14 @@ struct PersistedState: Codable, Equatable, Sendable {
 }
 
 /// A ``PropertyValue`` in the state file: `{"int": 3}`, `{"list": ["a"]}`, …
-struct StoredValue: Codable, Equatable, Sendable {
-    var value: PropertyValue
+package struct StoredValue: Codable, Equatable, Sendable {
+    package var value: PropertyValue
 
-    init(_ value: PropertyValue) { self.value = value }
+    package init(_ value: PropertyValue) { self.value = value }
 
     private enum Key: String, CodingKey { case string, int, double, bool, date, list }
 
-    init(from decoder: any Decoder) throws {
+    package init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: Key.self)
         guard let key = container.allKeys.first, container.allKeys.count == 1 else {
             throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: "one typed value expected"))
@@ -91,7 +91,7 @@ struct StoredValue: Codable, Equatable, Sendable {
         }
     }
 
-    func encode(to encoder: any Encoder) throws {
+    package func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: Key.self)
         switch value {
         case .string(let v): try container.encode(v, forKey: .string)
@@ -105,22 +105,22 @@ struct StoredValue: Codable, Equatable, Sendable {
 }
 
 /// Reads and atomically replaces `state.json` in the storage directory.
-struct StateFile: Sendable {
-    enum LoadOutcome: Equatable, Sendable {
+package struct StateFile: Sendable {
+    package enum LoadOutcome: Equatable, Sendable {
         case loaded
         case created
         /// The file was unreadable; it was moved aside to `state.json.corrupt` and a fresh state was made.
         case replacedCorrupt(reason: String)
     }
 
-    let url: URL
+    package let url: URL
 
-    init(directory: URL) {
+    package init(directory: URL) {
         url = directory.appendingPathComponent("state.json")
     }
 
     /// `optedOut` is the consent of a fresh install (``Configuration/startsOptedOut``).
-    func load(today: String, optedOut: Bool = false) -> (PersistedState, LoadOutcome) {
+    package func load(today: String, optedOut: Bool = false) -> (PersistedState, LoadOutcome) {
         guard let data = FileManager.default.contents(atPath: url.path) else {
             return (.fresh(day: today, optedOut: optedOut), .created)
         }

@@ -1,4 +1,4 @@
-public import SpoorCore
+public import SpoorModel
 
 /// Durations in event properties: seconds with 3 decimals, and 0 for anything of 24 hours or more.
 public enum EventDuration {

@@ -1,4 +1,4 @@
-public import SpoorCore
+public import SpoorModel
 
 /// An event the app declares as a Swift type: its name and its typed properties.
 ///

@@ -1,5 +1,5 @@
 import Foundation
-import SpoorTransport
+import SpoorLog
 
 /// What ``Tracker/optOut(deleteStoredData:)`` erased.
 public struct ErasedData: Sendable, Hashable {

@@ -1,5 +1,6 @@
-package import Foundation
-public import SpoorTransport
+public import Foundation
+public import SpoorLog
+public import SpoorUpload
 
 /// What ``Tracker/flush(timeout:)`` did: the batches and events delivered, what is still pending and why.
 public typealias FlushResult = UploadResult
@@ -33,7 +34,7 @@ extension Tracker {
     }
 
     /// `serverURL` itself when it names a path, else its `/v1/batch`.
-    package static func batchEndpoint(_ serverURL: URL) -> URL {
+    public static func batchEndpoint(_ serverURL: URL) -> URL {
         let path = serverURL.path
         if !path.isEmpty, path != "/" { return serverURL }
         return serverURL.appendingPathComponent("v1").appendingPathComponent("batch")

@@ -1,8 +1,10 @@
 public import Foundation
-import Logging
-public import SpoorCore
-public import SpoorTransport
+public import Logging
+public import SpoorModel
+public import SpoorLog
 import Synchronization
+public import SpoorUpload
+public import SpoorSystem
 
 /// The tracker: the API an app calls to record events, identity and profiles.
 ///
@@ -20,7 +22,7 @@ import Synchronization
 public final class Tracker: Sendable {
     /// The configuration the tracker was created with.
     public let configuration: Configuration
-    let pipeline: EventPipeline
+    package let pipeline: EventPipeline
     let logger: Logger
     let wallClock: any WallClock
     let monotonicClock: any MonotonicClock
@@ -30,7 +32,7 @@ public final class Tracker: Sendable {
     private let timers = Locked(EventTimers())
     private let corruptStateFiles: Int
     /// Auto-tracking: the lifecycle state machine, pages, clicks and crash recovery (Lifecycle/).
-    let lifecycle: AutoTrackController
+    package let lifecycle: AutoTrackController
     /// Ships sealed batches to ``Configuration/serverURL``; nil when none is set (or the store is not the log).
     let uploader: Uploader?
     /// The host's background-task hook, taken from the lifecycle source (see ``BackgroundTaskHook``).
@@ -472,14 +474,14 @@ public final class Tracker: Sendable {
 
     /// Asks the writer to store and sync everything accepted so far, then the uploader to send it, without
     /// waiting (lifecycle starts and ends, and `login`, use this).
-    func requestFlush() {
+    package func requestFlush() {
         guard let uploader else { return pipeline.requestFlush() }
         pipeline.requestFlush { _ in uploader.trigger() }
     }
 
     /// Stores and syncs everything accepted so far, waiting at most `timeout`; returns whether it finished
     /// in time. For `willTerminate`, where waiting must be short and bounded.
-    func flushAndWait(timeout: Duration) -> Bool {
+    package func flushAndWait(timeout: Duration) -> Bool {
         let done = DispatchSemaphore(value: 0)
         pipeline.requestFlush { _ in done.signal() }
         return done.wait(timeout: .now() + .nanoseconds(Int(Self.milliseconds(timeout) * 1_000_000))) == .success

@@ -1,4 +1,5 @@
-public import SpoorTransport
+public import SpoorLog
+public import SpoorUpload
 
 /// Counts the app can read to see what happened to its events.
 ///

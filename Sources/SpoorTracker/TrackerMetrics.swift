@@ -1,6 +1,7 @@
 import CoreMetrics
 import Metrics
-import SpoorTransport
+import SpoorLog
+import SpoorSystem
 
 /// Exports ``TrackerCounters`` through swift-metrics, when the host bootstrapped a backend
 /// (`MetricsSystem.bootstrap`) before creating the tracker.

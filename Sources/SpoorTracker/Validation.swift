@@ -1,5 +1,5 @@
 import Foundation
-import SpoorCore
+import SpoorModel
 
 /// The rule an event or property broke (events spec §3).
 public enum ValidationRule: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {

@@ -1,6 +1,6 @@
 import Foundation
 import SpoorAutoCapture
-import SpoorCore
+import SpoorModel
 import Testing
 
 @testable import SpoorTracker

@@ -1,6 +1,7 @@
 import Foundation
-public import SpoorCore
-import SpoorTransport
+public import SpoorModel
+import SpoorLog
+import SpoorWire
 
 /// What the Sensors Analytics SDKs upload for the same events: `base64(gzip(JSON array))`, the `data_list`
 /// form field; the baseline of Spoor's wire-size figures.

@@ -1,6 +1,7 @@
 import Dispatch
-import Foundation
-public import SpoorTransport
+public import Foundation
+public import SpoorLog
+public import SpoorUpload
 
 /// An ``UploadClock`` that moves only when a test says so. Sleepers wake when ``advance(by:)`` passes their
 /// deadline; a test awaits ``sleepers(atLeast:)`` to know the uploader is waiting, instead of sleeping.

@@ -1,10 +1,11 @@
 import Foundation
-import SpoorCore
-import SpoorTransport
+import SpoorModel
+import SpoorLog
 import Testing
 
 @testable import SpoorTracker
 import SpoorTestSupport
+import SpoorSystem
 
 /// A store whose `append` waits until the test opens its gate: a writer stuck on a slow disk.
 private final class GatedStore: EventStore, @unchecked Sendable {

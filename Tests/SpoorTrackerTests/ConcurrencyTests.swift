@@ -1,10 +1,11 @@
 import Foundation
-import SpoorCore
-import SpoorTransport
+import SpoorModel
+import SpoorLog
 import Testing
 
 @testable import SpoorTracker
 import SpoorTestSupport
+import SpoorSystem
 
 /// A store that keeps only what the concurrency test checks, so 800,000 events fit in little memory.
 private final class OrderCheckingStore: EventStore {

@@ -1,6 +1,6 @@
 import Foundation
-import SpoorCore
-import SpoorTransport
+import SpoorModel
+import SpoorLog
 import SpoorTestSupport
 import Testing
 

@@ -1,7 +1,7 @@
 import Foundation
-import SpoorCore
-import SpoorSerializer
-import SpoorTransport
+import SpoorModel
+import SpoorWire
+import SpoorLog
 import Testing
 
 @testable import SpoorTracker

@@ -1,8 +1,9 @@
 import Foundation
-import SpoorCore
-import SpoorTransport
+import SpoorModel
+import SpoorLog
 import SpoorTestSupport
 import Testing
+import SpoorSystem
 
 @testable import SpoorTracker
 

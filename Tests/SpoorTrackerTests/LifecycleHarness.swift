@@ -1,5 +1,5 @@
 import Foundation
-import SpoorCore
+import SpoorModel
 @testable import SpoorTracker
 import SpoorTestSupport
 

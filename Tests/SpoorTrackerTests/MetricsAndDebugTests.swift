@@ -1,9 +1,10 @@
 import Foundation
 import Metrics
 import MetricsTestKit
-import SpoorCore
+import SpoorModel
 import SpoorTestSupport
 import Testing
+import SpoorWire
 
 @testable import SpoorTracker
 

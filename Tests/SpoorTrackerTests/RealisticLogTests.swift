@@ -1,8 +1,8 @@
 import Foundation
-import SpoorCore
-import SpoorSerializer
+import SpoorModel
+import SpoorWire
 import SpoorTestSupport
-import SpoorTransport
+import SpoorLog
 import SpoorWorkload
 import Testing
 

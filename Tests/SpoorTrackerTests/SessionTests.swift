@@ -1,5 +1,5 @@
 import Foundation
-import SpoorCore
+import SpoorModel
 import Testing
 
 @testable import SpoorTracker

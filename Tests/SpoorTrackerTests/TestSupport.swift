@@ -1,6 +1,6 @@
 import Foundation
 import Logging
-import SpoorCore
+import SpoorModel
 import SpoorTestSupport
 import Testing
 

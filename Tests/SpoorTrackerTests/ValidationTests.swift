@@ -1,7 +1,8 @@
 import Foundation
-import SpoorCore
-import SpoorTransport
+import SpoorModel
+import SpoorLog
 import Testing
+import SpoorSystem
 
 @testable import SpoorTracker
 

@@ -8,9 +8,9 @@
 // Prints wall time (first `track` to the last batch acknowledged), events/s, bytes on the wire per event,
 // client and collector peak RSS and CPU, then checks the store: every tracked event stored exactly once.
 import Foundation
-import SpoorCore
+import SpoorModel
 import SpoorTracker
-import SpoorTransport
+import SpoorLog
 import SpoorWorkload
 
 #if canImport(Glibc)

@@ -1,5 +1,5 @@
 import Foundation
-import SpoorCore
+import SpoorModel
 import SwiftProtobufSchema
 
 /// The event every benchmark encodes: a `track` event with the usual identity fields and five

@@ -1,8 +1,8 @@
 import Benchmark
 import CProtobufCFloor
 import Foundation
-import SpoorCore
-import SpoorSerializer
+import SpoorModel
+import SpoorWire
 import SwiftProtobufSchema
 
 /// Each benchmark encodes the reference event 1000 times per iteration (`scalingFactor: .kilo`),

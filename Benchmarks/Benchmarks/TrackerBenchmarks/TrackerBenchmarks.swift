@@ -1,6 +1,6 @@
 import Benchmark
 import Foundation
-import SpoorCore
+import SpoorModel
 import SpoorTracker
 
 // The reference event of issue 4: a code event with 5 properties of mixed types.

@@ -9,10 +9,10 @@
 // `--frames` runs only the sealing and decoding of realistic 50-event zstd frames, with and without the shared context.
 import CMallocCounter
 import Foundation
-import SpoorCore
-import SpoorSerializer
+import SpoorModel
+import SpoorWire
 import SpoorTracker
-import SpoorTransport
+import SpoorLog
 import SpoorWorkload
 
 #if canImport(Glibc)

@@ -1,9 +1,9 @@
 import Benchmark
 import Foundation
 import Logging
-import SpoorCore
-import SpoorSerializer
-import SpoorTransport
+import SpoorModel
+import SpoorWire
+import SpoorLog
 
 #if canImport(Glibc)
 import Glibc

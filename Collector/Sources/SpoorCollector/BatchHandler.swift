@@ -2,7 +2,7 @@ import Foundation
 import Hummingbird
 import Metrics
 import SpoorCollectorCore
-import SpoorCore
+import SpoorModel
 import Synchronization
 
 /// `POST /v1/batch`: auth, in-flight cap, bounded body read, then the request core.

@@ -1,8 +1,8 @@
 import ArgumentParser
 import Foundation
-import SpoorCore
-import SpoorSerializer
-import SpoorTransport
+import SpoorModel
+import SpoorWire
+import SpoorLog
 
 /// `spoor-collector frame`: seals `spoor decode` JSON lines into one batch frame, for curl and demos.
 struct FrameCommand: ParsableCommand {

@@ -5,7 +5,7 @@ import Logging
 import Metrics
 import Prometheus
 import SpoorCollectorCore
-import SpoorCore
+import SpoorModel
 import Synchronization
 
 /// `spoor-collector serve`: the HTTP server.

@@ -1,5 +1,5 @@
-public import SpoorCore
-public import SpoorSerializer
+public import SpoorModel
+public import SpoorWire
 
 /// One `events` row.
 public struct EventRow: Sendable, Hashable {

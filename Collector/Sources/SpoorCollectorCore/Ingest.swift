@@ -1,6 +1,6 @@
-public import SpoorCore
-import SpoorSerializer
-import SpoorTransport
+public import SpoorModel
+import SpoorWire
+import SpoorLog
 
 /// The collector's limits on one request.
 public struct IngestLimits: Sendable, Hashable {

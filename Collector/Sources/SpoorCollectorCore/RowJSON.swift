@@ -1,6 +1,6 @@
 import Foundation
-import SpoorCore
-import SpoorSerializer
+import SpoorModel
+import SpoorWire
 
 /// The `lib` and `properties` columns' JSON, written straight to UTF-8 bytes.
 ///

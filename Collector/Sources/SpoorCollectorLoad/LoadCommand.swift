@@ -1,9 +1,9 @@
 import ArgumentParser
 import Foundation
 import SpoorCollectorCore
-import SpoorCore
-import SpoorSerializer
-import SpoorTransport
+import SpoorModel
+import SpoorWire
+import SpoorLog
 import SpoorWorkload
 import Synchronization
 

@@ -7,7 +7,7 @@
 // Lines: `ready ANONYMOUS-ID`, then `durable FIRST LAST` once events FIRST...LAST (their `n` property) are
 // synced to the log, `flushed RESULT` after each flush, and in drain mode `drained RESULT`.
 import Foundation
-import SpoorCore
+import SpoorModel
 import SpoorTracker
 
 #if canImport(Glibc)

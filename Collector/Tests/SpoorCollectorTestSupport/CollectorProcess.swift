@@ -2,9 +2,9 @@ public import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-public import SpoorCore
-import SpoorSerializer
-public import SpoorTransport
+public import SpoorModel
+public import SpoorWire
+public import SpoorLog
 import SpoorFaultProxy
 
 // Shared by the collector's tests and the end-to-end tests: a real collector process, and frames to send it.

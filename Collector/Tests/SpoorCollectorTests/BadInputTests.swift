@@ -1,9 +1,10 @@
 import Foundation
 import SpoorCollectorCore
 import SpoorCollectorTestSupport
-import SpoorCore
-import SpoorTransport
+import SpoorModel
+import SpoorLog
 import Testing
+import SpoorWire
 
 @Suite("Hostile bodies on a real collector process")
 struct BadInputTests {

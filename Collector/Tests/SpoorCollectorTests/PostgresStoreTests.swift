@@ -1,8 +1,9 @@
 import SpoorCollectorTestSupport
 import Foundation
-import SpoorCore
-import SpoorTransport
+import SpoorModel
+import SpoorLog
 import Testing
+import SpoorWire
 
 @Suite("The PostgreSQL store, through real collector processes and a real server")
 struct PostgresStoreTests {

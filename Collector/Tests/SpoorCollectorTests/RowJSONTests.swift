@@ -1,8 +1,8 @@
 import Foundation
 import SpoorCollectorTestSupport
 import SpoorCollectorCore
-import SpoorCore
-import SpoorSerializer
+import SpoorModel
+import SpoorWire
 import Testing
 
 @Suite("The rows' JSON columns")

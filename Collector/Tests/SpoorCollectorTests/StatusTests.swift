@@ -1,9 +1,9 @@
 import Foundation
 import SpoorCollectorCore
 import SpoorCollectorTestSupport
-import SpoorCore
-import SpoorSerializer
-import SpoorTransport
+import SpoorModel
+import SpoorWire
+import SpoorLog
 import Testing
 
 @Suite("Every status of the HTTP API, on a real collector process")

@@ -2,8 +2,8 @@ import SpoorCollectorTestSupport
 import Foundation
 import GRDB
 import SpoorCollectorCore
-import SpoorCore
-import SpoorTransport
+import SpoorModel
+import SpoorLog
 import Testing
 
 /// Another process's write lock on a collector's SQLite file, held by a thread until released.

@@ -1,9 +1,9 @@
 import Foundation
 import GRDB
 import SpoorCollectorTestSupport
-import SpoorCore
+import SpoorModel
 import SpoorTracker
-import SpoorTransport
+import SpoorLog
 import Testing
 
 /// What the collector's SQLite store holds, read with GRDB while (or after) the collector runs.

@@ -3,7 +3,8 @@ import Foundation
 import FoundationNetworking
 #endif
 import SpoorFaultProxy
-import SpoorTransport
+import SpoorLog
+import SpoorWire
 import Testing
 
 /// The proxy itself, in front of a real collector process, driven by plain URLSession requests.

@@ -1,6 +1,6 @@
 import Foundation
 import GRDB
-import SpoorCore
+import SpoorModel
 import SpoorFaultProxy
 import Testing
 #if canImport(Glibc)

@@ -1,5 +1,5 @@
 import Foundation
-import SpoorTransport
+import SpoorUpload
 import Synchronization
 
 /// The uploader's time, moved only by the test: backoff, `Retry-After` and request timeouts pass when the

@@ -3,9 +3,9 @@ import Foundation
 import FoundationNetworking
 #endif
 import GRDB
-import SpoorCore
-import SpoorSerializer
-import SpoorTransport
+import SpoorModel
+import SpoorWire
+import SpoorLog
 
 /// What a collector's SQLite store holds, read the way an analyst would.
 struct StoreReading {

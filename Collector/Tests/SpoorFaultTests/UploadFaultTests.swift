@@ -1,9 +1,9 @@
 import Foundation
-import SpoorCore
+import SpoorModel
 import SpoorFaultProxy
-import SpoorSerializer
+import SpoorWire
 import SpoorTracker
-import SpoorTransport
+import SpoorLog
 import Testing
 
 /// Transport spec §3 and §5 through the fault proxy: a real tracker, a real collector, one fault at a time.

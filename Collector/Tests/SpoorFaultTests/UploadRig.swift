@@ -1,8 +1,9 @@
 import Foundation
-import SpoorCore
+import SpoorModel
 import SpoorFaultProxy
 import SpoorTracker
-import SpoorTransport
+import SpoorLog
+import SpoorUpload
 import Testing
 
 /// A tracker uploading through a ``FaultProxy`` to a real collector, on a manual upload clock.

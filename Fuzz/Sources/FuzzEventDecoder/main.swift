@@ -3,8 +3,8 @@
 // Bad input must only ever throw a DecodeError; any crash or trap is a bug.
 import CFuzzDriver
 import Foundation
-import SpoorCore
-@_spi(Testing) import SpoorSerializer
+import SpoorModel
+@_spi(Testing) import SpoorWire
 
 // libFuzzer calls the callback on one thread, one input at a time, so the decoder and
 // encoder (which keep scratch memory between calls) can be shared by every call.

@@ -4,8 +4,8 @@
 // to a frame that decodes to the same payload. Any crash, trap or sanitizer report is a bug.
 import CFuzzDriver
 import Foundation
-import SpoorSerializer
-import SpoorTransport
+import SpoorWire
+import SpoorLog
 
 // Small limits keep each run fast; the checks do not depend on their values.
 let decoder = FrameDecoder(limits: FrameLimits(maxFrameBytes: 1 << 20, maxUncompressedBytes: 1 << 20, maxRecords: 1000))

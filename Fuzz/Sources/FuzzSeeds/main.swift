@@ -7,8 +7,8 @@
 // again rewrites the same seeds; inputs the fuzzer adds are named by their SHA-1 and stay.
 // Deterministic hashing fixes the order of dictionary properties, so the bytes repeat too.
 import Foundation
-import SpoorCore
-import SpoorSerializer
+import SpoorModel
+import SpoorWire
 
 /// A minimal protobuf writer for building malformed inputs by hand.
 struct Wire {

@@ -1,7 +1,7 @@
 import Dispatch
 import Foundation
 internal import Logging
-internal import SpoorCore
+internal import SpoorModel
 
 /// What auto-tracking needs from the tracker. ``Tracker`` implements it with its internal entry points;
 /// tests use a recording fake.
@@ -40,7 +40,7 @@ struct LifecycleOptions: Sendable {
 
 /// Runs auto-tracking: feeds signals, page and click calls into the engine and carries out its effects
 /// on the tracker (the sink), the checkpoint and the heartbeat. Thread-safe; calls are applied in order.
-final class AutoTrackController: @unchecked Sendable {
+package final class AutoTrackController: @unchecked Sendable {
     private let lock = NSLock()
     private var engine: AutoTrackEngine
     private let options: LifecycleOptions
@@ -192,7 +192,7 @@ final class AutoTrackController: @unchecked Sendable {
     }
 
     /// Stops the heartbeat (the process is going away or the tracker is being replaced).
-    func stopHeartbeat() {
+    package func stopHeartbeat() {
         lock.withLock {
             heartbeatTimer?.cancel()
             heartbeatTimer = nil

@@ -1,7 +1,7 @@
-internal import SpoorCore
+internal import SpoorModel
 
 /// The auto-tracked event types, as named in `autoTrack` (lifecycle spec §6).
-enum AutoTrackEventKind: String, Sendable, Hashable, CaseIterable {
+package enum AutoTrackEventKind: String, Sendable, Hashable, CaseIterable {
     case appStart, appStartPassively, appEnd, appViewScreen, appClick, appPageLeave, appCrashed
 
     /// The event name this kind emits.

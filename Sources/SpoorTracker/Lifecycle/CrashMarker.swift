@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -8,11 +8,11 @@ import Darwin
 #endif
 
 /// A crash the previous process recorded before it died.
-struct CrashRecord: Sendable, Hashable {
+package struct CrashRecord: Sendable, Hashable {
     /// Wall time of the crash, epoch milliseconds.
-    var time: Int64
+    package var time: Int64
     /// `app_crashed_reason`, such as `SIGSEGV` or the reason a simulated crash gave.
-    var reason: String
+    package var reason: String
 }
 
 /// The crash marker file: opened ahead of time so a crashing process can record the crash with nothing
@@ -20,8 +20,8 @@ struct CrashRecord: Sendable, Hashable {
 ///
 /// Format: the crash's epoch milliseconds in decimal, a space, the reason, a newline. An empty file means
 /// no crash.
-final class CrashMarker: @unchecked Sendable {
-    static let fileName = "crash.marker"
+package final class CrashMarker: @unchecked Sendable {
+    package static let fileName = "crash.marker"
     static let bufferSize = 512
 
     /// The open marker file. Immutable after init; the fd is closed in deinit.
@@ -31,7 +31,7 @@ final class CrashMarker: @unchecked Sendable {
 
     /// Reads the crash a previous process recorded in `directory`; `nil` when it recorded none or the
     /// record is unreadable.
-    static func readPrevious(in directory: URL) -> CrashRecord? {
+    package static func readPrevious(in directory: URL) -> CrashRecord? {
         let url = directory.appendingPathComponent(fileName)
         guard let data = try? Data(contentsOf: url), !data.isEmpty,
               let text = String(data: data, encoding: .utf8) else { return nil }

@@ -1,4 +1,4 @@
-internal import SpoorCore
+internal import SpoorModel
 
 /// Recovers what a process that died left unsaid (L10, P7): `AppCrashed` after a crash, then
 /// `$AppPageLeave` for the pages it was timing, then the missing `$AppEnd`, all timed to the last moment

@@ -1,36 +1,37 @@
-import Foundation
+public import Foundation
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import SpoorTransport
+public import SpoorLog
+public import SpoorWire
 
 /// What crash recovery needs to know about a process that may die at any moment (L10): whether a
 /// session is open and since when, which pages are being timed, and the last moment the process is known
 /// to have been alive. Small: it is rewritten on every lifecycle and page change.
-struct LifecycleCheckpoint: Sendable, Hashable, Codable {
+package struct LifecycleCheckpoint: Sendable, Hashable, Codable {
     /// The format version; a file with another version is ignored.
-    var version: Int = LifecycleCheckpoint.currentVersion
-    var state: LifecycleState
+    package var version: Int = LifecycleCheckpoint.currentVersion
+    package var state: LifecycleState
     /// The start of the open session; `nil` when no `$AppStart` waits for its `$AppEnd`.
-    var sessionStart: LifecycleInstant?
+    package var sessionStart: LifecycleInstant?
     /// Pages whose timers run.
-    var pages: [VisiblePage]
-    var lastAlive: LifecycleInstant
+    package var pages: [VisiblePage]
+    package var lastAlive: LifecycleInstant
 
-    static let currentVersion = 1
+    package static let currentVersion = 1
 }
 
 /// Why a checkpoint file could not be used. Recovery then has nothing to recover; the file is replaced by
 /// the next save.
-struct CheckpointError: Error, Sendable, Hashable, CustomStringConvertible {
+package struct CheckpointError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The checkpoint's path.
-    var path: String
+    package var path: String
     /// What is wrong with it.
-    var reason: String
+    package var reason: String
 
-    var description: String { "lifecycle checkpoint \(path): \(reason)" }
+    package var description: String { "lifecycle checkpoint \(path): \(reason)" }
 }
 
 /// Saves and loads the checkpoint file in the storage directory.
@@ -43,20 +44,20 @@ struct CheckpointError: Error, Sendable, Hashable, CustomStringConvertible {
 /// Slot layout (little-endian): magic `SPCK`, sequence (u64), JSON length (u32), CRC-32C of the JSON (u32),
 /// then the JSON. No fsync: a crash of the process keeps what was written; a power cut may lose the last
 /// few seconds, which only makes a recovered `$AppEnd` a little earlier.
-final class LifecycleCheckpointStore: @unchecked Sendable {
+package final class LifecycleCheckpointStore: @unchecked Sendable {
     // @unchecked: `fd` and `sequence` are guarded by `lock`.
-    static let fileName = "lifecycle.checkpoint"
+    package static let fileName = "lifecycle.checkpoint"
     /// The room for one slot; a checkpoint with hundreds of visible pages still fits.
     static let slotSize = 64 << 10
     private static let magic: [UInt8] = Array("SPCK".utf8)
     private static let headerSize = 20
 
-    let url: URL
+    package let url: URL
     private let lock = NSLock()
     private var fd: Int32 = -1
     private var sequence: UInt64 = 0
 
-    init(directory: URL) {
+    package init(directory: URL) {
         url = directory.appendingPathComponent(Self.fileName)
     }
 
@@ -118,7 +119,7 @@ final class LifecycleCheckpointStore: @unchecked Sendable {
 
     /// The saved checkpoint; `nil` when there is none; an error when the file is unreadable, corrupt or of
     /// another version (the caller reports it and goes on without).
-    func load() -> Result<LifecycleCheckpoint?, CheckpointError> {
+    package func load() -> Result<LifecycleCheckpoint?, CheckpointError> {
         guard FileManager.default.fileExists(atPath: url.path) else { return .success(nil) }
         let bytes: [UInt8]
         do {

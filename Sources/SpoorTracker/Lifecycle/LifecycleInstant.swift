@@ -1,11 +1,11 @@
-internal import SpoorCore
+package import SpoorModel
 
 /// One moment as the lifecycle sees it: wall time for event timestamps, monotonic time for durations.
-struct LifecycleInstant: Sendable, Hashable, Codable {
+package struct LifecycleInstant: Sendable, Hashable, Codable {
     /// Wall-clock time, epoch milliseconds.
-    var wall: EpochMilliseconds
+    package var wall: EpochMilliseconds
     /// Monotonic time in nanoseconds; only differences within one process mean anything.
-    var monotonic: UInt64
+    package var monotonic: UInt64
 }
 
 extension EventDuration {

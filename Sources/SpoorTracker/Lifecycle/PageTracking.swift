@@ -1,24 +1,24 @@
-internal import SpoorCore
+package import SpoorModel
 
 /// One visible page and its timer.
-struct VisiblePage: Sendable, Hashable, Codable {
-    var id: String
-    var page: PageInfo
-    var referrer: String?
-    var referrerTitle: String?
+package struct VisiblePage: Sendable, Hashable, Codable {
+    package var id: String
+    package var page: PageInfo
+    package var referrer: String?
+    package var referrerTitle: String?
     /// `true` once its `$AppViewScreen` went out; `false` while it is held back (P6).
-    var viewed: Bool
+    package var viewed: Bool
     /// On the ignore list: never viewed, timed or left, never a referrer. Not saved: such a page has no
     /// timer, so checkpoints (which keep timed pages) never hold it.
-    var ignored = false
+    package var ignored = false
     /// Monotonic start of its running timer; `nil` while the app is not started.
-    var timerStart: UInt64?
+    package var timerStart: UInt64?
 
     private enum CodingKeys: String, CodingKey {
         case id, screenName, title, url, referrer, referrerTitle, viewed, timerStart
     }
 
-    init(id: String, page: PageInfo, referrer: String?, referrerTitle: String?, viewed: Bool, timerStart: UInt64?) {
+    package init(id: String, page: PageInfo, referrer: String?, referrerTitle: String?, viewed: Bool, timerStart: UInt64?) {
         self.id = id
         self.page = page
         self.referrer = referrer
@@ -27,7 +27,7 @@ struct VisiblePage: Sendable, Hashable, Codable {
         self.timerStart = timerStart
     }
 
-    init(from decoder: any Decoder) throws {
+    package init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         id = try container.decode(String.self, forKey: .id)
         page = PageInfo(
@@ -41,7 +41,7 @@ struct VisiblePage: Sendable, Hashable, Codable {
         timerStart = try container.decodeIfPresent(UInt64.self, forKey: .timerStart)
     }
 
-    func encode(to encoder: any Encoder) throws {
+    package func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(id, forKey: .id)
         try container.encode(page.screenName, forKey: .screenName)
@@ -54,12 +54,12 @@ struct VisiblePage: Sendable, Hashable, Codable {
     }
 
     /// `$AppViewScreen` properties.
-    var viewProperties: Properties {
+    package var viewProperties: Properties {
         AppViewScreen(page: page, referrer: referrer, referrerTitle: referrerTitle).properties
     }
 
     /// `$AppPageLeave` properties for a leave at monotonic `now` (P3); `reason` marks recovered leaves.
-    func leaveProperties(start: UInt64, now: UInt64, reason: String? = nil) -> Properties {
+    package func leaveProperties(start: UInt64, now: UInt64, reason: String? = nil) -> Properties {
         AppPageLeave(
             page: page, duration: EventDuration.seconds(from: start, to: now), referrer: referrer, reason: reason
         ).properties

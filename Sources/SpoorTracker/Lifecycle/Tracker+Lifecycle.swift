@@ -1,5 +1,5 @@
 import Foundation
-import SpoorCore
+import SpoorModel
 
 extension Tracker: AutoTrackSink {}
 
@@ -16,7 +16,7 @@ extension LifecycleOptions {
 
 extension AutoTrackEventKind {
     /// The ``AutoTrackOptions`` member that switches this kind on.
-    var option: AutoTrackOptions {
+    package var option: AutoTrackOptions {
         switch self {
         case .appStart: .appStart
         case .appStartPassively: .appStartPassively

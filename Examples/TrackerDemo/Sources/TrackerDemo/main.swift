@@ -5,10 +5,10 @@
 //     swift run --package-path Examples/TrackerDemo TrackerDemo [STORAGE_DIR] [--server URL]
 import Foundation
 import Logging
-import SpoorCore
-import SpoorSerializer
+import SpoorModel
+import SpoorWire
 import SpoorTracker
-import SpoorTransport
+import SpoorLog
 
 /// A typed event: the app declares the name and the properties once.
 struct BuyProduct: TrackedEvent {

@@ -1,0 +1,273 @@
+import Foundation
+import Logging
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import SpoorWire
+
+/// What the names in a storage directory mean.
+package enum DirectoryLayout {
+    package static let lockName = "lock"
+    package static let stateName = "state"
+    package static let outboxName = "outbox"
+    /// The uploader's counters, kept beside the log so they survive restarts.
+    package static let uploadCountersName = "upload.json"
+    /// Files moved aside because they are damaged get this suffix.
+    package static let quarantineSuffix = ".bad"
+    /// Segment files larger than this are not ours (ours stay near the segment size).
+    package static let maxSegmentFileBytes = 256 << 20
+
+    package static func isOwn(_ name: String) -> Bool {
+        name == lockName || name == stateName || name == stateName + ".tmp" || name == outboxName
+            || name == RejectedArea.folderName || name == uploadCountersName || name == uploadCountersName + ".tmp"
+            || name.hasSuffix(quarantineSuffix) || SegmentFormat.id(fromFileName: name) != nil
+    }
+}
+
+extension EventLog {
+    /// Takes the directory's lock, allowing a short grace period before calling it taken.
+    ///
+    /// A process that spawns a child (`posix_spawn`, `Process`) lends the child every open file
+    /// until the child execs, close-on-exec or not; a `flock` lives as long as any copy, so a log
+    /// closed and reopened at that moment finds its own lock briefly held. Real contention (another
+    /// open log) lasts; that window ends within milliseconds.
+    static func lockExclusively(_ fd: Int32, grace: Duration = .milliseconds(250)) -> Bool {
+        if flock(fd, LOCK_EX | LOCK_NB) == 0 { return true }
+        let clock = ContinuousClock()
+        let deadline = clock.now + grace
+        while FileIO.errno == EWOULDBLOCK, clock.now < deadline {
+            usleep(2_000)
+            if flock(fd, LOCK_EX | LOCK_NB) == 0 { return true }
+        }
+        return false
+    }
+
+    /// Sets up the directory and rebuilds the index from the files. Called once, from `init`.
+    func recover() throws(StorageError) {
+        try PrivateDirectory.prepare(URL(fileURLWithPath: path, isDirectory: true), logger: logger)
+        let lockFD = try FileIO.open(path + "/" + DirectoryLayout.lockName, O_RDWR | O_CREAT)
+        if !Self.lockExclusively(lockFD) {
+            let code = FileIO.errno
+            FileIO.closeFile(lockFD)
+            if code == EWOULDBLOCK {
+                throw StorageError(.directoryInUse, path: path, code: code, reason: "another event log has this directory open")
+            }
+            throw FileIO.error("flock", path, code: code)
+        }
+        state.lockFile = OpenFile(fd: lockFD, path: path + "/" + DirectoryLayout.lockName)
+        try FileIO.makeDirectory(outboxPath)
+
+        // The head: where live records start. The state file has it, unless a seal finished
+        // writing its batch but not the state file; then the outbox knows better.
+        var head = LogPosition(segment: 0, offset: 0)
+        if let bytes = try? FileIO.readFile(statePath, limit: 4096) {
+            if let decoded = StateFile.decode(bytes) {
+                head = decoded.head
+                state.counters = decoded.counters
+                state.shortRegions = decoded.shortRegions
+            } else {
+                state.counters.corrupt += 1
+                quarantine(statePath, reason: "the state file is damaged; the log head is rebuilt from the segments")
+            }
+        }
+        let countersBefore = state.counters
+        recoverOutbox()
+        for pending in state.pending where pending.end > head {
+            head = pending.end
+        }
+
+        // New segments must sort after the head even when every segment file is gone,
+        // or the next recovery would take their records for consumed ones.
+        state.nextSegmentID = max(state.nextSegmentID, head.segment + 1)
+
+        let names = try FileIO.list(path)
+        let foreign = names.filter { !DirectoryLayout.isOwn($0) }
+        if !foreign.isEmpty {
+            logger.warning("spoor: the storage directory holds files that are not Spoor's; they are left alone", metadata: [
+                "directory": "\(path)", "files": "\(foreign.prefix(10).joined(separator: ", "))",
+            ])
+        }
+        let ids = names.compactMap(SegmentFormat.id(fromFileName:)).sorted()
+        for (index, id) in ids.enumerated() {
+            state.nextSegmentID = max(state.nextSegmentID, id + 1)
+            recoverSegment(id: id, isLast: index == ids.count - 1, head: head)
+        }
+        // Forget short regions of segments that are gone.
+        let present = Set(state.segments.map(\.id))
+        state.shortRegions = state.shortRegions.filter { present.contains($0.segment) }
+        state.persistedHead = head
+        let now = configuration.now()
+        enforceCaps(now: now)
+        collectGarbage()
+        state.stateVersion += 1
+        if state.counters.corrupt > 0 || state.counters.tornTails > 0 {
+            logger.info("spoor: event log recovered", metadata: [
+                "records": "\(state.recordCount)", "corrupt": "\(state.counters.corrupt)", "tornTails": "\(state.counters.tornTails)",
+            ])
+        }
+        // Persist what recovery found now rather than at the next sync or close (hours away with `.always`
+        // durability): the damage is already repaired on disk, so a reader of the state file (`spoor inspect`
+        // of a live log) would otherwise see neither the damage nor the count.
+        if state.counters != countersBefore {
+            do {
+                try syncFiles(persistState: true, wait: true)
+            } catch {
+                logger.error("spoor: cannot persist what recovery found", metadata: ["error": "\(error)"])
+            }
+        }
+    }
+
+    /// Scans one segment: indexes its live records, truncates a torn tail, pads over corrupt regions.
+    private func recoverSegment(id: UInt64, isLast: Bool, head: LogPosition) {
+        let segmentPath = path + "/" + SegmentFormat.fileName(id: id)
+        if id < head.segment {
+            // Consumed before the last run ended; its deletion did not happen or was not durable.
+            try? FileIO.unlink(segmentPath)
+            state.directoryDirty = true
+            return
+        }
+        let fd: Int32
+        let bytes: [UInt8]
+        do {
+            fd = try FileIO.open(segmentPath, O_RDWR)
+            let size = try FileIO.fileSize(fd, path: segmentPath)
+            guard size <= DirectoryLayout.maxSegmentFileBytes else {
+                FileIO.closeFile(fd)
+                state.counters.quarantined += 1
+                quarantine(segmentPath, reason: "a segment file of \(size) bytes is larger than any Spoor writes")
+                return
+            }
+            bytes = try FileIO.pread(fd, count: size, at: 0, path: segmentPath)
+        } catch {
+            state.counters.writeErrors += 1
+            logger.error("spoor: cannot read a segment; its records are skipped", metadata: ["error": "\(error)"])
+            return
+        }
+        defer { FileIO.closeFile(fd) }
+
+        let headerProblem = bytes.withUnsafeBytes { SegmentFormat.headerProblem($0, id: id) }
+        if let headerProblem {
+            if bytes.count < SegmentFormat.headerSize && SegmentFormat.header(id: id).starts(with: bytes) {
+                // Created but its header never fully reached the disk: a torn creation, nothing lost.
+                if bytes.count > 0 { state.counters.tornTails += 1 }
+                try? FileIO.unlink(segmentPath)
+                state.directoryDirty = true
+            } else {
+                state.counters.quarantined += 1
+                quarantine(segmentPath, reason: "segment \(headerProblem)")
+            }
+            return
+        }
+
+        let scan = bytes.withUnsafeBytes { SegmentScan($0) }
+        if scan.validEnd < bytes.count {
+            if scan.tailIsTorn {
+                state.counters.tornTails += 1
+            } else {
+                state.counters.corrupt += 1
+                logger.error("spoor: corrupt records at the end of a segment were cut off", metadata: [
+                    "segment": "\(segmentPath)", "offset": "\(scan.validEnd)", "bytes": "\(bytes.count - scan.validEnd)",
+                ])
+            }
+            do {
+                try FileIO.truncate(fd, to: scan.validEnd, path: segmentPath)
+                try FileIO.sync(fd, path: segmentPath)
+            } catch {
+                state.counters.writeErrors += 1
+                logger.error("spoor: cannot truncate a damaged segment tail", metadata: ["error": "\(error)"])
+            }
+        }
+        for region in scan.corruptRegions {
+            // Regions too short for a padding header stay in the file; the state file remembers them.
+            if region.length < RecordFormat.headerSize {
+                let position = LogPosition(segment: id, offset: region.offset)
+                if state.shortRegions.contains(position) { continue }
+                state.shortRegions.insert(position)
+            }
+            state.counters.corrupt += 1
+            logger.error("spoor: skipped a corrupt region in a segment", metadata: [
+                "segment": "\(segmentPath)", "offset": "\(region.offset)", "bytes": "\(region.length)",
+            ])
+            padOver(region, in: bytes, fd: fd, path: segmentPath)
+        }
+
+        var segment = Segment(id: id)
+        segment.end = scan.validEnd
+        for found in scan.records {
+            if RecordFormat.isContext(bytes, at: found.offset) {
+                // Kept whatever the head: live records after it may extend a context before it.
+                let payload = found.payload(in: bytes)
+                segment.contexts.append(ContextRef(offset: UInt32(found.offset), payload: payload))
+            } else if LogPosition(segment: id, offset: found.offset) >= head {
+                segment.records.append(RecordRef(offset: UInt32(found.offset), size: UInt32(found.size)))
+                state.recordCount += 1
+                state.liveBytes += found.size
+            }
+        }
+        if let last = segment.contexts.last { state.tailContext = last.payload }
+        state.segments.append(segment)
+    }
+
+    /// Turns a corrupt region into a padding record, so later scans pass over it without counting it again.
+    private func padOver(_ region: (offset: Int, length: Int), in bytes: [UInt8], fd: Int32, path segmentPath: String) {
+        guard region.length >= RecordFormat.headerSize else { return }
+        var header = Array(bytes[region.offset..<region.offset + region.length])
+        header.withUnsafeMutableBytes { raw in
+            RecordFormat.writeHeader(into: raw, at: 0, payloadLength: region.length - RecordFormat.headerSize, padding: true)
+        }
+        do {
+            try FileIO.pwriteAll(fd, Array(header.prefix(RecordFormat.headerSize)), at: region.offset, path: segmentPath)
+            try FileIO.sync(fd, path: segmentPath)
+        } catch {
+            state.counters.writeErrors += 1
+            logger.error("spoor: cannot mark a corrupt region", metadata: ["error": "\(error)"])
+        }
+    }
+
+    /// Loads the outbox: sealed batches waiting for upload, in log order.
+    private func recoverOutbox() {
+        guard let names = try? FileIO.list(outboxPath) else { return }
+        for name in names {
+            let filePath = outboxPath + "/" + name
+            if name.hasSuffix(".tmp") {
+                // A seal that did not finish: its records are still in the log.
+                try? FileIO.unlink(filePath)
+                continue
+            }
+            if name.hasSuffix(DirectoryLayout.quarantineSuffix) { continue }
+            guard let parsed = OutboxName.parse(name) else {
+                logger.warning("spoor: the outbox holds a file that is not a Spoor batch; left alone", metadata: ["file": "\(filePath)"])
+                continue
+            }
+            do {
+                let bytes = try FileIO.readFile(filePath, limit: FrameLimits().maxFrameBytes)
+                let frame = try FrameDecoder(limits: FrameLimits()).decodeHeader(bytes)
+                guard frame.batchID == parsed.id else {
+                    throw FrameError(.malformedPayload, field: "batch_id", reason: "file name and frame disagree on the batch id")
+                }
+                let info = SealedBatch(id: frame.batchID, recordCount: Int(frame.recordCount), codec: frame.codec,
+                                       frameBytes: bytes.count, sealedAt: frame.sealedAt, isDurable: true)
+                state.pending.append(Pending(info: info, path: filePath, frame: nil, end: parsed.end))
+            } catch {
+                state.counters.quarantined += 1
+                quarantine(filePath, reason: "an outbox batch is unreadable (\(error))")
+            }
+        }
+    }
+
+    /// Renames a damaged file aside (adding `.bad`), so it is kept for inspection and never read again.
+    func quarantine(_ filePath: String, reason: String) {
+        logger.error("spoor: \(reason); moved aside", metadata: ["file": "\(filePath)"])
+        do {
+            try FileIO.rename(filePath, filePath + DirectoryLayout.quarantineSuffix)
+        } catch {
+            try? FileIO.unlink(filePath)
+        }
+        state.directoryDirty = true
+    }
+}

@@ -1,0 +1,71 @@
+public import Foundation
+public import SpoorWire
+
+extension EventLog {
+    /// Replaces the pending batch `id` by `frames`, its parts in order (a batch split after a 413).
+    ///
+    /// The parts are written to the outbox (and forced to disk unless durability is ``Durability/none``) before
+    /// the parent is removed, so a crash in between leaves the parent, whose split is redone with the same ids
+    /// (``BatchID/derived(index:)``); parts already pending are not added twice. Part `i` is filed at the
+    /// parent's end position less the records of the parts after it, so the parts sort in order in the outbox
+    /// and after the batches sealed before the parent.
+    ///
+    /// - Returns: the parts, as pending batches.
+    @discardableResult
+    public func replace(_ id: BatchID, withFrames frames: [[UInt8]]) throws(StorageError) -> [SealedBatch] {
+        try sealLock.withLock { () throws(StorageError) -> [SealedBatch] in
+            let (found, closed) = lock.withLock { (state.pending.first { $0.info.id == id }, state.closed) }
+            if closed { throw StorageError(.closed, path: path, reason: "the log is closed") }
+            guard let parent = found else { throw StorageError(.unknownBatch, path: outboxPath, reason: "no pending batch \(id)") }
+            let existing = Set(lock.withLock { state.pending.map(\.info.id) })
+            var parts: [Pending] = []
+            var recordsAfter = 0
+            var headers: [FrameHeader] = []
+            for frame in frames {
+                do {
+                    headers.append(try FrameDecoder(limits: FrameLimits(maxFrameBytes: .max, maxUncompressedBytes: .max, maxRecords: .max))
+                        .decodeHeader(frame))
+                } catch {
+                    throw StorageError(.corruptFile, path: outboxPath, reason: "a part of batch \(id) is not a frame: \(error)")
+                }
+            }
+            for (index, frame) in frames.enumerated().reversed() {
+                let header = headers[index]
+                let end = LogPosition(segment: parent.end.segment, offset: max(0, parent.end.offset - recordsAfter))
+                recordsAfter += Int(header.recordCount)
+                let info = SealedBatch(id: header.batchID, recordCount: Int(header.recordCount), codec: header.codec,
+                                       frameBytes: frame.count, sealedAt: header.sealedAt, isDurable: parent.info.isDurable)
+                if existing.contains(header.batchID) { continue }
+                if parent.path != nil {
+                    let filePath = outboxPath + "/" + OutboxName.make(end: end, id: header.batchID)
+                    try FileIO.writeAtomically(frame, to: filePath, directory: outboxPath, durable: configuration.durability != .none)
+                    parts.append(Pending(info: info, path: filePath, frame: nil, end: end))
+                } else {
+                    parts.append(Pending(info: info, path: nil, frame: frame, end: end))
+                }
+            }
+            parts.reverse()
+            if let filePath = parent.path {
+                try FileIO.unlink(filePath)
+                if configuration.durability != .none { try FileIO.syncDirectory(outboxPath) }
+            }
+            return lock.withLock {
+                if let index = state.pending.firstIndex(where: { $0.info.id == id }) {
+                    state.pending.replaceSubrange(index...index, with: parts)
+                }
+                state.stateVersion += 1
+                return state.pending.filter { pending in headers.contains { $0.batchID == pending.info.id } }.map(\.info)
+            }
+        }
+    }
+
+    /// Removes the pending batch `id` from the outbox after it was set aside (its frame kept in the rejected
+    /// area): like ``release(_:)``, but counted in ``LogCounters/rejected`` instead of as released.
+    public func discard(_ id: BatchID) throws(StorageError) {
+        try release(id)
+        lock.withLock {
+            state.counters.released -= 1
+            state.counters.rejected += 1
+        }
+    }
+}

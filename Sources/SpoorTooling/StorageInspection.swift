@@ -1,0 +1,194 @@
+public import Foundation
+public import SpoorModel
+public import SpoorLog
+public import SpoorTracker
+public import SpoorUpload
+public import SpoorWire
+
+/// What a tracker's storage directory (or a bare log directory) holds, read without changing anything
+/// and without taking any lock: for `spoor inspect` and `spoor events`, so the tool never parses the
+/// tracker's formats itself.
+public struct StorageInspection: Sendable {
+    /// Which kind of directory was found.
+    public enum Layout: String, Sendable {
+        /// What `Configuration.storageDirectory` names: `state.json`, `lifecycle.checkpoint`, `crash.marker`, `log/`.
+        case storageDirectory = "storage directory"
+        /// The durable event log's own directory (`log/` inside the storage directory, or an `EventLog`'s).
+        case logDirectory = "log directory"
+    }
+
+    /// Identity and super properties from `state.json`.
+    public struct State: Sendable {
+        /// `ok`, `missing` or `damaged`.
+        public var status: String
+        /// Why the file is damaged.
+        public var problem: String?
+        public var deviceID: String?
+        public var anonymousID: String?
+        public var loginID: String?
+        /// The login id when logged in, else the anonymous id: what events carry as `distinct_id`.
+        public var distinctID: String? { loginID ?? anonymousID }
+        /// Sorted by key.
+        public var superProperties: [(key: String, value: PropertyValue)] = []
+        public var firstDay: String?
+        public var firstLaunchPending: Bool?
+        public var nextSequence: UInt64?
+        /// Whether the user opted out (``Tracker/optOut(deleteStoredData:)``): nothing is recorded, sealed or
+        /// uploaded.
+        public var optedOut: Bool?
+    }
+
+    /// The lifecycle checkpoint: what crash recovery will use if the process dies now.
+    public struct Checkpoint: Sendable {
+        /// `ok`, `missing` or `damaged`.
+        public var status: String
+        public var problem: String?
+        /// The lifecycle state (`initial`, `started`, `startedPassively`, `ended`, `terminated`).
+        public var state: String?
+        /// Wall time the open session started, epoch milliseconds; `nil` when no session is open.
+        public var sessionStart: Int64?
+        /// Screen names of the pages being timed.
+        public var pages: [String] = []
+        /// The last moment the process was known alive, epoch milliseconds.
+        public var lastAlive: Int64?
+    }
+
+    /// A crash the previous process recorded that the next start has not yet turned into `$AppCrashed`.
+    public struct PendingCrash: Sendable {
+        /// Epoch milliseconds.
+        public var time: Int64
+        public var reason: String
+    }
+
+    /// The directory as given, standardised.
+    public var directory: URL
+    public var layout: Layout
+    /// `nil` for a log directory.
+    public var state: State?
+    /// `nil` for a log directory.
+    public var checkpoint: Checkpoint?
+    public var pendingCrash: PendingCrash?
+    /// The log directory (the `log` folder of a storage directory).
+    public var logDirectory: URL
+    /// Whether the log directory exists yet (a tracker creates it at its first start).
+    public var logExists: Bool
+    /// Frames the uploader set aside as refused by the collector (`rejected/`), when present.
+    public var rejected: [LogReport.Batch]
+    /// Where they were found.
+    public var rejectedDirectory: URL?
+    /// The rejected area's own account: the status that set each batch aside, and how many were dropped.
+    public var rejectedSummary: RejectedArea.Summary?
+    /// The uploader's counters as it last saved them (`upload.json` in the log directory), if it ever ran.
+    public var upload: UploadCounters?
+    /// Files in a storage directory that are not the tracker's.
+    public var foreign: [String]
+
+    /// Names a tracker keeps in its storage directory.
+    static let trackerFiles: Set<String> = [
+        "state.json", "state.json.corrupt", LifecycleCheckpointStore.fileName, CrashMarker.fileName, "log", "rejected",
+    ]
+
+    /// Reads `directory`: a tracker's storage directory when it holds the tracker's files, a log directory
+    /// otherwise.
+    public static func inspect(_ directory: URL) throws(StorageError) -> StorageInspection {
+        let directory = directory.standardizedFileURL
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: directory.path, isDirectory: &isDirectory), isDirectory.boolValue else {
+            throw StorageError(.directoryUnavailable, path: directory.path, reason: "not a directory")
+        }
+        let names: [String]
+        do {
+            names = try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted()
+        } catch {
+            throw StorageError(.directoryUnavailable, path: directory.path, reason: "cannot list: \(error.localizedDescription)")
+        }
+        let isStorage = names.contains { $0 == "state.json" || $0 == LifecycleCheckpointStore.fileName || $0 == CrashMarker.fileName }
+            || (names.contains("log") && !names.contains("state"))
+        guard isStorage else {
+            let rejected = directory.appendingPathComponent("rejected", isDirectory: true)
+            return StorageInspection(
+                directory: directory, layout: .logDirectory, logDirectory: directory, logExists: true,
+                rejected: Self.frames(in: rejected), rejectedDirectory: Self.exists(rejected) ? rejected : nil,
+                rejectedSummary: Self.exists(rejected) ? RejectedArea.summary(logDirectory: directory) : nil,
+                upload: Uploader.savedCounters(logDirectory: directory), foreign: [])
+        }
+        let log = Tracker.logDirectory(in: directory)
+        var rejectedDirectory: URL?
+        for candidate in [directory.appendingPathComponent("rejected", isDirectory: true), log.appendingPathComponent("rejected", isDirectory: true)]
+        where Self.exists(candidate) {
+            rejectedDirectory = candidate
+            break
+        }
+        var crash: PendingCrash?
+        if let record = CrashMarker.readPrevious(in: directory) { crash = PendingCrash(time: record.time, reason: record.reason) }
+        return StorageInspection(
+            directory: directory, layout: .storageDirectory, state: Self.readState(in: directory),
+            checkpoint: Self.readCheckpoint(in: directory), pendingCrash: crash, logDirectory: log, logExists: Self.exists(log),
+            rejected: rejectedDirectory.map(Self.frames(in:)) ?? [], rejectedDirectory: rejectedDirectory,
+            rejectedSummary: rejectedDirectory.map { RejectedArea.summary(logDirectory: $0.deletingLastPathComponent()) },
+            upload: Uploader.savedCounters(logDirectory: log),
+            foreign: names.filter { !trackerFiles.contains($0) && !$0.hasPrefix("state.json.") })
+    }
+
+    /// Reads `state.json` as the tracker would, but never moves a damaged file aside.
+    static func readState(in directory: URL) -> State {
+        let url = StateFile(directory: directory).url
+        guard let data = FileManager.default.contents(atPath: url.path) else { return State(status: "missing") }
+        let persisted: PersistedState
+        do {
+            persisted = try JSONDecoder().decode(PersistedState.self, from: data)
+        } catch {
+            return State(status: "damaged", problem: "\(error)")
+        }
+        return State(
+            status: persisted.version == 1 ? "ok" : "damaged",
+            problem: persisted.version == 1 ? nil : "unsupported version \(persisted.version)",
+            deviceID: persisted.deviceID, anonymousID: persisted.anonymousID, loginID: persisted.loginID,
+            superProperties: persisted.superProperties.map { ($0.key, $0.value.value) }.sorted { $0.key < $1.key },
+            firstDay: persisted.firstDay, firstLaunchPending: persisted.firstLaunchPending, nextSequence: persisted.nextSequence,
+            optedOut: persisted.optedOut)
+    }
+
+    static func readCheckpoint(in directory: URL) -> Checkpoint {
+        switch LifecycleCheckpointStore(directory: directory).load() {
+        case .success(nil):
+            return Checkpoint(status: "missing")
+        case .success(let checkpoint?):
+            return Checkpoint(
+                status: "ok", state: checkpoint.state.rawValue, sessionStart: checkpoint.sessionStart?.wall,
+                pages: checkpoint.pages.map(\.page.screenName), lastAlive: checkpoint.lastAlive.wall)
+        case .failure(let error):
+            return Checkpoint(status: "damaged", problem: error.reason)
+        }
+    }
+
+    static func exists(_ url: URL) -> Bool {
+        var isDirectory: ObjCBool = false
+        return FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory) && isDirectory.boolValue
+    }
+
+    /// The frames in a directory, by name, each with its header or why it cannot be read.
+    static func frames(in directory: URL) -> [LogReport.Batch] {
+        // Frames only: the area's `dropped` count and unfinished `.tmp` writes are not batches.
+        let names = ((try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []).filter { $0.hasSuffix(".spb") }.sorted()
+        return names.map { name in
+            var batch = LogReport.Batch(file: name, bytes: 0)
+            guard let data = FileManager.default.contents(atPath: directory.appendingPathComponent(name).path) else {
+                batch.problem = "unreadable"
+                return batch
+            }
+            batch.bytes = data.count
+            do {
+                let header = try FrameDecoder().decode([UInt8](data)).header
+                batch.id = header.batchID.description
+                batch.codec = header.codec.description
+                batch.records = Int(header.recordCount)
+                batch.uncompressedBytes = Int(header.uncompressedLength)
+                batch.sealedAt = header.sealedAt
+            } catch {
+                batch.problem = "\(error)"
+            }
+            return batch
+        }
+    }
+}

@@ -1,0 +1,62 @@
+public import SpoorModel
+public import SpoorWire
+
+extension BatchID {
+    /// The id of part `index` of this batch when it is split (after a 413): a fixed function of this id and
+    /// `index`, so a split redone after a crash gives the same ids and the collector stores nothing twice.
+    ///
+    /// The bits are a SplitMix64-style mix of both halves of the parent id and the index, laid out as a
+    /// version 4 UUID like random ids.
+    public func derived(index: Int) -> BatchID {
+        func mix(_ value: UInt64) -> UInt64 {
+            var z = value &+ 0x9E37_79B9_7F4A_7C15
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return z ^ (z >> 31)
+        }
+        let salt = mix(UInt64(truncatingIfNeeded: index) &+ 1)
+        let high = mix(bytes.0 ^ mix(bytes.1 ^ salt))
+        let low = mix(bytes.1 ^ mix(high ^ salt))
+        return BatchID(high: (high & ~0xF000) | 0x4000, low: (low & ~(UInt64(0xC) << 60)) | (UInt64(0x8) << 60))
+    }
+}
+
+/// Cuts a batch frame in two for a 413, going through the public "frame → events" and "events → frame"
+/// functions (never the payload bytes), so it follows any change of the payload format.
+public enum BatchSplit {
+    /// The two halves of `frame`: the first `count / 2` events, then the rest, each sealed with the parent's
+    /// codec and seal time and the id ``BatchID/derived(index:)`` of the parent's. Nil when the frame holds a
+    /// single event (it cannot be split).
+    ///
+    /// - Throws: ``FrameError`` when the frame or its events cannot be decoded or encoded again.
+    public static func halves(of frame: [UInt8]) throws(FrameError) -> [[UInt8]]? {
+        let decoded = try FrameDecoder(limits: FrameLimits(maxFrameBytes: .max, maxUncompressedBytes: 1 << 30, maxRecords: 1 << 20))
+            .decode(frame)
+        let events: [Event]
+        do {
+            events = try EventDecoder(limits: DecodeLimits(maxEventBytes: 16 << 20, maxProperties: 1 << 20, maxStringBytes: 16 << 20,
+                                                           maxListLength: 1 << 20))
+                .decodeBatch(decoded.payload)
+        } catch {
+            throw FrameError(.malformedPayload, field: "payload", reason: "the batch's events cannot be decoded to split it: \(error)")
+        }
+        guard events.count > 1 else { return nil }
+        // The halves keep the parent's form: shared contexts (written first, tag 0x12) or plain events.
+        let sharedContext = decoded.payload.first == 0x12
+        let middle = events.count / 2
+        var halves: [[UInt8]] = []
+        let encoder = EventEncoder()
+        for (index, part) in [events[..<middle], events[middle...]].enumerated() {
+            var payload: [UInt8] = []
+            do {
+                for event in part { try encoder.appendBatchEntry(event, to: &payload) }
+            } catch {
+                throw FrameError(.malformedPayload, field: "payload", reason: "an event cannot be encoded again to split the batch: \(error)")
+            }
+            halves.append(try BatchFrame.encode(
+                payload: payload, recordCount: part.count, batchID: decoded.header.batchID.derived(index: index),
+                sealedAt: decoded.header.sealedAt, codec: decoded.header.codec, sharedContext: sharedContext))
+        }
+        return halves
+    }
+}

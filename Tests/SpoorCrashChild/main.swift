@@ -1,0 +1,238 @@
+// A helper process for the transport tests: it does storage work until it is
+// killed (crash test), fills a disk under a file-size limit, or holds a large
+// backlog while its memory is measured. It reports on stdout, one line per fact.
+import Foundation
+import Logging
+import SpoorModel
+import SpoorWire
+import SpoorLog
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Writes one line straight to fd 1, so nothing sits in a buffer when the process is killed.
+func say(_ line: String) {
+    let bytes = Array((line + "\n").utf8)
+    bytes.withUnsafeBytes { raw in
+        var done = 0
+        while done < raw.count {
+            let n = write(1, raw.baseAddress! + done, raw.count - done)
+            if n <= 0 { return }
+            done += n
+        }
+    }
+}
+
+#if canImport(Glibc)
+let fileSizeLimit = __rlimit_resource_t(RLIMIT_FSIZE.rawValue)
+#else
+let fileSizeLimit = RLIMIT_FSIZE
+#endif
+
+
+func event(_ sequence: UInt64) -> Event {
+    Event(
+        name: "ViewProduct", time: 1_700_000_000_000 + Int64(sequence), trackID: sequence &* 0x9E37_79B9_7F4A_7C15,
+        sequence: sequence, distinctID: "user-\(sequence % 7)", anonymousID: "5F2C9A1E-0B7D-4C3A-9E61-2D8F4B7A1C30",
+        lib: LibInfo(lib: "Linux", libVersion: "0.1.0", method: .code, appVersion: "2.4.1"),
+        properties: [
+            "product_id": .string("sku-\(sequence % 1000)"), "price": .double(19.99), "quantity": .int(Int64(sequence % 5 + 1)),
+            "in_stock": .bool(true), "tags": .list(["sale", "summer"]), "$screen_name": .string("ProductDetailViewController"),
+            "$os": .string("Linux"), "$os_version": .string("6.8"), "$model": .string("x86_64"), "$network_type": .string("WIFI"),
+        ],
+        sessionID: "session-\(sequence / 100)"
+    )
+}
+
+let quiet = Logger(label: "child") { _ in SwiftLogNoOpLogHandler() }
+
+/// Appends events the two ways the tracker writes them: in two blocks of 100 sequence numbers out of three,
+/// each event as its own fields extending a context record (the block's ids, lib, session and shared
+/// properties, time and sequence as offsets from the block's), and in the third as whole events. Either way
+/// an event decodes to exactly `event(sequence)`.
+struct EventWriter {
+    let encoder = EventEncoder()
+    /// The block whose context record was appended last by this process.
+    var contextBlock: UInt64?
+    static let shared: Set<String> = ["$os", "$os_version", "$model", "$network_type"]
+
+    mutating func append(_ sequence: UInt64, to buffer: inout RecordBuffer) throws {
+        let whole = event(sequence)
+        let block = sequence / 100
+        guard block % 3 != 2 else { return try buffer.append(whole, using: encoder) }
+        let base = block * 100
+        if contextBlock != block {
+            let context = Event(
+                name: "", type: .unrecognized(0), time: 1_700_000_000_000 + Int64(base), sequence: base,
+                distinctID: "", anonymousID: whole.anonymousID,
+                lib: LibInfo(lib: whole.lib.lib, libVersion: whole.lib.libVersion, method: .unspecified, appVersion: whole.lib.appVersion),
+                properties: whole.properties.filter { Self.shared.contains($0.key) }, sessionID: whole.sessionID)
+            try buffer.appendContext(context, suffix: [], using: encoder)
+            contextBlock = block
+        }
+        var own = whole
+        own.time = 0
+        own.sequence = 0
+        own.anonymousID = ""
+        own.lib = LibInfo(lib: "", libVersion: "", method: whole.lib.method)
+        own.properties = whole.properties.filter { !Self.shared.contains($0.key) }
+        own.sessionID = nil
+        // context = 1, then time_offset and sequence_offset (both sequence - base, zigzag-encoded).
+        var suffix: [UInt8] = [13 << 3, 1]
+        if sequence > base {
+            for field: UInt64 in [14, 15] {
+                Varint.append(field << 3, to: &suffix)
+                Varint.append((sequence - base) << 1, to: &suffix)
+            }
+        }
+        try buffer.append(own, suffix: suffix, using: encoder)
+    }
+}
+
+/// Appends, syncs, seals and releases at random until killed.
+func crash(directory: URL, start: UInt64, seed: UInt64) throws {
+    var random = SplitMix64(seed: seed)
+    let durability: Durability = [.none, .always, .batched(interval: .milliseconds(5))][Int(seed % 3)]
+    let configuration = EventLog.Configuration(
+        maxBytes: 1 << 30, maxRecords: 1_000_000, durability: durability, segmentBytes: 64 << 10, maxPendingBatches: 1000
+    )
+    var log = try EventLog(directory: directory, configuration: configuration, logger: quiet)
+    var writer = EventWriter()
+    let decoder = EventDecoder()
+    var buffer = RecordBuffer()
+    var next = start
+    say("ready")
+    while true {
+        buffer.removeAll(keepingCapacity: true)
+        for _ in 0..<Int.random(in: 1...40, using: &random) {
+            try writer.append(next, to: &buffer)
+            next += 1
+        }
+        log.append(buffer)
+        if Int.random(in: 0..<4, using: &random) == 0 {
+            try log.sync()
+            say("synced \(next - 1)")
+        }
+        if Int.random(in: 0..<10, using: &random) == 0 {
+            let codec = Codec.allCases.randomElement(using: &random)!
+            try log.seal(maxRecords: Int.random(in: 1...150, using: &random), codec: codec)
+        }
+        if Int.random(in: 0..<12, using: &random) == 0, let oldest = log.pendingBatches().first {
+            try release(oldest, from: log, decoder: decoder)
+        }
+        // Now and then empty the log completely (no segment file is left) ...
+        if Int.random(in: 0..<60, using: &random) == 0 {
+            while try log.seal(maxRecords: 150) != nil {}
+            for batch in log.pendingBatches() { try release(batch, from: log, decoder: decoder) }
+        }
+        // ... or close it and open it again, so kills also land in recoveries.
+        if Int.random(in: 0..<40, using: &random) == 0 {
+            log.close()
+            log = try EventLog(directory: directory, configuration: configuration, logger: quiet)
+        }
+    }
+}
+
+/// Releases a batch, saying which events it held before and after.
+func release(_ batch: SealedBatch, from log: EventLog, decoder: EventDecoder) throws {
+    let frame = try FrameDecoder().decode(log.frame(of: batch.id))
+    let sequences = try decoder.decodeBatch(frame.payload).map(\.sequence)
+    say("releasing \(sequences.min()!) \(sequences.max()!)")
+    try log.release(batch.id)
+    say("released \(sequences.min()!) \(sequences.max()!)")
+}
+
+/// Appends under a small file-size limit, then lifts it and syncs.
+func diskFull(directory: URL, count: Int) throws {
+    signal(SIGXFSZ, SIG_IGN)
+    var limit = rlimit()
+    getrlimit(fileSizeLimit, &limit)
+    let original = limit
+    limit.rlim_cur = 64 << 10
+    setrlimit(fileSizeLimit, &limit)
+
+    let log = try EventLog(
+        directory: directory,
+        configuration: .init(durability: .none, segmentBytes: 1 << 20, retryInterval: .seconds(3600)),
+        logger: Logger(label: "child") { _ in StreamLogHandler.standardError(label: "child") }
+    )
+    let encoder = EventEncoder()
+    var buffer = RecordBuffer()
+    for start in stride(from: 0, to: count, by: 10) {
+        buffer.removeAll(keepingCapacity: true)
+        for sequence in start..<min(start + 10, count) { try buffer.append(event(UInt64(sequence)), using: encoder) }
+        log.append(buffer)
+    }
+    say("full writeErrors=\(log.counters.writeErrors) records=\(log.recordCount)")
+    do {
+        try log.sync()
+        say("sync-while-full ok")
+    } catch {
+        say("sync-while-full \(error.kind.rawValue)")
+    }
+    var raised = original
+    setrlimit(fileSizeLimit, &raised)
+    try log.sync()
+    say("sync-after ok records=\(log.recordCount)")
+    log.close()
+}
+
+/// The peak resident set size in KiB (VmHWM).
+func peakRSS() -> Int {
+    guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return -1 }
+    for line in status.split(separator: "\n") where line.hasPrefix("VmHWM:") {
+        return Int(line.split(separator: " ", omittingEmptySubsequences: true)[1]) ?? -1
+    }
+    return -1
+}
+
+/// Fills a log with `count` events while offline, reopens it and reads it all, reporting peak memory.
+func backlog(directory: URL, count: Int) throws {
+    let configuration = EventLog.Configuration(maxBytes: 1 << 30, maxRecords: count, durability: .none)
+    do {
+        let log = try EventLog(directory: directory, configuration: configuration, logger: quiet)
+        let encoder = EventEncoder()
+        var entry: [UInt8] = []
+        var buffer = RecordBuffer()
+        for start in stride(from: 0, to: count, by: 100) {
+            buffer.removeAll(keepingCapacity: true)
+            for sequence in start..<min(start + 100, count) {
+                entry.removeAll(keepingCapacity: true)
+                try encoder.appendBatchEntry(event(UInt64(sequence)), to: &entry)
+                buffer.append(entry: entry)
+            }
+            log.append(buffer)
+        }
+        say("appended records=\(log.recordCount) bytes=\(log.byteCount) peakKiB=\(peakRSS())")
+        log.close()
+    }
+    let log = try EventLog(directory: directory, configuration: configuration, logger: quiet)
+    var seen = 0
+    log.forEachRecord { _ in seen += 1 }
+    var sealed = 0
+    for _ in 0..<10 {
+        if let batch = try log.seal() { sealed += batch.recordCount }
+    }
+    say("reopened records=\(log.recordCount) read=\(seen) sealed=\(sealed) peakKiB=\(peakRSS())")
+}
+
+let arguments = CommandLine.arguments
+do {
+    switch arguments.count > 2 ? arguments[1] : "" {
+    case "crash" where arguments.count == 5:
+        try crash(directory: URL(fileURLWithPath: arguments[2]), start: UInt64(arguments[3])!, seed: UInt64(arguments[4])!)
+    case "disk-full" where arguments.count == 4:
+        try diskFull(directory: URL(fileURLWithPath: arguments[2]), count: Int(arguments[3])!)
+    case "backlog" where arguments.count == 4:
+        try backlog(directory: URL(fileURLWithPath: arguments[2]), count: Int(arguments[3])!)
+    default:
+        FileHandle.standardError.write(Data("usage: SpoorCrashChild crash DIR START SEED | disk-full DIR COUNT | backlog DIR COUNT\n".utf8))
+        exit(2)
+    }
+} catch {
+    say("error \(error)")
+    exit(1)
+}

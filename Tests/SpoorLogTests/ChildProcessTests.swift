@@ -1,0 +1,195 @@
+import Foundation
+import Testing
+import SpoorModel
+import SpoorWire
+@testable import SpoorLog
+
+import SpoorTestSupport
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A running `SpoorCrashChild` and the lines it prints.
+final class Child {
+    let process = Process()
+    private let output = Pipe()
+    private var pending: [UInt8] = []
+
+    init(_ arguments: [String]) throws {
+        process.executableURL = builtExecutable("SpoorCrashChild")
+        process.arguments = arguments
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+    }
+
+    /// The next line, or nil at end of output.
+    func readLine() -> String? {
+        while true {
+            if let newline = pending.firstIndex(of: 0x0A) {
+                let line = String(decoding: pending[..<newline], as: UTF8.self)
+                pending.removeSubrange(...newline)
+                return line
+            }
+            let data = output.fileHandleForReading.availableData
+            if data.isEmpty { return nil }
+            pending.append(contentsOf: data)
+        }
+    }
+
+    func kill() {
+        _ = Glibc.kill(process.processIdentifier, SIGKILL)
+    }
+
+    func wait() -> Int32 {
+        process.waitUntilExit()
+        return process.terminationStatus
+    }
+}
+
+@Suite struct ChildProcessTests {
+    /// Kills a writer with SIGKILL at random moments and checks, after each, that every
+    /// synced event is present exactly once, released ones never come back, and nothing is corrupt.
+    @Test func syncedEventsSurviveSIGKILLExactlyOnce() throws {
+        let rounds = Int(ProcessInfo.processInfo.environment["SPOOR_CRASH_ROUNDS"] ?? "") ?? 20
+        let baseSeed = UInt64(ProcessInfo.processInfo.environment["SPOOR_CRASH_SEED"] ?? "") ?? 0x5EED
+        var random = SplitMix64(seed: baseSeed)
+        var directory = TemporaryDirectory()
+        var chainStart: UInt64 = 0
+        var next: UInt64 = 0
+        var synced: UInt64? = nil
+        var released: [ClosedRange<UInt64>] = []
+        var releasing: [ClosedRange<UInt64>] = []
+        var totals = (checked: 0, syncedChecked: 0, lines: 0, batchesPending: 0, released: 0, tornTails: UInt64(0))
+
+        for round in 0..<rounds {
+            // A new directory every ten rounds keeps each check quick; within a chain, recoveries stack up.
+            if round % 10 == 0 {
+                directory = TemporaryDirectory()
+                chainStart = next
+                synced = nil
+                released = []
+                releasing = []
+            }
+            let seed = random.next()
+            let child = try Child(["crash", directory.path, "\(next)", "\(seed)"])
+            let killAfter = Int.random(in: 0...30, using: &random)
+            var lines = 0
+            var killed = false
+            while let line = child.readLine() {
+                let parts = line.split(separator: " ")
+                switch parts.first {
+                case "synced": synced = UInt64(parts[1])!
+                case "releasing": releasing.append(UInt64(parts[1])!...UInt64(parts[2])!)
+                case "released":
+                    let range = UInt64(parts[1])!...UInt64(parts[2])!
+                    releasing.removeAll { $0 == range }
+                    released.append(range)
+                case "ready": break
+                default: Issue.record("round \(round) seed \(seed): child said \(line)")
+                }
+                lines += 1
+                if !killed && lines > killAfter {
+                    child.kill()
+                    killed = true
+                }
+            }
+            if !killed { child.kill() }
+            #expect(child.wait() != 0)
+
+            let log = try open(directory)
+            defer { log.close() }
+            var seen: [UInt64: Int] = [:]
+            var mismatched = 0
+            let decoder = EventDecoder()
+            log.forEachRecord { payload in
+                for event in try! decoder.decodeBatch(payload) {
+                    seen[event.sequence, default: 0] += 1
+                    // Whole or extending a context record, each event reads back exactly as it was made.
+                    if event != Fixtures.event(Int(event.sequence)) { mismatched += 1 }
+                }
+            }
+            for batch in log.pendingBatches() {
+                let frame = try FrameDecoder().decode(log.frame(of: batch.id))
+                for event in try decoder.decodeBatch(frame.payload) {
+                    seen[event.sequence, default: 0] += 1
+                    if event != Fixtures.event(Int(event.sequence)) { mismatched += 1 }
+                }
+            }
+            let counters = log.counters
+            #expect(mismatched == 0, "round \(round) seed \(seed)")
+            #expect(counters.corrupt == 0, "round \(round) seed \(seed)")
+            #expect(counters.quarantined == 0, "round \(round) seed \(seed)")
+            let highest = ([seen.keys.max(), synced, released.map(\.upperBound).max(), releasing.map(\.upperBound).max()]
+                .compactMap { $0 }.max()).map { $0 + 1 } ?? next
+            for sequence in chainStart..<max(highest, chainStart) {
+                let count = seen[sequence, default: 0]
+                if released.contains(where: { $0.contains(sequence) }) {
+                    #expect(count == 0, "round \(round) seed \(seed): released event \(sequence) came back")
+                } else if releasing.contains(where: { $0.contains(sequence) }) {
+                    #expect(count <= 1, "round \(round) seed \(seed): event \(sequence) duplicated")
+                } else if let synced, sequence <= synced {
+                    #expect(count == 1, "round \(round) seed \(seed): synced event \(sequence) present \(count) times")
+                } else {
+                    // Handed to the OS before the kill: a process crash loses none of it, and never duplicates.
+                    #expect(count == 1, "round \(round) seed \(seed): event \(sequence) present \(count) times")
+                }
+            }
+            totals.checked += Int(max(highest, chainStart) - chainStart)
+            totals.syncedChecked += synced.map { Int($0 + 1 - chainStart) } ?? 0
+            totals.lines += lines
+            totals.batchesPending += log.pendingBatches().count
+            totals.released += released.count
+            totals.tornTails += counters.tornTails
+            next = max(highest, next)
+        }
+        print(
+            "crash test: \(rounds) rounds (seed \(baseSeed)), \(next) events written; per-round checks covered "
+                + "\(totals.checked) events, \(totals.syncedChecked) of them synced; \(totals.batchesPending) pending and "
+                + "\(totals.released) released batches checked; \(totals.lines) lines reported; torn tails \(totals.tornTails) "
+                + "(chain figures summed over rounds)"
+        )
+    }
+
+    /// Under a file-size limit (EFBIG), appends keep working in memory and reach the disk once it has room.
+    @Test func diskFullKeepsEventsInMemoryUntilThereIsRoom() throws {
+        let directory = TemporaryDirectory()
+        let child = try Child(["disk-full", directory.path + "/log", "1000"])
+        var lines: [String] = []
+        while let line = child.readLine() { lines.append(line) }
+        #expect(child.wait() == 0)
+        #expect(lines.count == 3)
+        #expect(lines.first?.hasPrefix("full writeErrors=") == true && lines.first?.hasSuffix("records=1000") == true)
+        #expect(lines.first?.contains("writeErrors=0") == false)
+        #expect(lines.dropFirst().first == "sync-while-full diskFull")
+        #expect(lines.last == "sync-after ok records=1000")
+        let log = try EventLog(directory: directory.file("log"))
+        #expect(Fixtures.sequences(log) == Array(0..<1000))
+        #expect(log.counters.writeErrors >= 1)
+        #expect(log.counters.corrupt == 0)
+    }
+
+    /// A large offline backlog stays on disk: the process's peak memory does not grow with it.
+    @Test func largeBacklogKeepsMemoryBounded() throws {
+        let count = Int(ProcessInfo.processInfo.environment["SPOOR_BACKLOG_EVENTS"] ?? "") ?? 50_000
+        let directory = TemporaryDirectory()
+        let child = try Child(["backlog", directory.path + "/log", "\(count)"])
+        var lines: [String] = []
+        while let line = child.readLine() { lines.append(line) }
+        #expect(child.wait() == 0)
+        try #require(lines.count == 2, "\(lines)")
+        func value(_ key: String, _ line: String) -> Int? {
+            line.split(separator: " ").first { $0.hasPrefix(key + "=") }.flatMap { Int($0.dropFirst(key.count + 1)) }
+        }
+        #expect(value("records", lines[0]) == count)
+        #expect(value("read", lines[1]) == count)
+        #expect(value("sealed", lines[1]) == min(count, 1000))
+        for line in lines {
+            let peak = try #require(value("peakKiB", line))
+            #expect(peak > 0 && peak <= 64 << 10, "\(line)")
+        }
+    }
+}

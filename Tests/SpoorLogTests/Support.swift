@@ -1,0 +1,89 @@
+import Foundation
+import Logging
+import SpoorModel
+import SpoorWire
+import SpoorTestSupport
+@testable import SpoorLog
+
+/// A clock tests move by hand.
+final class ManualClock: @unchecked Sendable {
+    private let lock = NSLock()
+    private var millis: Int64 = 1_700_000_000_000
+
+    var now: Int64 { lock.withLock { millis } }
+    func advance(_ ms: Int64) { lock.withLock { millis += ms } }
+}
+
+enum Fixtures {
+    /// The reference event: a typical product view with a dozen preset and custom properties.
+    static func event(_ sequence: Int) -> Event {
+        Event(
+            name: "ViewProduct",
+            time: 1_700_000_000_000 + Int64(sequence),
+            trackID: UInt64(sequence) &* 0x9E37_79B9_7F4A_7C15,
+            sequence: UInt64(sequence),
+            distinctID: "user-\(sequence % 7)",
+            anonymousID: "5F2C9A1E-0B7D-4C3A-9E61-2D8F4B7A1C30",
+            lib: LibInfo(lib: "Linux", libVersion: "0.1.0", method: .code, appVersion: "2.4.1"),
+            properties: [
+                "product_id": .string("sku-\(sequence % 1000)"),
+                "price": .double(19.99),
+                "quantity": .int(Int64(sequence % 5 + 1)),
+                "in_stock": .bool(true),
+                "tags": .list(["sale", "summer"]),
+                "$screen_name": .string("ProductDetailViewController"),
+                "$os": .string("Linux"),
+                "$os_version": .string("6.8"),
+                "$model": .string("x86_64"),
+                "$network_type": .string("WIFI"),
+            ],
+            sessionID: "session-\(sequence / 100)"
+        )
+    }
+
+    /// A buffer of events `range`, encoded.
+    static func buffer(_ range: Range<Int>, encoder: EventEncoder = EventEncoder()) -> RecordBuffer {
+        var buffer = RecordBuffer()
+        for sequence in range { try! buffer.append(event(sequence), using: encoder) }
+        return buffer
+    }
+
+    /// The sequence numbers of every live record, in order.
+    static func sequences(_ log: EventLog) -> [Int] {
+        let decoder = EventDecoder()
+        var out: [Int] = []
+        log.forEachRecord { payload in
+            for event in try! decoder.decodeBatch(payload) { out.append(Int(event.sequence)) }
+        }
+        return out
+    }
+
+    /// The sequence numbers in a batch payload.
+    static func sequences(inBatch payload: [UInt8]) throws -> [Int] {
+        try EventDecoder().decodeBatch(payload).map { Int($0.sequence) }
+    }
+}
+
+func open(_ directory: TemporaryDirectory, _ configuration: EventLog.Configuration = .init(), logger: Logger? = nil) throws -> EventLog {
+    try EventLog(directory: directory.url, configuration: configuration, logger: logger ?? Logger(label: "test") { _ in SwiftLogNoOpLogHandler() })
+}
+
+/// The repository root, found from this file's path.
+let repositoryRoot: URL = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+/// An executable built next to the test bundle.
+func builtExecutable(_ name: String) -> URL {
+    var directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+    if directory.path.hasSuffix(".xctest/Contents/MacOS") {
+        directory = directory.deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    }
+    return directory.appendingPathComponent(name)
+}
+
+extension FileHandle {
+    static func bytes(_ path: String) -> [UInt8] { [UInt8](FileManager.default.contents(atPath: path) ?? Data()) }
+}
+
+func writeBytes(_ bytes: [UInt8], to path: String) {
+    _ = FileManager.default.createFile(atPath: path, contents: Data(bytes))
+}

@@ -1,0 +1,201 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import ArgumentParser
+import Dispatch
+import Foundation
+import SpoorTooling
+import SpoorModel
+import SpoorWire
+import SpoorTracker
+import SpoorLog
+
+/// `spoor events DIR [--follow] [--limit N]`: the events sealed in the outbox and the live records of a log,
+/// oldest first, as JSON lines (the `spoor decode` shape); with `--follow`, new ones as they arrive.
+struct EventsCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "events",
+        abstract: "The pending batches and live records of a storage directory as JSON lines, oldest first.",
+        discussion: """
+            DIR is the tracker's storage directory or the log directory inside it. Events in sealed batches \
+            waiting for upload come first, then the live records. The log is read without its lock, so a \
+            running app is neither blocked nor disturbed. With --follow, new events are printed as the app \
+            records them, like tail -f, until SIGINT or SIGTERM; a batch uploaded and released between two \
+            polls is not shown.
+            Example: spoor events ~/.local/share/myapp/spoor --follow | jq .event
+            """
+    )
+
+    @Argument(help: ArgumentHelp("The storage directory or the log directory.", valueName: "dir"), completion: .directory)
+    var directory: String
+
+    @Flag(name: [.short, .long], help: "Keep printing new events until interrupted (SIGINT or SIGTERM).")
+    var follow = false
+
+    @Option(help: ArgumentHelp("Stop after printing this many events.", valueName: "n"))
+    var limit: Int?
+
+    @Option(help: ArgumentHelp("With --follow, how often to look for new events, in milliseconds.", valueName: "ms"))
+    var interval: Int = 200
+
+    func validate() throws {
+        if let limit, limit < 1 { throw ValidationError("--limit must be at least 1") }
+        if interval < 1 || interval > 60_000 { throw ValidationError("--interval must be between 1 and 60000") }
+    }
+
+    func run() throws {
+        var inspection: StorageInspection
+        do {
+            inspection = try StorageInspection.inspect(URL(fileURLWithPath: directory))
+        } catch {
+            throw CLI.failure("spoor events: \(error)", status: CLI.cannotRead)
+        }
+        var reader = EventsReader(directory: inspection.logDirectory, limit: limit)
+        guard follow else {
+            guard inspection.logExists else { return }
+            do {
+                try reader.poll()
+            } catch {
+                throw CLI.failure("spoor events: \(error)", status: CLI.cannotRead)
+            }
+            if reader.badRecords > 0 { throw ExitCode(CLI.badInput) }
+            return
+        }
+        let stop = StopSignals()
+        // A reader that goes away ends the follow like a signal does, whether or not events are coming.
+        signal(SIGPIPE, SIG_IGN)
+        while !reader.isDone, !CLI.outputIsGone() {
+            // A directory no log has opened yet may still become a storage directory (an app's first
+            // start creates its files one by one): look again until it is one or a log opens it.
+            if inspection.layout == .logDirectory, !Self.hasLog(inspection.directory),
+               let again = try? StorageInspection.inspect(inspection.directory) {
+                inspection = again
+                reader = EventsReader(directory: inspection.logDirectory, limit: limit)
+            }
+            if FileManager.default.fileExists(atPath: inspection.logDirectory.path) {
+                do {
+                    try reader.poll()
+                } catch {
+                    throw CLI.failure("spoor events: \(error)", status: CLI.cannotRead)
+                }
+            }
+            if reader.isDone || stop.wait(milliseconds: interval) { break }
+        }
+    }
+
+    /// Whether an event log has opened `directory` (every log creates its lock file first).
+    static func hasLog(_ directory: URL) -> Bool {
+        FileManager.default.fileExists(atPath: directory.appendingPathComponent("lock").path)
+    }
+}
+
+/// Prints what is new in a log since the last poll, never an event twice.
+///
+/// The cursor is where printed records end. A seal moves records from the segments to a batch in the
+/// outbox; the batch's file name tells where the records it took end, so of a batch that ends past the
+/// cursor only the events not printed as live records are printed.
+struct EventsReader {
+    let directory: URL
+    let limit: Int?
+    private(set) var printed = 0
+    private(set) var badRecords = 0
+    private var cursor = LogCursor()
+    /// Live records printed that no batch has taken yet.
+    private var printedLive: [LogCursor] = []
+
+    init(directory: URL, limit: Int?) {
+        self.directory = directory
+        self.limit = limit
+    }
+
+    /// Whether the limit is reached or standard output is closed.
+    var isDone: Bool { outputClosed || limit.map { printed >= $0 } ?? false }
+    private var outputClosed = false
+
+    mutating func poll() throws(StorageError) {
+        let snapshot = try EventLog.snapshot(directory: directory, after: cursor)
+        var output = ""
+        for batch in snapshot.batches {
+            let taken = printedLive.prefix { $0 < batch.end }.count
+            printedLive.removeFirst(taken)
+            if batch.isBeforeCursor { continue }
+            cursor = batch.end
+            guard let frame = batch.frame else {
+                badRecords += 1
+                report("outbox/\(batch.file): \(batch.problem ?? "unreadable")")
+                continue
+            }
+            for line in decode(frame.payload, at: "outbox/\(batch.file)").dropFirst(taken) { emit(line, to: &output) }
+            if isDone { break }
+        }
+        printedLive.removeAll { $0 < snapshot.head }
+        for record in snapshot.records where !isDone && record.position >= cursor {
+            cursor = record.end
+            printedLive.append(record.position)
+            for line in decode(record.batch, at: "segment \(record.position.segment) offset \(record.position.offset)") {
+                emit(line, to: &output)
+            }
+        }
+        if !output.isEmpty, !CLI.output(Array(output.utf8)) { outputClosed = true }
+    }
+
+    private mutating func emit(_ line: String, to output: inout String) {
+        guard !isDone else { return }
+        output += line
+        output += "\n"
+        printed += 1
+    }
+
+    /// The JSON of each event of a `Batch` (a frame's payload, or one record's entry); a malformed event
+    /// is reported and ends the batch.
+    private mutating func decode(_ bytes: [UInt8], at place: String) -> [String] {
+        var lines: [String] = []
+        let result = bytes.withUnsafeBytes { raw in
+            Result { () throws(DecodeError) in
+                try EventDecoder().forEachEvent(inBatch: raw) { lines.append(EventJSON.encode($0)) }
+            }
+        }
+        if case .failure(let error) = result {
+            badRecords += 1
+            report("\(place): \(error)")
+        }
+        return lines
+    }
+
+    private func report(_ message: String) {
+        _ = CLI.fail("spoor events: \(message)")
+    }
+}
+
+/// SIGINT and SIGTERM, turned from process-ending signals into a request to stop at the next poll.
+final class StopSignals: @unchecked Sendable {
+    // @unchecked: the sources are only touched in init; the semaphore is thread-safe.
+    private let semaphore = DispatchSemaphore(value: 0)
+    private var sources: [any DispatchSourceSignal] = []
+
+    init() {
+        let queue = DispatchQueue(label: "spoor.events.signals")
+        for signalNumber in [SIGINT, SIGTERM] {
+            signal(signalNumber, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: queue)
+            source.setEventHandler { [semaphore] in semaphore.signal() }
+            source.resume()
+            sources.append(source)
+        }
+        // A process started by a test runner may inherit a mask that blocks them.
+        var set = sigset_t()
+        sigemptyset(&set)
+        sigaddset(&set, SIGINT)
+        sigaddset(&set, SIGTERM)
+        pthread_sigmask(SIG_UNBLOCK, &set, nil)
+    }
+
+    /// Waits up to `milliseconds`; true when a stop signal came.
+    func wait(milliseconds: Int) -> Bool {
+        semaphore.wait(timeout: .now() + .milliseconds(milliseconds)) == .success
+    }
+}

@@ -1,0 +1,161 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Foundation
+import SpoorModel
+import SpoorWire
+import SpoorLog
+import Testing
+
+/// Real processes with the process lifecycle source (`SpoorLifecycleChild`, a program of these tests): signals, exit, kill -9 and
+/// a real crash, then what the log holds.
+@Suite("Lifecycle in real processes", .serialized)
+struct LifecycleProcessTests {
+    /// Starts a child over `directory` and waits until it printed `ready` (its events are durable).
+    static func startChild(_ directory: URL, mode: String, source: String = "process") throws -> Process {
+        let process = Process()
+        process.executableURL = SpoorProcess.lifecycleChild
+        process.arguments = [directory.path, mode, source]
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        var seen = Data()
+        while !String(decoding: seen, as: UTF8.self).contains("ready") {
+            let chunk = output.fileHandleForReading.availableData
+            if chunk.isEmpty { break }  // the child went away early
+            seen.append(chunk)
+        }
+        return process
+    }
+
+    /// The events in the storage directory's log, in order.
+    static func loggedEvents(_ directory: URL) throws -> [Event] {
+        let log = try EventLog(directory: directory.appendingPathComponent("log", isDirectory: true))
+        defer { log.close() }
+        var events: [Event] = []
+        let decoder = EventDecoder()
+        try log.forEachRecord { entry in events += try decoder.decodeBatch(entry) }
+        return events
+    }
+
+    static func duration(_ event: Event) -> Double? {
+        if case .double(let value)? = event.properties["event_duration"] { return value }
+        return nil
+    }
+
+    static func temporaryDirectory() -> URL {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("spoor-process-\(UUID().uuidString)")
+        try? FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        return url
+    }
+
+    @Test("SIGTERM ends the session: $AppPageLeave and $AppEnd are in the log after the process is gone",
+          arguments: [SIGTERM, SIGINT])
+    func terminationSignal(signal: Int32) throws {
+        let directory = Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let child = try Self.startChild(directory, mode: "wait")
+        #expect(child.isRunning)
+        kill(child.processIdentifier, signal)
+        child.waitUntilExit()
+        // The source lets the signal end the process as it would have.
+        #expect(child.terminationReason == .uncaughtSignal)
+        #expect(child.terminationStatus == signal)
+        let names = try Self.loggedEvents(directory).map(\.name)
+        #expect(names == ["$AppStart", "$AppViewScreen", "ChildWorked", "$AppPageLeave", "$AppEnd"])
+    }
+
+    @Test("A normal exit ends the session through the exit hook")
+    func normalExit() throws {
+        let directory = Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let child = try Self.startChild(directory, mode: "exit")
+        child.waitUntilExit()
+        #expect(child.terminationReason == .exit)
+        #expect(child.terminationStatus == 0)
+        let events = try Self.loggedEvents(directory)
+        #expect(events.map(\.name) == ["$AppStart", "$AppViewScreen", "ChildWorked", "$AppPageLeave", "$AppEnd"])
+        #expect(events.last?.properties["$app_end_reason"] == nil)
+    }
+
+    @Test("SIGKILL mid-session: the next launch emits the recovered $AppPageLeave and $AppEnd before its $AppStart")
+    func killRecovery() throws {
+        let directory = Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let first = try Self.startChild(directory, mode: "wait")
+        kill(first.processIdentifier, SIGKILL)
+        first.waitUntilExit()
+        #expect(first.terminationStatus == SIGKILL)
+        #expect(try Self.loggedEvents(directory).map(\.name) == ["$AppStart", "$AppViewScreen", "ChildWorked"])
+
+        let second = try Self.startChild(directory, mode: "exit")
+        second.waitUntilExit()
+        let events = try Self.loggedEvents(directory)
+        #expect(events.map(\.name) == [
+            "$AppStart", "$AppViewScreen", "ChildWorked",
+            "$AppPageLeave", "$AppEnd",
+            "$AppStart", "$AppViewScreen", "ChildWorked", "$AppPageLeave", "$AppEnd",
+        ])
+        guard events.count == 10 else { return }
+        #expect(events[3].properties["$app_end_reason"] == "recovered")
+        #expect(events[4].properties["$app_end_reason"] == "recovered")
+        #expect(events[4].properties["$screen_name"] == nil)
+        // Timed to the last moment the first process was known alive: after its start, before the relaunch.
+        #expect(events[4].time >= events[0].time && events[4].time <= events[5].time)
+        #expect((Self.duration(events[4]) ?? -1) >= 0)
+        #expect(events[5].properties["$is_first_time"] == false)
+    }
+
+    @Test("A real crash (SIGSEGV) is recorded by the signal handler; the next launch emits AppCrashed first")
+    func crashRecovery() throws {
+        let directory = Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let first = try Self.startChild(directory, mode: "crash")
+        first.waitUntilExit()
+        // The handler chains to the one before it (the Swift runtime's backtracer, or the default action).
+        #expect(!(first.terminationReason == .exit && first.terminationStatus == 0))
+        let second = try Self.startChild(directory, mode: "exit")
+        second.waitUntilExit()
+        let events = try Self.loggedEvents(directory)
+        #expect(Array(events.map(\.name).prefix(7)) == [
+            "$AppStart", "$AppViewScreen", "ChildWorked", "AppCrashed", "$AppPageLeave", "$AppEnd", "$AppStart",
+        ])
+        guard events.count >= 6 else { return }
+        #expect(events[3].properties["app_crashed_reason"] == "SIGSEGV")
+        #expect(events[5].properties["$app_end_reason"] == "recovered")
+    }
+
+    @Test("shutdown() ends the session before the log closes, with every source; two runs give two paired sessions",
+          arguments: ["process", "notifications", "manual"])
+    func shutdownEndsTheSession(source: String) throws {
+        let directory = Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        for _ in 0..<2 {
+            let child = try Self.startChild(directory, mode: "shutdown", source: source)
+            child.waitUntilExit()
+            #expect(child.terminationReason == .exit && child.terminationStatus == 0, "\(source)")
+        }
+        let events = try Self.loggedEvents(directory)
+        let session = ["$AppStart", "$AppViewScreen", "ChildWorked", "$AppPageLeave", "$AppEnd"]
+        #expect(events.map(\.name) == session + session, "\(source)")
+        // Nothing was left for recovery: no `$app_end_reason`, and each end is timed after its start.
+        #expect(events.allSatisfy { $0.properties["$app_end_reason"] == nil }, "\(source)")
+        #expect(events.filter { $0.name == "$AppEnd" }.allSatisfy { (Self.duration($0) ?? -1) >= 0 })
+    }
+
+    /// The README's Linux example: `autoTrack = .all`, `attach(ProcessLifecycleSource())`, events, then
+    /// `await tracker.shutdown()` at the end of `main`. Its log holds a paired session per run.
+    @Test func readmeLinuxExampleLeavesPairedSessions() throws {
+        let directory = Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        for _ in 0..<2 {
+            let child = try Self.startChild(directory, mode: "shutdown")
+            child.waitUntilExit()
+        }
+        let names = try Self.loggedEvents(directory).map(\.name).filter { $0 == "$AppStart" || $0 == "$AppEnd" }
+        #expect(names == ["$AppStart", "$AppEnd", "$AppStart", "$AppEnd"])
+    }
+}
