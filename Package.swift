@@ -24,6 +24,8 @@ let package = Package(
         .library(name: "SpoorWire", targets: ["SpoorWire", "SpoorModel"]),
         // Its own product: an app opts into method swizzling by linking it, never by linking Spoor.
         .library(name: "SpoorAutoCapture", targets: ["SpoorAutoCapture"]),
+        // Test doubles for code that embeds Spoor: a manual clock, an upload clock and a scripted HTTP client.
+        .library(name: "SpoorTesting", targets: ["SpoorTesting"]),
         // Reading logs and storage directories, replaying scenarios: what the `spoor` command (Tools/) is built on.
         .library(name: "SpoorTooling", targets: ["SpoorTooling"]),
         // Realistic event streams, for the benchmarks, the load tools and tests; apps do not need it.
@@ -85,10 +87,18 @@ let package = Package(
 
         // Page and click capture without code: the platform-neutral model, and UIKit/SwiftUI glue.
         .target(name: "SpoorAutoCapture", dependencies: ["SpoorTracker", "SpoorSystem"], swiftSettings: strictSwift),
-        // Log and storage inspection and scenario replay, for the `spoor` command.
+        // Test doubles (the way swift-log ships InMemoryLogging): nothing in the shipped targets asks which
+        // double it was given.
+        .target(
+            name: "SpoorTesting",
+            dependencies: ["SpoorModel", "SpoorSystem", "SpoorLog", "SpoorUpload", "SpoorTracker"],
+            swiftSettings: strictSwift
+        ),
+        // Log and storage inspection and scenario replay, for the `spoor` command. Scenarios run on a manual
+        // clock, from SpoorTesting.
         .target(
             name: "SpoorTooling",
-            dependencies: ["SpoorModel", "SpoorWire", "SpoorSystem", "SpoorLog", "SpoorTracker"],
+            dependencies: ["SpoorModel", "SpoorWire", "SpoorSystem", "SpoorLog", "SpoorTracker", "SpoorTesting"],
             swiftSettings: strictSwift
         ),
         // Realistic event streams (an iPhone app session, a Linux service), deterministic by seed.
@@ -122,7 +132,8 @@ let package = Package(
         .testTarget(
             name: "SpoorLogTests",
             dependencies: [
-                "SpoorModel", "SpoorWire", "SpoorSystem", "SpoorLog", "SpoorUpload", "SpoorTestSupport", "SpoorWorkload",
+                "SpoorModel", "SpoorWire", "SpoorSystem", "SpoorLog", "SpoorUpload", "SpoorTesting", "SpoorTestSupport",
+                "SpoorWorkload",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strictSwift
@@ -131,7 +142,7 @@ let package = Package(
             name: "SpoorTrackerTests",
             dependencies: [
                 "SpoorModel", "SpoorWire", "SpoorSystem", "SpoorLog", "SpoorUpload", "SpoorTracker", "SpoorTooling",
-                "SpoorTestSupport", "SpoorWorkload",
+                "SpoorTesting", "SpoorTestSupport", "SpoorWorkload",
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
             ],
@@ -139,7 +150,7 @@ let package = Package(
         ),
         .testTarget(
             name: "SpoorAutoCaptureTests",
-            dependencies: ["SpoorModel", "SpoorTracker", "SpoorAutoCapture"],
+            dependencies: ["SpoorModel", "SpoorTracker", "SpoorAutoCapture", "SpoorTesting"],
             swiftSettings: strictSwift
         ),
     ]

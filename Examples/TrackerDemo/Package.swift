@@ -16,6 +16,7 @@ let package = Package(
             name: "TrackerDemo",
             dependencies: [
                 .product(name: "Spoor", package: "Spoor"),
+                .product(name: "SpoorTesting", package: "Spoor"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: [.swiftLanguageMode(.v6)]

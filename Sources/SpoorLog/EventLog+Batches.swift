@@ -65,7 +65,7 @@ extension EventLog {
     public func seal(
         maxRecords: Int = 100, maxBytes: Int = 512 << 10, codec: Codec = .zstd, sharedContext: Bool = false
     ) throws(StorageError) -> SealedBatch? {
-        try sealLock.withLock { () throws(StorageError) -> SealedBatch? in
+        try sealing.withLock { () throws(StorageError) -> SealedBatch? in
             try sealLocked(maxRecords: max(1, maxRecords), maxBytes: max(1, maxBytes), codec: codec, sharedContext: sharedContext)
         }
     }
@@ -80,14 +80,13 @@ extension EventLog {
 
     private func sealLocked(maxRecords: Int, maxBytes: Int, codec: Codec, sharedContext: Bool) throws(StorageError) -> SealedBatch? {
         // Under the lock: take records off the head. Reading and compressing happen outside it.
-        let taken = try lock.withLock {
-            () throws(StorageError) -> (takes: [Take], memory: [MemoryRecord], context: [UInt8]?, start: LogPosition, end: LogPosition)? in
+        let taken = try state.withLock { (state: inout State) throws(StorageError) -> (takes: [Take], memory: [MemoryRecord], context: [UInt8]?, start: LogPosition, end: LogPosition)? in
             if state.closed { throw StorageError(.closed, path: path, reason: "the log is closed") }
             guard state.pending.count < configuration.maxPendingBatches else {
                 throw StorageError(.outboxFull, path: outboxPath, reason: "\(state.pending.count) batches are waiting for upload")
             }
             guard state.recordCount > 0 else { return nil }
-            let start = headPosition()
+            let start = headPosition(&state)
             var end = start
             var count = 0
             var bytes = 0
@@ -98,7 +97,7 @@ extension EventLog {
             func fits(_ size: Int) -> Bool {
                 count < maxRecords && (count == 0 || bytes + size - RecordFormat.headerSize <= maxBytes)
             }
-            func sameContext(_ next: [UInt8]?) -> Bool {
+            func sameContext(_ state: inout State, _ next: [UInt8]?) -> Bool {
                 if count == 0 { context = next }
                 return next == context
             }
@@ -106,13 +105,13 @@ extension EventLog {
                 let segment = state.segments[index]
                 var last = segment.head
                 var contextIndex = segment.contexts.lastIndex { $0.offset < segment.records[last].offset }
-                guard sameContext(contextIndex.map { segment.contexts[$0].payload }) else { break }
+                guard sameContext(&state, contextIndex.map { segment.contexts[$0].payload }) else { break }
                 while last < segment.records.count, fits(Int(segment.records[last].size)) {
                     let ref = segment.records[last]
                     let next = (contextIndex ?? -1) + 1
                     if next < segment.contexts.count, segment.contexts[next].offset < ref.offset {
                         contextIndex = segment.contexts.lastIndex { $0.offset < ref.offset }
-                        guard sameContext(segment.contexts[contextIndex!].payload) else { break }
+                        guard sameContext(&state, segment.contexts[contextIndex!].payload) else { break }
                     }
                     bytes += Int(ref.size) - RecordFormat.headerSize
                     count += 1
@@ -131,12 +130,12 @@ extension EventLog {
             var memory: [MemoryRecord] = []
             if takes.isEmpty || count < maxRecords, state.segments.allSatisfy({ $0.liveCount == 0 }) {
                 while state.memoryCount > 0, fits(state.memory[state.memoryStart].framed.count),
-                      sameContext(state.memory[state.memoryStart].context) {
+                      sameContext(&state, state.memory[state.memoryStart].context) {
                     let record = state.memory[state.memoryStart]
                     bytes += record.framed.count - RecordFormat.headerSize
                     count += 1
                     memory.append(record)
-                    removeFirstInMemory()
+                    removeFirstInMemory(&state)
                 }
             }
             state.inflightStart = start
@@ -165,9 +164,9 @@ extension EventLog {
                 }
             } catch {
                 // Unreadable now: put the records back and let a later seal try again.
-                lock.withLock {
+                state.withLock { state in
                     state.inflightStart = nil
-                    restore(taken.takes, memory: taken.memory)
+                    restore(&state, taken.takes, memory: taken.memory)
                 }
                 throw error
             }
@@ -184,18 +183,18 @@ extension EventLog {
             frame = try BatchFrame.encode(
                 payload: payload, recordCount: count, batchID: id, sealedAt: sealedAt, codec: codec, sharedContext: sharedContext)
         } catch {
-            lock.withLock {
+            state.withLock { state in
                 state.inflightStart = nil
-                restore(taken.takes, memory: taken.memory)
+                restore(&state, taken.takes, memory: taken.memory)
             }
             throw StorageError(.ioFailure, path: outboxPath, reason: "cannot encode the batch: \(error)")
         }
         guard count > 0 else {
             // Every record taken was corrupt: they are gone, and so is the batch.
-            lock.withLock {
+            state.withLock { state in
                 state.inflightStart = nil
                 state.stateVersion += 1
-                collectGarbage()
+                collectGarbage(&state)
             }
             return nil
         }
@@ -210,20 +209,20 @@ extension EventLog {
             logger.error("spoor: cannot write a sealed batch to the outbox; keeping it in memory", metadata: ["error": "\(error)"])
             info.isDurable = false
             pending = Pending(info: info, path: nil, frame: frame, end: taken.end)
-            lock.withLock { state.counters.writeErrors += 1 }
+            state.withLock { state in state.counters.writeErrors += 1 }
         }
-        lock.withLock {
+        state.withLock { state in
             state.inflightStart = nil
             state.pending.append(pending)
             state.counters.sealed += 1
             state.stateVersion += 1
-            collectGarbage()
+            collectGarbage(&state)
         }
         return info
     }
 
     /// Puts taken records back at the head (the seal failed before anything was written).
-    private func restore(_ takes: [Take], memory: [MemoryRecord]) {
+    private func restore(_ state: inout State, _ takes: [Take], memory: [MemoryRecord]) {
         for take in takes {
             guard let index = state.segments.firstIndex(where: { $0.id == take.segment }) else { continue }
             state.segments[index].head = take.first
@@ -240,12 +239,12 @@ extension EventLog {
 
     /// The sealed batches waiting for upload, oldest first.
     public func pendingBatches() -> [SealedBatch] {
-        lock.withLock { state.pending.map(\.info) }
+        state.withLock { state in state.pending.map { $0.info } }
     }
 
     /// The frame of a pending batch, exactly as it is to be sent.
     public func frame(of id: BatchID) throws(StorageError) -> [UInt8] {
-        let pending = lock.withLock { state.pending.first { $0.info.id == id } }
+        let pending = state.withLock { state in state.pending.first { $0.info.id == id } }
         guard let pending else { throw StorageError(.unknownBatch, path: outboxPath, reason: "no pending batch \(id)") }
         if let frame = pending.frame { return frame }
         return try FileIO.readFile(pending.path!, limit: Int(UInt32.max))
@@ -256,11 +255,11 @@ extension EventLog {
     /// The log's state is persisted first, so the released records can never
     /// come back after a restart.
     public func release(_ id: BatchID) throws(StorageError) {
-        try sealLock.withLock { () throws(StorageError) in
-            let (found, closed) = lock.withLock { (state.pending.first { $0.info.id == id }, state.closed) }
+        try sealing.withLock { () throws(StorageError) in
+            let (found, closed) = state.withLock { state in (state.pending.first { $0.info.id == id }, state.closed) }
             if closed { throw StorageError(.closed, path: path, reason: "the log is closed") }
             guard let found else { throw StorageError(.unknownBatch, path: outboxPath, reason: "no pending batch \(id)") }
-            let persisted = lock.withLock { state.persistedHead }
+            let persisted = state.withLock { state in state.persistedHead }
             if persisted < found.end {
                 try syncFiles(persistState: true, wait: true)
             }
@@ -268,7 +267,7 @@ extension EventLog {
                 try FileIO.unlink(filePath)
                 if configuration.durability != .none { try FileIO.syncDirectory(outboxPath) }
             }
-            lock.withLock {
+            state.withLock { state in
                 state.pending.removeAll { $0.info.id == id }
                 state.counters.released += 1
                 state.stateVersion += 1

@@ -28,9 +28,9 @@ extension EventLog {
     /// persisted before the files go, so nothing erased comes back after a crash. The log stays open and
     /// usable. Counters are kept (they hold no user data).
     public func eraseAll() throws(StorageError) -> ErasedLogContents {
-        try sealLock.withLock { () throws(StorageError) -> ErasedLogContents in
+        try sealing.withLock { () throws(StorageError) -> ErasedLogContents in
             var erased = ErasedLogContents()
-            let (closed, pending) = lock.withLock { () -> (Bool, [Pending]) in
+            let (closed, pending) = state.withLock { (state: inout State) -> (Bool, [Pending]) in
                 guard !state.closed else { return (true, []) }
                 erased.records = state.recordCount
                 for index in state.segments.indices { state.segments[index].head = state.segments[index].records.count }
@@ -45,7 +45,7 @@ extension EventLog {
                 state.pending = []
                 state.stateVersion += 1
                 // A fresh segment, so the one that held the erased records can be deleted too.
-                if !state.memoryOnly, !state.diskFailing, (try? startSegment()) == nil {
+                if !state.memoryOnly, !state.diskFailing, (try? startSegment(&state)) == nil {
                     state.counters.writeErrors += 1
                 }
                 return (false, pending)
@@ -53,7 +53,7 @@ extension EventLog {
             if closed { throw StorageError(.closed, path: path, reason: "the log is closed") }
             // The head moves past everything before any file goes.
             try syncFiles(persistState: true, wait: true)
-            lock.withLock { collectGarbage() }
+            state.withLock { state in collectGarbage(&state) }
             for batch in pending {
                 if let filePath = batch.path { try FileIO.unlink(filePath) }
                 erased.batches += 1

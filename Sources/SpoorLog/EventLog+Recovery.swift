@@ -48,7 +48,8 @@ extension EventLog {
     }
 
     /// Sets up the directory and rebuilds the index from the files. Called once, from `init`.
-    func recover() throws(StorageError) {
+    /// Returns whether recovery found damage, which the caller persists at once.
+    func recover(_ state: inout State) throws(StorageError) -> Bool {
         try PrivateDirectory.prepare(URL(fileURLWithPath: path, isDirectory: true), logger: logger)
         let lockFD = try FileIO.open(path + "/" + DirectoryLayout.lockName, O_RDWR | O_CREAT)
         if !Self.lockExclusively(lockFD) {
@@ -72,11 +73,11 @@ extension EventLog {
                 state.shortRegions = decoded.shortRegions
             } else {
                 state.counters.corrupt += 1
-                quarantine(statePath, reason: "the state file is damaged; the log head is rebuilt from the segments")
+                quarantine(&state, statePath, reason: "the state file is damaged; the log head is rebuilt from the segments")
             }
         }
         let countersBefore = state.counters
-        recoverOutbox()
+        recoverOutbox(&state)
         for pending in state.pending where pending.end > head {
             head = pending.end
         }
@@ -95,35 +96,26 @@ extension EventLog {
         let ids = names.compactMap(SegmentFormat.id(fromFileName:)).sorted()
         for (index, id) in ids.enumerated() {
             state.nextSegmentID = max(state.nextSegmentID, id + 1)
-            recoverSegment(id: id, isLast: index == ids.count - 1, head: head)
+            recoverSegment(&state, id: id, isLast: index == ids.count - 1, head: head)
         }
         // Forget short regions of segments that are gone.
         let present = Set(state.segments.map(\.id))
         state.shortRegions = state.shortRegions.filter { present.contains($0.segment) }
         state.persistedHead = head
         let now = configuration.now()
-        enforceCaps(now: now)
-        collectGarbage()
+        enforceCaps(&state, now: now)
+        collectGarbage(&state)
         state.stateVersion += 1
         if state.counters.corrupt > 0 || state.counters.tornTails > 0 {
             logger.info("spoor: event log recovered", metadata: [
                 "records": "\(state.recordCount)", "corrupt": "\(state.counters.corrupt)", "tornTails": "\(state.counters.tornTails)",
             ])
         }
-        // Persist what recovery found now rather than at the next sync or close (hours away with `.always`
-        // durability): the damage is already repaired on disk, so a reader of the state file (`spoor inspect`
-        // of a live log) would otherwise see neither the damage nor the count.
-        if state.counters != countersBefore {
-            do {
-                try syncFiles(persistState: true, wait: true)
-            } catch {
-                logger.error("spoor: cannot persist what recovery found", metadata: ["error": "\(error)"])
-            }
-        }
+        return state.counters != countersBefore
     }
 
     /// Scans one segment: indexes its live records, truncates a torn tail, pads over corrupt regions.
-    private func recoverSegment(id: UInt64, isLast: Bool, head: LogPosition) {
+    private func recoverSegment(_ state: inout State, id: UInt64, isLast: Bool, head: LogPosition) {
         let segmentPath = path + "/" + SegmentFormat.fileName(id: id)
         if id < head.segment {
             // Consumed before the last run ended; its deletion did not happen or was not durable.
@@ -139,7 +131,7 @@ extension EventLog {
             guard size <= DirectoryLayout.maxSegmentFileBytes else {
                 FileIO.closeFile(fd)
                 state.counters.quarantined += 1
-                quarantine(segmentPath, reason: "a segment file of \(size) bytes is larger than any Spoor writes")
+                quarantine(&state, segmentPath, reason: "a segment file of \(size) bytes is larger than any Spoor writes")
                 return
             }
             bytes = try FileIO.pread(fd, count: size, at: 0, path: segmentPath)
@@ -159,7 +151,7 @@ extension EventLog {
                 state.directoryDirty = true
             } else {
                 state.counters.quarantined += 1
-                quarantine(segmentPath, reason: "segment \(headerProblem)")
+                quarantine(&state, segmentPath, reason: "segment \(headerProblem)")
             }
             return
         }
@@ -193,7 +185,7 @@ extension EventLog {
             logger.error("spoor: skipped a corrupt region in a segment", metadata: [
                 "segment": "\(segmentPath)", "offset": "\(region.offset)", "bytes": "\(region.length)",
             ])
-            padOver(region, in: bytes, fd: fd, path: segmentPath)
+            padOver(&state, region, in: bytes, fd: fd, path: segmentPath)
         }
 
         var segment = Segment(id: id)
@@ -214,7 +206,7 @@ extension EventLog {
     }
 
     /// Turns a corrupt region into a padding record, so later scans pass over it without counting it again.
-    private func padOver(_ region: (offset: Int, length: Int), in bytes: [UInt8], fd: Int32, path segmentPath: String) {
+    private func padOver(_ state: inout State, _ region: (offset: Int, length: Int), in bytes: [UInt8], fd: Int32, path segmentPath: String) {
         guard region.length >= RecordFormat.headerSize else { return }
         var header = Array(bytes[region.offset..<region.offset + region.length])
         header.withUnsafeMutableBytes { raw in
@@ -230,7 +222,7 @@ extension EventLog {
     }
 
     /// Loads the outbox: sealed batches waiting for upload, in log order.
-    private func recoverOutbox() {
+    private func recoverOutbox(_ state: inout State) {
         guard let names = try? FileIO.list(outboxPath) else { return }
         for name in names {
             let filePath = outboxPath + "/" + name
@@ -255,13 +247,13 @@ extension EventLog {
                 state.pending.append(Pending(info: info, path: filePath, frame: nil, end: parsed.end))
             } catch {
                 state.counters.quarantined += 1
-                quarantine(filePath, reason: "an outbox batch is unreadable (\(error))")
+                quarantine(&state, filePath, reason: "an outbox batch is unreadable (\(error))")
             }
         }
     }
 
     /// Renames a damaged file aside (adding `.bad`), so it is kept for inspection and never read again.
-    func quarantine(_ filePath: String, reason: String) {
+    func quarantine(_ state: inout State, _ filePath: String, reason: String) {
         logger.error("spoor: \(reason); moved aside", metadata: ["file": "\(filePath)"])
         do {
             try FileIO.rename(filePath, filePath + DirectoryLayout.quarantineSuffix)

@@ -13,11 +13,11 @@ extension EventLog {
     /// - Returns: the parts, as pending batches.
     @discardableResult
     public func replace(_ id: BatchID, withFrames frames: [[UInt8]]) throws(StorageError) -> [SealedBatch] {
-        try sealLock.withLock { () throws(StorageError) -> [SealedBatch] in
-            let (found, closed) = lock.withLock { (state.pending.first { $0.info.id == id }, state.closed) }
+        try sealing.withLock { () throws(StorageError) -> [SealedBatch] in
+            let (found, closed) = state.withLock { state in (state.pending.first { $0.info.id == id }, state.closed) }
             if closed { throw StorageError(.closed, path: path, reason: "the log is closed") }
             guard let parent = found else { throw StorageError(.unknownBatch, path: outboxPath, reason: "no pending batch \(id)") }
-            let existing = Set(lock.withLock { state.pending.map(\.info.id) })
+            let existing = Set(state.withLock { state in state.pending.map(\.info.id) })
             var parts: [Pending] = []
             var recordsAfter = 0
             var headers: [FrameHeader] = []
@@ -49,7 +49,7 @@ extension EventLog {
                 try FileIO.unlink(filePath)
                 if configuration.durability != .none { try FileIO.syncDirectory(outboxPath) }
             }
-            return lock.withLock {
+            return state.withLock { state in
                 if let index = state.pending.firstIndex(where: { $0.info.id == id }) {
                     state.pending.replaceSubrange(index...index, with: parts)
                 }
@@ -63,7 +63,7 @@ extension EventLog {
     /// area): like ``release(_:)``, but counted in ``LogCounters/rejected`` instead of as released.
     public func discard(_ id: BatchID) throws(StorageError) {
         try release(id)
-        lock.withLock {
+        state.withLock { state in
             state.counters.released -= 1
             state.counters.rejected += 1
         }

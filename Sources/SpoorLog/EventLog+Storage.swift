@@ -1,4 +1,5 @@
 import Foundation
+import SpoorSystem
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -10,7 +11,7 @@ import Darwin
 // Internals called with `lock` held, except where they say otherwise.
 extension EventLog {
     /// Whether appends should go to disk now; retries a failing disk when its time has come.
-    func diskUsable(now: Int64) -> Bool {
+    func diskUsable(_ state: inout State, now: Int64) -> Bool {
         if !state.diskFailing { return true }
         if state.memoryOnly || now < state.retryAt { return false }
         // Try again: write what memory holds, in order, to a fresh segment.
@@ -39,7 +40,7 @@ extension EventLog {
         state.memory = []
         state.memoryStart = 0
         state.memoryBytes = 0
-        let written = bytes.withUnsafeBytes { writeToDisk($0, sizes: sizes, leadingContext: leading, now: now, alreadyCounted: true) }
+        let written = bytes.withUnsafeBytes { writeToDisk(&state, $0, sizes: sizes, leadingContext: leading, now: now, alreadyCounted: true) }
         if !written {
             (state.memory, state.memoryStart, state.memoryBytes) = saved
             return false
@@ -54,7 +55,7 @@ extension EventLog {
     /// `leadingContext` is the payload of the context in effect before the first record; when the segment
     /// does not end with that context (a new segment, or memory written out after newer ones), its record is
     /// written first, so every event finds the context it extends in its own segment.
-    func writeToDisk(
+    func writeToDisk(_ state: inout State, 
         _ bytes: UnsafeRawBufferPointer, sizes: [UInt32], leadingContext: [UInt8]?, now: Int64, alreadyCounted: Bool = false
     ) -> Bool {
         do throws(StorageError) {
@@ -62,7 +63,7 @@ extension EventLog {
                last.end > SegmentFormat.headerSize, last.end + bytes.count > configuration.effectiveSegmentBytes {
                 state.active = nil
             }
-            if state.active == nil { try startSegment() }
+            if state.active == nil { try startSegment(&state) }
             let file = state.active!
             let index = state.segments.count - 1
             let start = state.segments[index].end
@@ -117,7 +118,7 @@ extension EventLog {
             state.counters.writeErrors += 1
             state.lastError = error
             state.diskFailing = true
-            state.retryAt = now + Self.milliseconds(configuration.retryInterval)
+            state.retryAt = now + configuration.retryInterval.milliseconds
             logger.error("spoor: cannot write to the event log; keeping records in memory", metadata: [
                 "error": "\(error)", "records": "\(sizes.count)", "heldInMemory": "\(state.memoryCount + (alreadyCounted ? sizes.count : 0))",
             ])
@@ -126,7 +127,7 @@ extension EventLog {
     }
 
     /// Creates the next segment file and makes it the active one.
-    func startSegment() throws(StorageError) {
+    func startSegment(_ state: inout State) throws(StorageError) {
         let id = state.nextSegmentID
         let segmentPath = path + "/" + SegmentFormat.fileName(id: id)
         let fd = try FileIO.open(segmentPath, O_WRONLY | O_CREAT | O_EXCL | O_APPEND)
@@ -147,7 +148,7 @@ extension EventLog {
 
     /// Holds the event records of `records` in memory, each with the context in effect for it (`leadingContext`
     /// until the group's own context records change it).
-    func keepInMemory(_ records: RecordBuffer, leadingContext: [UInt8]?) {
+    func keepInMemory(_ state: inout State, _ records: RecordBuffer, leadingContext: [UInt8]?) {
         var offset = 0
         var context = leadingContext
         records.bytes.withUnsafeBytes { raw in
@@ -167,15 +168,15 @@ extension EventLog {
     }
 
     /// Drops the oldest records while the log is over a cap.
-    func enforceCaps(now: Int64) {
+    func enforceCaps(_ state: inout State, now: Int64) {
         var dropped: UInt64 = 0
         while state.recordCount > configuration.maxRecords || state.liveBytes > configuration.maxBytes {
-            dropOldest()
+            dropOldest(&state)
             dropped += 1
         }
         // Memory has its own, smaller bound: the oldest records held there go first.
         while state.memoryBytes > configuration.maxMemoryBytes, state.memoryCount > 0 {
-            removeFirstInMemory()
+            removeFirstInMemory(&state)
             dropped += 1
         }
         guard dropped > 0 else { return }
@@ -190,21 +191,21 @@ extension EventLog {
             state.droppedSinceLog = 0
             state.lastDropLog = now
         }
-        collectGarbage()
+        collectGarbage(&state)
     }
 
-    func dropOldest() {
+    func dropOldest(_ state: inout State) {
         if let index = state.segments.firstIndex(where: { $0.liveCount > 0 }) {
             let ref = state.segments[index].records[state.segments[index].head]
             state.segments[index].head += 1
             state.recordCount -= 1
             state.liveBytes -= Int(ref.size)
         } else {
-            removeFirstInMemory()
+            removeFirstInMemory(&state)
         }
     }
 
-    func removeFirstInMemory() {
+    func removeFirstInMemory(_ state: inout State) {
         let size = state.memory[state.memoryStart].framed.count
         state.memory[state.memoryStart] = MemoryRecord(framed: [], context: nil)
         state.memoryStart += 1
@@ -218,7 +219,7 @@ extension EventLog {
     }
 
     /// The position of the first live record on disk (or the end of the last segment).
-    func headPosition() -> LogPosition {
+    func headPosition(_ state: inout State) -> LogPosition {
         for segment in state.segments where segment.liveCount > 0 {
             return LogPosition(segment: segment.id, offset: Int(segment.records[segment.head].offset))
         }
@@ -227,7 +228,7 @@ extension EventLog {
     }
 
     /// Deletes segments whose records are all consumed, unless an unfinished seal still needs them.
-    func collectGarbage() {
+    func collectGarbage(_ state: inout State) {
         let limit = state.inflightStart?.segment ?? .max
         while let first = state.segments.first, first.liveCount == 0, first.id < limit,
               !(state.active != nil && state.segments.count == 1) {
@@ -246,12 +247,12 @@ extension EventLog {
     }
 
     func noteFailure(_ operation: String, _ error: StorageError) {
-        lock.withLock { state.counters.writeErrors += 1 }
+        state.withLock { state in state.counters.writeErrors += 1 }
         logger.error("spoor: event log \(operation) failed", metadata: ["error": "\(error)"])
     }
 
     func noteCorrupt(segment: UInt64, offset: Int) {
-        lock.withLock {
+        state.withLock { state in
             state.counters.corrupt += 1
             state.stateVersion += 1
         }
@@ -268,8 +269,4 @@ extension EventLog {
         }
     }
 
-    static func milliseconds(_ duration: Duration) -> Int64 {
-        let parts = duration.components
-        return parts.seconds * 1000 + parts.attoseconds / 1_000_000_000_000_000
-    }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import SpoorSystem
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -14,14 +15,20 @@ extension EventLog {
     ///   - wait: wait for a sync already running; otherwise skip if one is.
     ///   - force: fsync even when durability is `.none` (for `sync()` and state writes).
     func syncFiles(persistState: Bool, wait: Bool, force: Bool = true) throws(StorageError) {
-        if wait { syncLock.lock_() } else if !syncLock.tryLock() { return }
-        defer { syncLock.unlock() }
-        let (ids, directoryDirty, stateBytes, head, version) = lock.withLock {
+        if wait {
+            try syncing.withLock { () throws(StorageError) in try syncHoldingSyncLock(persistState: persistState, force: force) }
+        } else {
+            try syncing.withLockIfAvailable { () throws(StorageError) in try syncHoldingSyncLock(persistState: persistState, force: force) }
+        }
+    }
+
+    private func syncHoldingSyncLock(persistState: Bool, force: Bool) throws(StorageError) {
+        let (ids, directoryDirty, stateBytes, head, version) = state.withLock { state in
             let ids = state.unsynced
             state.unsynced = []
             let dirty = state.directoryDirty
             state.directoryDirty = false
-            let head = state.inflightStart.map { min($0, headPosition()) } ?? headPosition()
+            let head = state.inflightStart.map { min($0, headPosition(&state)) } ?? headPosition(&state)
             let needsState = persistState && !state.memoryOnly && (state.stateVersion != state.persistedVersion || head != state.persistedHead)
             return (ids, dirty, needsState ? StateFile.encode(head: head, counters: state.counters, shortRegions: state.shortRegions) : nil, head, state.stateVersion)
         }
@@ -46,7 +53,7 @@ extension EventLog {
         if let stateBytes {
             do {
                 try FileIO.writeAtomically(stateBytes, to: statePath, directory: path, durable: force)
-                lock.withLock {
+                state.withLock { state in
                     state.persistedHead = head
                     state.persistedVersion = version
                 }
@@ -55,7 +62,7 @@ extension EventLog {
             }
         }
         if let failure {
-            lock.withLock {
+            state.withLock { state in
                 state.counters.writeErrors += 1
                 if !force || failure.code != 0 { state.unsynced.formUnion(ids) }
                 if directoryDirty { state.directoryDirty = true }

@@ -1,4 +1,5 @@
 public import Foundation
+import SpoorSystem
 public import Logging
 
 #if canImport(Glibc)
@@ -36,12 +37,12 @@ public final class EventLog: @unchecked Sendable {
     var outboxPath: String { path + "/outbox" }
     var statePath: String { path + "/state" }
 
-    let lock = Lock()
-    /// Serialises syncs and state-file writes.
-    let syncLock = Lock()
-    /// Serialises seals and releases, so batches leave in log order.
-    let sealLock = Lock()
-    nonisolated(unsafe) var state = State()
+    /// Everything the log knows about its files, records and batches.
+    let state: Locked<State>
+    /// Serialises syncs and state-file writes; taken before `state`, never while holding it.
+    let syncing = Locked()
+    /// Serialises seals and releases, so batches leave in log order; taken before `state`, never while holding it.
+    let sealing = Locked()
 
     /// Opens (creating if needed) the log in `directory` and recovers what it holds.
     ///
@@ -62,22 +63,36 @@ public final class EventLog: @unchecked Sendable {
         self.configuration = configuration
         self.logger = logger
         self.path = directory.standardizedFileURL.path
-        state.lastSync = configuration.now()
+        var initial = State()
+        initial.lastSync = configuration.now()
+        state = Locked(initial)
         do {
-            try recover()
+            let foundDamage = try state.withLock { (state: inout State) throws(StorageError) in try recover(&state) }
+            // Persist what recovery found now rather than at the next sync or close (hours away with `.always`
+            // durability): the damage is already repaired on disk, so a reader of the state file (`spoor inspect`
+            // of a live log) would otherwise see neither the damage nor the count.
+            if foundDamage {
+                do {
+                    try syncFiles(persistState: true, wait: true)
+                } catch {
+                    logger.error("spoor: cannot persist what recovery found", metadata: ["error": "\(error)"])
+                }
+            }
         } catch where error.kind == .directoryInUse {
             throw error
         } catch {
             logger.error("spoor: storage directory unusable, keeping events in memory only", metadata: ["error": "\(error)"])
-            state = State()
-            state.memoryOnly = true
-            state.diskFailing = true
-            state.counters.writeErrors += 1
+            state.withLock { state in
+                state = State()
+                state.memoryOnly = true
+                state.diskFailing = true
+                state.counters.writeErrors += 1
+            }
         }
     }
 
     deinit {
-        if !state.closed { close() }
+        close()
     }
 
     // MARK: - Appending
@@ -90,12 +105,12 @@ public final class EventLog: @unchecked Sendable {
     /// over a cap afterwards, its oldest records are dropped and counted.
     public func append(_ records: RecordBuffer) {
         if records.rejected > 0 {
-            lock.withLock { state.counters.dropped += UInt64(records.rejected) }
+            state.withLock { state in state.counters.dropped += UInt64(records.rejected) }
             logger.error("spoor: records larger than 16 MiB or not Batch entries were dropped", metadata: ["records": "\(records.rejected)"])
         }
         guard !records.isEmpty else { return }
         let now = configuration.now()
-        let syncNeeded: Bool = lock.withLock {
+        let syncNeeded: Bool = state.withLock { state in
             if state.closed {
                 state.counters.dropped += UInt64(records.count)
                 return false
@@ -103,20 +118,19 @@ public final class EventLog: @unchecked Sendable {
             state.counters.appended += UInt64(records.count)
             var written = false
             let leading = state.tailContext
-            if diskUsable(now: now) {
-                written = records.bytes.withUnsafeBytes { writeToDisk($0, sizes: records.sizes, leadingContext: leading, now: now) }
+            if diskUsable(&state, now: now) {
+                written = records.bytes.withUnsafeBytes { writeToDisk(&state, $0, sizes: records.sizes, leadingContext: leading, now: now) }
             }
-            if !written { keepInMemory(records, leadingContext: leading) }
+            if !written { keepInMemory(&state, records, leadingContext: leading) }
             if let last = records.lastContext { state.tailContext = last }
-            enforceCaps(now: now)
+            enforceCaps(&state, now: now)
             switch configuration.durability {
             case .none:
                 return false
             case .always:
                 return written
             case .batched(let interval):
-                let intervalMs = interval.components.seconds * 1000 + interval.components.attoseconds / 1_000_000_000_000_000
-                if now - state.lastSync >= intervalMs || now < state.lastSync {
+                if now - state.lastSync >= interval.milliseconds || now < state.lastSync {
                     state.lastSync = now
                     return true
                 }
@@ -136,12 +150,12 @@ public final class EventLog: @unchecked Sendable {
     /// memory, forces the segments to disk and persists the log's state.
     public func sync() throws(StorageError) {
         let now = configuration.now()
-        try lock.withLock { () throws(StorageError) in
+        try state.withLock { (state: inout State) throws(StorageError) in
             if state.closed { throw StorageError(.closed, path: path, reason: "the log is closed") }
             state.lastSync = now
             if state.diskFailing {
                 state.retryAt = .min
-                guard diskUsable(now: now) else {
+                guard diskUsable(&state, now: now) else {
                     var error = state.lastError ?? StorageError(.directoryUnavailable, path: path, reason: "the storage directory is unusable")
                     error.reason += "; \(state.memoryCount) records are held in memory"
                     throw error
@@ -152,13 +166,13 @@ public final class EventLog: @unchecked Sendable {
     }
 
     /// The number of live records: on disk and held in memory, not yet sealed.
-    public var recordCount: Int { lock.withLock { state.recordCount } }
+    public var recordCount: Int { state.withLock { state in state.recordCount } }
 
     /// The bytes of live framed records (headers included).
-    public var byteCount: Int { lock.withLock { state.liveBytes } }
+    public var byteCount: Int { state.withLock { state in state.liveBytes } }
 
     /// What the log has counted.
-    public var counters: LogCounters { lock.withLock { state.counters } }
+    public var counters: LogCounters { state.withLock { state in state.counters } }
 
     /// Calls `body` with every live event record in log order.
     ///
@@ -167,7 +181,7 @@ public final class EventLog: @unchecked Sendable {
     /// effect for it (a `Batch.contexts` entry) when there is one, which the event may extend. Records that
     /// fail their checksum when read are skipped and counted as corrupt. The log is not locked while `body` runs.
     public func forEachRecord(_ body: ([UInt8]) throws -> Void) rethrows {
-        let (segments, memory) = lock.withLock {
+        let (segments, memory) = state.withLock { state in
             (state.segments.filter { $0.liveCount > 0 }, Array(state.memory[state.memoryStart...]))
         }
         for segment in segments {
@@ -203,14 +217,14 @@ public final class EventLog: @unchecked Sendable {
     /// durability is ``Durability/none``) and releases the directory. Later
     /// appends are dropped and counted.
     public func close() {
-        let alreadyClosed = lock.withLock { state.closed }
+        let alreadyClosed = state.withLock { state in state.closed }
         if alreadyClosed { return }
         do {
             try syncFiles(persistState: true, wait: true, force: configuration.durability != .none)
         } catch {
             logger.error("spoor: could not persist the log while closing", metadata: ["error": "\(error)"])
         }
-        lock.withLock {
+        state.withLock { state in
             if state.memoryCount > 0 {
                 logger.warning("spoor: closing with records the disk refused; they are lost", metadata: ["records": "\(state.memoryCount)"])
             }

@@ -10,6 +10,7 @@ import Darwin
 #endif
 public import SpoorModel
 public import SpoorWire
+import SpoorSystem
 
 /// The `rejected` folder of a log directory: batches the collector refused for good (a 4xx other than 401, 403,
 /// 408, 413 and 429, or a single event still too large), kept for support instead of being retried forever or
@@ -68,7 +69,7 @@ public final class RejectedArea: Sendable {
     public let limits: Limits
     private let logger: Logger
     private let path: String
-    private let lock = Lock()
+    private let lock = Locked()
 
     /// Opens (creating if needed) the `rejected` folder of `logDirectory`.
     public init(logDirectory: URL, limits: Limits = Limits(), logger: Logger = Logger(label: "spoor.upload")) throws(StorageError) {

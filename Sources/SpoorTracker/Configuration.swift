@@ -187,6 +187,12 @@ public struct Configuration: Sendable {
     /// Pages and clicks auto-tracking leaves out. Default: nothing.
     public var autoTrackIgnore = AutoTrackIgnoreList()
 
+    /// How often, while the app is started, the lifecycle checkpoint records that the process is alive, so
+    /// that a process killed without warning gets an `$AppEnd` timed close to its death at the next launch.
+    /// Default 5 s. `nil` turns the timer off: a host that drives time itself (a manual clock in tests or
+    /// simulations) calls ``Tracker/noteAlive()`` instead.
+    public var heartbeatInterval: Duration? = .seconds(5)
+
     // MARK: Auto-capture
 
     /// What the `SpoorAutoCapture` module captures without code on Apple platforms: page views from view
@@ -243,6 +249,9 @@ public struct Configuration: Sendable {
         }
         guard sessionMaxDuration >= sessionIdleTimeout else {
             throw ConfigurationError(field: "sessionMaxDuration", reason: "must be at least sessionIdleTimeout")
+        }
+        if let heartbeatInterval, heartbeatInterval < .milliseconds(100) {
+            throw ConfigurationError(field: "heartbeatInterval", reason: "must be at least 100 ms, or nil, got \(heartbeatInterval)")
         }
         for (key, value) in presetOverrides {
             if let error = PropertyValidator.check(key: key, value: value, event: "presetOverrides") {

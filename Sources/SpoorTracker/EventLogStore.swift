@@ -3,7 +3,6 @@ public import Logging
 public import SpoorModel
 public import SpoorWire
 public import SpoorLog
-import Synchronization
 public import SpoorSystem
 
 /// Stores the tracker's events in the durable ``EventLog``.
@@ -17,9 +16,9 @@ package final class EventLogStore: EventStore, @unchecked Sendable {
     private let encoder = EventEncoder()
     private var records = RecordBuffer()
     private let logger: Logger
-    private let encodeFailures = Atomic<Int>(0)
+    private let encodeFailures = Locked(0)
     /// Called after each append with the number of records waiting in the log (the uploader's bulk trigger).
-    let afterAppend = Locked<(@Sendable (Int) -> Void)?>(nil)
+    private let afterAppend = Locked<(@Sendable (Int) -> Void)?>(nil)
 
     init(log: EventLog, logger: Logger) {
         self.log = log
@@ -42,6 +41,12 @@ package final class EventLogStore: EventStore, @unchecked Sendable {
         }
     }
 
+    package var durableLog: EventLog? { log }
+
+    package func onAppend(_ body: (@Sendable (Int) -> Void)?) {
+        afterAppend.withLock { $0 = body }
+    }
+
     package func append(_ events: inout [StoredEvent]) {
         for index in events.indices {
             do {
@@ -52,7 +57,7 @@ package final class EventLogStore: EventStore, @unchecked Sendable {
                 }
             } catch {
                 // Validation makes this unreachable in practice; count it as dropped rather than lose it silently.
-                encodeFailures.add(1, ordering: .relaxed)
+                encodeFailures.withLock { $0 += 1 }
                 logger.error(
                     "spoor: an event could not be encoded", metadata: ["event": "\(events[index].event.name)", "error": "\(error)"])
             }
@@ -173,6 +178,6 @@ package final class EventLogStore: EventStore, @unchecked Sendable {
         return last
     }
 
-    package var droppedCount: Int { Int(log.counters.dropped) + encodeFailures.load(ordering: .relaxed) }
+    package var droppedCount: Int { Int(log.counters.dropped) + encodeFailures.withLock { $0 } }
     package var corruptCount: Int { Int(log.counters.corrupt) }
 }

@@ -111,9 +111,7 @@ struct HotState {
     var stateDirty = false
     var writerState = WriterState.busy
     var blockedProducers = 0
-    var flushRequested: UInt64 = 0
-    var flushCompleted: UInt64 = 0
-    var waiters: [(generation: UInt64, done: @Sendable (Bool) -> Void)] = []
+    var flushes = FlushGenerations<Bool>()
     var stopping = false
     var stopped = false
     /// Snapshots and sessions replaced since the writer last took the buffer: events waiting there may point to
@@ -273,20 +271,23 @@ package final class EventPipeline: @unchecked Sendable {
         }
     }
 
-    /// Asks the writer to write and sync everything accepted so far; `done(true)` runs when it has.
-    package func requestFlush(stop: Bool = false, done: (@Sendable (Bool) -> Void)? = nil) {
+    /// Asks the writer to write and sync everything accepted so far; the promise is fulfilled when it has (with
+    /// `stop`, when the writer has also closed the store and ended). Nobody has to wait for it.
+    @discardableResult
+    package func requestFlush(stop: Bool = false) -> Promise<Bool> {
+        let done = Promise<Bool>()
         let alreadyStopped = hot.withLock { s -> Bool in
             if s.stopped { return true }
-            s.flushRequested += 1
             if stop { s.stopping = true }
-            if let done { s.waiters.append((stop ? .max : s.flushRequested, done)) }
+            s.flushes.request(done, untilDrained: stop)
             if s.writerState != .busy {
                 s.writerState = .busy
                 wake.signal()
             }
             return false
         }
-        if alreadyStopped { done?(true) }
+        if alreadyStopped { done.fulfil(true) }
+        return done
     }
 
     /// Runs `body` under the pipeline lock (identity changes that must be ordered with events), then wakes the
@@ -335,19 +336,17 @@ package final class EventPipeline: @unchecked Sendable {
         enum Step {
             case waitIdle, waitLinger
             case process(flushGeneration: UInt64, sync: Bool, save: PersistedState?, release: Int, retired: [AnyObject])
-            case exit(save: PersistedState, waiters: [@Sendable (Bool) -> Void])
+            case exit(save: PersistedState, waiters: [Promise<Bool>])
         }
 
         while true {
             let step = hot.withLock { s -> Step in
-                let flushPending = s.flushRequested > s.flushCompleted
+                let flushPending = s.flushes.isPending
                 if s.buffer.isEmpty, !flushPending, !s.stateDirty, s.blockedProducers == 0 {
                     if s.stopping {
                         s.stopped = true
                         s.persisted.nextSequence = s.nextSequence
-                        let waiters = s.waiters.map(\.done)
-                        s.waiters = []
-                        return .exit(save: s.persisted, waiters: waiters)
+                        return .exit(save: s.persisted, waiters: s.flushes.drain())
                     }
                     s.writerState = .idle
                     return .waitIdle
@@ -370,7 +369,7 @@ package final class EventPipeline: @unchecked Sendable {
                     save = s.persisted
                     s.stateDirty = false
                 }
-                return .process(flushGeneration: s.flushRequested, sync: flushPending, save: save, release: release, retired: retired)
+                return .process(flushGeneration: s.flushes.requested, sync: flushPending, save: save, release: release, retired: retired)
             }
             lingered = false
             switch step {
@@ -400,19 +399,14 @@ package final class EventPipeline: @unchecked Sendable {
                 if let save { saveState(save) }
                 if sync {
                     do { try store.sync() } catch { logger.error("spoor: syncing the event store failed: \(error)") }
-                    let ready = hot.withLock { s -> [@Sendable (Bool) -> Void] in
-                        s.flushCompleted = max(s.flushCompleted, generation)
-                        let ready = s.waiters.filter { $0.generation <= generation }.map(\.done)
-                        s.waiters.removeAll { $0.generation <= generation }
-                        return ready
-                    }
-                    for done in ready { done(true) }
+                    let ready = hot.withLock { s in s.flushes.complete(through: generation) }
+                    for waiter in ready { waiter.fulfil(true) }
                 }
             case .exit(let save, let waiters):
                 if let metrics { exportMetrics(metrics) }
                 saveState(save)
                 store.close()
-                for done in waiters { done(true) }
+                for waiter in waiters { waiter.fulfil(true) }
                 return
             }
         }
@@ -542,8 +536,20 @@ package struct StoredEvent {
     /// `$is_first_day` for this event.
     package var firstDay: Bool
 
-    /// The complete record, all property sources merged in the order of events spec §2.
-    var merged: Event {
+    /// A complete record, with nothing shared (what an in-memory store takes).
+    package init(complete event: Event, firstDay: Bool) {
+        self.init(event: event, base: nil, firstDay: firstDay)
+    }
+
+    init(event: Event, base: Snapshot?, firstDay: Bool) {
+        self.event = event
+        self.base = base
+        self.firstDay = firstDay
+    }
+
+    /// The complete record: preset and super properties first, then dynamic super properties, then the call
+    /// site's, then `$is_first_day`, and `$device_id` last, so that no event can override it.
+    package var merged: Event {
         guard let base else { return event }
         var event = event
         if event.distinctID.isEmpty { event.distinctID = base.distinctID }

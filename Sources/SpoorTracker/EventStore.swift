@@ -22,56 +22,12 @@ package protocol EventStore: AnyObject, Sendable {
     var droppedCount: Int { get }
     /// Corrupt records the store found and skipped.
     var corruptCount: Int { get }
+    /// The durable log the store keeps events in, which uploads send from; nil for a store without one (a
+    /// tracker on it cannot upload, and refuses a ``Configuration/serverURL``).
+    var durableLog: EventLog? { get }
+    /// Sets what runs after each append with the number of records waiting in the durable log (the uploader's
+    /// bulk trigger). A store without a durable log never calls it.
+    func onAppend(_ body: (@Sendable (Int) -> Void)?)
 }
 
-extension EventStore {
-    /// Stores that keep nothing beyond the process (test doubles) have nothing to erase.
-    package func erase() throws -> ErasedLogContents { ErasedLogContents() }
-}
 
-/// Keeps events in memory: for tests and for hosts that want no disk at all.
-final class InMemoryEventStore: EventStore {
-    private struct Contents {
-        var events: [Event] = []
-        var appendCalls = 0
-        var syncCalls = 0
-        var closed = false
-    }
-
-    private let contents = Locked(Contents())
-
-    init() {}
-
-    /// Stores complete events (tests use this to stand for what an earlier run left behind).
-    package func append(_ events: [Event]) {
-        var stored = events.map { StoredEvent(event: $0, base: nil, firstDay: false) }
-        append(&stored)
-    }
-
-    package func append(_ events: inout [StoredEvent]) {
-        let complete = events.map(\.merged)
-        contents.withLock {
-            $0.events.append(contentsOf: complete)
-            $0.appendCalls += 1
-        }
-    }
-
-    package func sync() throws { contents.withLock { $0.syncCalls += 1 } }
-    package func close() { contents.withLock { $0.closed = true } }
-    package func lastSequence() -> UInt64? { contents.withLock { $0.events.map(\.sequence).max() } }
-    package func erase() throws -> ErasedLogContents {
-        contents.withLock { c in
-            defer { c.events = [] }
-            return ErasedLogContents(records: c.events.count)
-        }
-    }
-    package var droppedCount: Int { 0 }
-    package var corruptCount: Int { 0 }
-
-    /// Everything stored so far.
-    var events: [Event] { contents.withLock { $0.events } }
-    /// How many times the store was synced.
-    var syncCount: Int { contents.withLock { $0.syncCalls } }
-    /// Whether the store was closed.
-    var isClosed: Bool { contents.withLock { $0.closed } }
-}

@@ -1,4 +1,5 @@
 public import Foundation
+import SpoorSystem
 public import SpoorLog
 public import SpoorUpload
 
@@ -6,9 +7,12 @@ public import SpoorUpload
 public typealias FlushResult = UploadResult
 
 extension Tracker {
-    /// The uploader for `configuration`, or nil without a server URL (or without the durable log).
+    /// The uploader for `configuration`, or nil without a server URL.
     static func makeUploader(configuration: Configuration, store: any EventStore) throws(ConfigurationError) -> Uploader? {
-        guard let serverURL = configuration.serverURL, let logStore = store as? EventLogStore else { return nil }
+        guard let serverURL = configuration.serverURL else { return nil }
+        guard let log = store.durableLog else {
+            throw ConfigurationError(field: "serverURL", reason: "uploads are sent from the durable log, and this tracker's store keeps none")
+        }
         var upload = UploadConfiguration(url: batchEndpoint(serverURL), token: configuration.token)
         if let client = configuration.httpClient { upload.client = client }
         if let monitor = configuration.networkMonitor { upload.networkMonitor = monitor }
@@ -23,13 +27,13 @@ extension Tracker {
         upload.userAgent = UploadConfiguration.userAgent(version: PresetProperties.libVersion)
         let uploader: Uploader
         do {
-            uploader = try Uploader(log: logStore.log, configuration: upload, logger: configuration.logger)
+            uploader = try Uploader(log: log, configuration: upload, logger: configuration.logger)
         } catch {
             throw ConfigurationError(field: "storageDirectory", reason: "the upload's rejected area cannot be created: \(error)")
         }
-        // Transport spec §3: an upload as soon as `flushBulkSize` events wait.
+        // An upload starts as soon as `flushBulkSize` events wait, not only at the flush interval.
         let bulk = configuration.flushBulkSize
-        logStore.afterAppend.withLock { $0 = { [weak uploader] waiting in if waiting >= bulk { uploader?.trigger() } } }
+        store.onAppend { [weak uploader] waiting in if waiting >= bulk { uploader?.trigger() } }
         return uploader
     }
 
@@ -42,8 +46,8 @@ extension Tracker {
 
     /// Events not yet delivered: in the log and in sealed batches.
     var pendingEventCount: Int {
-        guard let logStore = pipeline.store as? EventLogStore else { return 0 }
-        return logStore.log.recordCount + logStore.log.pendingBatches().reduce(0) { $0 + $1.recordCount }
+        guard let log = pipeline.store.durableLog else { return 0 }
+        return log.recordCount + log.pendingBatches().reduce(0) { $0 + $1.recordCount }
     }
 
     /// Replaces the upload token (``Configuration/token``); uploads paused after a 401 or 403 resume.
@@ -55,12 +59,15 @@ extension Tracker {
     /// finishes, when the window's time is up, or when the system says it expires, whichever comes first.
     func uploadInBackground(_ hook: BackgroundTaskHook) {
         guard uploader != nil else { return }
-        let finished = ResultBox<Bool>()
-        let identifier = hook.begin("spoor.upload") { finished.fire(false) }
+        let finished = Promise<Bool>()
+        let identifier = hook.begin("spoor.upload") { finished.fulfil(false) }
         Task { [weak self] in
-            guard let self else { return finished.fire(false) }
+            guard let self else {
+                finished.fulfil(false)
+                return
+            }
             _ = await self.flush(timeout: hook.window)
-            finished.fire(true)
+            finished.fulfil(true)
         }
         Task {
             _ = await finished.value

@@ -27,6 +27,8 @@ public final class Tracker: Sendable {
     let wallClock: any WallClock
     let monotonicClock: any MonotonicClock
     private let dynamicSuper = Locked<(@Sendable () -> Properties)?>(nil)
+    /// Whether `dynamicSuper` is set: read on every `track()`, so an atomic flag rather than the lock (the one
+    /// place the package uses an atomic; state of more than one word lives in a ``Locked``).
     private let hasDynamicSuper = Atomic<Bool>(false)
     private let rejections = Locked<[ValidationRule: Int]>([:])
     private let timers = Locked(EventTimers())
@@ -79,8 +81,8 @@ public final class Tracker: Sendable {
         let context = PipelineContext(
             preset: preset, platform: PresetProperties.platform, appVersion: configuration.appVersion,
             firstDay: firstDay, enableSession: configuration.enableSession,
-            sessionIdleMilliseconds: Self.milliseconds(configuration.sessionIdleTimeout),
-            sessionMaxMilliseconds: Self.milliseconds(configuration.sessionMaxDuration),
+            sessionIdleMilliseconds: configuration.sessionIdleTimeout.milliseconds,
+            sessionMaxMilliseconds: configuration.sessionMaxDuration.milliseconds,
             memoryLimit: max(configuration.maxBufferedEvents, 4096))
         pipeline = EventPipeline(
             context: context, persisted: state, store: store, stateFile: stateFile, logger: logger,
@@ -115,20 +117,11 @@ public final class Tracker: Sendable {
     }
 
     deinit {
-        // Nothing can be tracked any more: let the writer store what was accepted and close the log, and wait
-        // for it (bounded), so the storage directory is free for the next tracker as soon as this one is gone.
-        // An open session is left to the checkpoint: the next launch recovers its `$AppEnd`.
+        // Nothing can be tracked any more: the writer stores what was accepted, closes the log and so releases
+        // the storage directory, on its own thread; nothing here waits for it (``shutdown(timeout:)`` is how a
+        // program waits). An open session is left to the checkpoint: the next launch recovers its `$AppEnd`.
         uploader?.beginStop()
-        let closed = DispatchSemaphore(value: 0)
-        pipeline.requestFlush(stop: true) { _ in closed.signal() }
-        if closed.wait(timeout: .now() + 5) == .timedOut {
-            logger.warning("spoor: a released tracker's writer did not close the log within 5 s")
-        }
-    }
-
-    private static func milliseconds(_ duration: Duration) -> Int64 {
-        let (seconds, attoseconds) = duration.components
-        return seconds * 1000 + attoseconds / 1_000_000_000_000_000
+        pipeline.requestFlush(stop: true)
     }
 
     // MARK: Events
@@ -475,16 +468,18 @@ public final class Tracker: Sendable {
     /// Asks the writer to store and sync everything accepted so far, then the uploader to send it, without
     /// waiting (lifecycle starts and ends, and `login`, use this).
     package func requestFlush() {
-        guard let uploader else { return pipeline.requestFlush() }
-        pipeline.requestFlush { _ in uploader.trigger() }
+        let stored = pipeline.requestFlush()
+        guard let uploader else { return }
+        Task {
+            _ = await stored.value
+            uploader.trigger()
+        }
     }
 
     /// Stores and syncs everything accepted so far, waiting at most `timeout`; returns whether it finished
     /// in time. For `willTerminate`, where waiting must be short and bounded.
     package func flushAndWait(timeout: Duration) -> Bool {
-        let done = DispatchSemaphore(value: 0)
-        pipeline.requestFlush { _ in done.signal() }
-        return done.wait(timeout: .now() + .nanoseconds(Int(Self.milliseconds(timeout) * 1_000_000))) == .success
+        pipeline.requestFlush().wait(timeout: timeout) == true
     }
 
     /// Stores and syncs every event accepted before the call, then (with a ``Configuration/serverURL``) uploads
@@ -496,9 +491,7 @@ public final class Tracker: Sendable {
     /// (each request also has ``Configuration/requestTimeout``); the upload goes on in the background after that.
     @discardableResult
     public func flush(timeout: Duration = .seconds(60)) async -> FlushResult {
-        let oneShot = ResultBox<Bool>()
-        pipeline.requestFlush { ok in oneShot.fire(ok) }
-        _ = await oneShot.value
+        _ = await pipeline.requestFlush().value
         guard let uploader else {
             return FlushResult(pendingEvents: pendingEventCount, pendingReason: configuration.serverURL == nil ? .noServer : .stopped)
         }
@@ -516,14 +509,7 @@ public final class Tracker: Sendable {
         lifecycle.shutdown()
         // An upload in flight is abandoned at once (its batch goes again at the next launch, same id).
         let uploadStopped = uploader?.beginStop()
-        let oneShot = ResultBox<Bool>()
-        pipeline.requestFlush(stop: true) { ok in oneShot.fire(ok) }
-        let timer = Task {
-            try? await Task.sleep(for: timeout)
-            oneShot.fire(false)
-        }
-        let finished = await oneShot.value
-        timer.cancel()
+        let finished = await pipeline.requestFlush(stop: true).value(orAfter: timeout, false)
         await uploadStopped?.value
         return finished
     }

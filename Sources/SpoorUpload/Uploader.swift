@@ -44,10 +44,8 @@ public final class Uploader: Sendable {
         /// A trigger arrived while the loop was busy.
         var woken = false
         var waiting: CheckedContinuation<Void, Never>?
-        /// Flushes asked for and served, by generation.
-        var flushesRequested: UInt64 = 0
-        var flushesServed: UInt64 = 0
-        var waiters: [(generation: UInt64, box: ResultBox<PendingReason?>)] = []
+        /// Flushes asked for and served.
+        var flushes = FlushGenerations<PendingReason?>()
         /// Consecutive failed attempts.
         var failures = 0
         /// Backoff: no automatic attempt before this (monotonic).
@@ -60,7 +58,7 @@ public final class Uploader: Sendable {
         var intervalPaused = false
         /// Failed attempts per batch, for `Spoor-Retry-Count`.
         var retryCounts: [BatchID: Int] = [:]
-        var inflight: ResultBox<Result<HTTPResponse, HTTPClientError>>?
+        var inflight: Promise<Result<HTTPResponse, HTTPClientError>>?
         var loop: Task<Void, Never>?
         var started = false
         var stopping = false
@@ -156,27 +154,21 @@ public final class Uploader: Sendable {
     /// flush (which first stores what was tracked) rather than this from an app.
     public func flush(timeout: Duration? = nil) async -> UploadResult {
         let before = counters
-        let box = ResultBox<PendingReason?>()
+        let answer = Promise<PendingReason?>()
         let accepted = state.withLock { s -> Bool in
             guard !s.stopping, s.started else { return false }
-            s.flushesRequested += 1
-            s.waiters.append((s.flushesRequested, box))
+            s.flushes.request(answer)
             return true
         }
         guard accepted else { return result(since: before, reason: .stopped) }
         trigger()
-        var timer: Task<Void, Never>?
+        let reason: PendingReason?
         if let timeout {
             let clock = configuration.clock
-            timer = Task {
-                do {
-                    try await clock.sleep(for: timeout)
-                    box.fire(.timedOut)
-                } catch {}
-            }
+            reason = await answer.value(orAfter: timeout, .timedOut, sleep: { try await clock.sleep(for: $0) })
+        } else {
+            reason = await answer.value
         }
-        let reason = await box.value
-        timer?.cancel()
         return result(since: before, reason: reason)
     }
 
@@ -195,13 +187,11 @@ public final class Uploader: Sendable {
             s.stopping = true
             let waiting = s.waiting
             s.waiting = nil
-            let waiters = s.waiters.map(\.box)
-            s.waiters = []
-            return (s.loop, s.inflight, waiting, waiters)
+            return (s.loop, s.inflight, waiting, s.flushes.drain())
         }
-        inflight?.fire(.failure(HTTPClientError(.cancelled, reason: "the uploader is stopping")))
+        inflight?.fulfil(.failure(HTTPClientError(.cancelled, reason: "the uploader is stopping")))
         waiting?.resume()
-        for waiter in waiters { waiter.fire(.stopped) }
+        for waiter in waiters { waiter.fulfil(.stopped) }
         configuration.networkMonitor?.stop()
         return task
     }
@@ -232,27 +222,23 @@ public final class Uploader: Sendable {
             guard let deadline else { break }
             await waitForWake(until: deadline)
             let (generation, forced, stopping) = state.withLock { s in
-                (s.flushesRequested, s.flushesRequested > s.flushesServed, s.stopping)
+                (s.flushes.requested, s.flushes.isPending, s.stopping)
             }
             if stopping { break }
             let reason = await drain(forced: forced)
-            let ready = state.withLock { s -> [ResultBox<PendingReason?>] in
+            let ready = state.withLock { s in
                 s.lastReason = reason
-                s.flushesServed = max(s.flushesServed, generation)
-                let ready = s.waiters.filter { $0.generation <= generation }.map(\.box)
-                s.waiters.removeAll { $0.generation <= generation }
-                return ready
+                return s.flushes.complete(through: generation)
             }
-            for box in ready { box.fire(reason) }
+            for waiter in ready { waiter.fulfil(reason) }
             if reason == .stopped { break }
         }
-        let waiters = state.withLock { s -> [ResultBox<PendingReason?>] in
+        let waiters = state.withLock { s in
             s.counters.state = .stopped
             s.counters.nextAttemptAt = nil
-            defer { s.waiters = [] }
-            return s.waiters.map(\.box)
+            return s.flushes.drain()
         }
-        for box in waiters { box.fire(.stopped) }
+        for waiter in waiters { waiter.fulfil(.stopped) }
         saveCounters()
     }
 
@@ -561,9 +547,9 @@ public final class Uploader: Sendable {
 
     /// Sends `request`, giving up at the timeout (on the injected clock) or when the uploader stops.
     private func perform(_ request: HTTPRequest) async -> Result<HTTPResponse, HTTPClientError> {
-        let box = ResultBox<Result<HTTPResponse, HTTPClientError>>()
+        let outcome = Promise<Result<HTTPResponse, HTTPClientError>>()
         let stopping = state.withLock { s -> Bool in
-            s.inflight = box
+            s.inflight = outcome
             return s.stopping
         }
         if stopping { return .failure(HTTPClientError(.cancelled, reason: "the uploader is stopping")) }
@@ -572,24 +558,20 @@ public final class Uploader: Sendable {
         let timeout = request.timeout
         let sending = Self.spawn(executor) {
             do {
-                box.fire(.success(try await client.send(request)))
+                outcome.fulfil(.success(try await client.send(request)))
             } catch let error as HTTPClientError {
-                box.fire(.failure(error))
+                outcome.fulfil(.failure(error))
             } catch is CancellationError {
-                box.fire(.failure(HTTPClientError(.cancelled, reason: "cancelled")))
+                outcome.fulfil(.failure(HTTPClientError(.cancelled, reason: "cancelled")))
             } catch {
-                box.fire(.failure(HTTPClientError(.network, reason: "\(error)")))
+                outcome.fulfil(.failure(HTTPClientError(.network, reason: "\(error)")))
             }
         }
-        let timer = Self.spawn(executor) {
-            do {
-                try await clock.sleep(for: timeout)
-                box.fire(.failure(HTTPClientError(.timedOut, reason: "no answer within \(timeout)")))
-            } catch {}
-        }
-        let result = await box.value
+        let executor = executor
+        let result = await outcome.value(
+            orAfter: timeout, .failure(HTTPClientError(.timedOut, reason: "no answer within \(timeout)")),
+            sleep: { try await clock.sleep(for: $0) }, spawn: { Self.spawn(executor, $0) })
         sending.cancel()
-        timer.cancel()
         state.withLock { $0.inflight = nil }
         return result
     }
@@ -666,41 +648,6 @@ public final class Uploader: Sendable {
             return nil
         }
         return try? JSONDecoder().decode(UploadCounters.self, from: Data(bytes))
-    }
-}
-
-/// A value delivered once, by whichever of several parties comes first, to any number of waiting tasks.
-package final class ResultBox<Value: Sendable>: Sendable {
-    private enum Slot {
-        case waiting([CheckedContinuation<Value, Never>])
-        case fired(Value)
-    }
-
-    private let slot = Locked(Slot.waiting([]))
-
-    package init() {}
-
-    package func fire(_ value: Value) {
-        let waiting = slot.withLock { s -> [CheckedContinuation<Value, Never>] in
-            guard case .waiting(let continuations) = s else { return [] }
-            s = .fired(value)
-            return continuations
-        }
-        for continuation in waiting { continuation.resume(returning: value) }
-    }
-
-    package var value: Value {
-        get async {
-            await withCheckedContinuation { continuation in
-                let ready = slot.withLock { s -> Value? in
-                    switch s {
-                    case .fired(let value): return value
-                    case .waiting(let list): s = .waiting(list + [continuation]); return nil
-                    }
-                }
-                if let ready { continuation.resume(returning: ready) }
-            }
-        }
     }
 }
 

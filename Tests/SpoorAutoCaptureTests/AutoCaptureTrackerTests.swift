@@ -1,6 +1,7 @@
 import Foundation
 import SpoorAutoCapture
 import SpoorModel
+import SpoorTesting
 import Testing
 
 @testable import SpoorTracker
@@ -22,6 +23,7 @@ struct AutoCaptureTrackerTests {
             var configuration = Configuration(storageDirectory: directory)
             configuration.wallClock = clock
             configuration.monotonicClock = clock
+            configuration.heartbeatInterval = nil
             configuration.autoTrack = .all
             configure(&configuration)
             tracker = try Tracker(configuration: configuration, store: store)

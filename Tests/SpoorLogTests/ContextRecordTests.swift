@@ -121,25 +121,25 @@ import Testing
         let log = try open(directory)
         log.append(try Self.buffer([("ann", 0..<2)]))
         // The disk fails: the next groups are held in memory, one of them switching to bob.
-        log.lock.withLock {
-            log.state.diskFailing = true
-            log.state.retryAt = .max
-            log.state.active = nil
+        log.state.withLock { state in
+            state.diskFailing = true
+            state.retryAt = .max
+            state.active = nil
         }
         var encoder = EventEncoder()
         var buffer = RecordBuffer()
         try buffer.append(Self.own(2), suffix: Self.reference, using: encoder)
         log.append(buffer)
         log.append(try Self.buffer([("bob", 3..<5)]))
-        #expect(log.lock.withLock { log.state.memoryCount } == 3)
+        #expect(log.state.withLock { $0.memoryCount } == 3)
         #expect(try Self.whole(log).map(\.1) == ["ann", "ann", "ann", "bob", "bob"])
         // The disk works again: memory is written out, each run after its context.
-        log.lock.withLock { log.state.retryAt = .min }
+        log.state.withLock { $0.retryAt = .min }
         encoder = EventEncoder()
         buffer = RecordBuffer()
         try buffer.append(Self.own(5), suffix: Self.reference, using: encoder)
         log.append(buffer)
-        #expect(log.lock.withLock { log.state.memoryCount } == 0)
+        #expect(log.state.withLock { $0.memoryCount } == 0)
         log.close()
         let reopened = try open(directory)
         #expect(try Self.whole(reopened).map(\.1) == ["ann", "ann", "ann", "bob", "bob", "bob"])
@@ -150,9 +150,9 @@ import Testing
     @Test func sealingFromMemoryEndsWhereTheContextChanges() throws {
         let directory = TemporaryDirectory()
         let log = try open(directory)
-        log.lock.withLock {
-            log.state.diskFailing = true
-            log.state.retryAt = .max
+        log.state.withLock { state in
+            state.diskFailing = true
+            state.retryAt = .max
         }
         log.append(try Self.buffer([("ann", 0..<2), ("bob", 2..<4)]))
         let batches = try Self.sealAll(log)

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import SpoorTesting
 import SpoorModel
 import SpoorWire
 @testable import SpoorLog
@@ -286,12 +287,12 @@ import SpoorTestSupport
     @Test(arguments: [Durability.none, .always, .batched(interval: .milliseconds(10))])
     func everyDurabilityKeepsRecordsAcrossReopen(durability: Durability) throws {
         let directory = TemporaryDirectory()
-        let clock = ManualClock()
+        let clock = ManualClock(wall: 1_700_000_000_000)
         do {
-            let log = try open(directory, .init(durability: durability, now: { clock.now }))
+            let log = try open(directory, .init(durability: durability, now: { clock.nowMilliseconds() }))
             for start in stride(from: 0, to: 100, by: 10) {
                 log.append(Fixtures.buffer(start..<start + 10))
-                clock.advance(7)
+                clock.advance(by: .milliseconds(7))
             }
             try log.sync()
             log.close()

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import SpoorTesting
 import SpoorModel
 import SpoorWire
 @testable import SpoorLog
@@ -26,15 +27,15 @@ func everything(_ log: EventLog) throws -> [Int] {
 @Suite struct OutboxTests {
     @Test func sealTakesTheOldestRecordsAndKeepsItsIDAcrossRestarts() throws {
         let directory = TemporaryDirectory()
-        let clock = ManualClock()
+        let clock = ManualClock(wall: 1_700_000_000_000)
         let id: BatchID
         do {
-            let log = try open(directory, .init(now: { clock.now }))
+            let log = try open(directory, .init(now: { clock.nowMilliseconds() }))
             log.append(Fixtures.buffer(0..<250))
             let batch = try #require(try log.seal())
             #expect(batch.recordCount == 100)
             #expect(batch.codec == .zstd)
-            #expect(batch.sealedAt == clock.now)
+            #expect(batch.sealedAt == clock.nowMilliseconds())
             #expect(batch.isDurable)
             #expect(log.recordCount == 150)
             #expect(log.counters.sealed == 1)

@@ -6,14 +6,6 @@ import SpoorTestSupport
 @testable import SpoorLog
 
 /// A clock tests move by hand.
-final class ManualClock: @unchecked Sendable {
-    private let lock = NSLock()
-    private var millis: Int64 = 1_700_000_000_000
-
-    var now: Int64 { lock.withLock { millis } }
-    func advance(_ ms: Int64) { lock.withLock { millis += ms } }
-}
-
 enum Fixtures {
     /// The reference event: a typical product view with a dozen preset and custom properties.
     static func event(_ sequence: Int) -> Event {

@@ -3,6 +3,7 @@ import Logging
 import SpoorModel
 import SpoorWire
 import SpoorTestSupport
+import SpoorTesting
 import Testing
 @testable import SpoorUpload
 import SpoorSystem

@@ -35,6 +35,9 @@ private final class GatedStore: EventStore, @unchecked Sendable {
     func lastSequence() -> UInt64? { nil }
     var droppedCount: Int { 0 }
     var corruptCount: Int { 0 }
+    var durableLog: EventLog? { nil }
+    func onAppend(_ body: (@Sendable (Int) -> Void)?) {}
+    func erase() throws -> ErasedLogContents { ErasedLogContents() }
 }
 
 @Suite struct BufferBoundTests {

@@ -49,6 +49,9 @@ private final class OrderCheckingStore: EventStore {
     func lastSequence() -> UInt64? { nil }
     var droppedCount: Int { 0 }
     var corruptCount: Int { 0 }
+    var durableLog: EventLog? { nil }
+    func onAppend(_ body: (@Sendable (Int) -> Void)?) {}
+    func erase() throws -> ErasedLogContents { ErasedLogContents() }
     var result: Seen { seen.withLock { $0 } }
 }
 

@@ -2,6 +2,7 @@ import Foundation
 import SpoorModel
 import SpoorWire
 import SpoorLog
+import SpoorTesting
 import Testing
 
 @testable import SpoorTracker
@@ -17,6 +18,7 @@ import SpoorTestSupport
             var configuration = Configuration(storageDirectory: directory.url)
             configuration.wallClock = clock
             configuration.monotonicClock = clock
+            configuration.heartbeatInterval = nil
             configuration.timeZone = TimeZone(identifier: "UTC")!
             configuration.presetOverrides = testPresets
             configuration.appVersion = "9.9"

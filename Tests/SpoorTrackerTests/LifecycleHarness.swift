@@ -1,5 +1,6 @@
 import Foundation
 import SpoorModel
+import SpoorTesting
 @testable import SpoorTracker
 import SpoorTestSupport
 
@@ -112,6 +113,7 @@ struct LifecycleHarness {
             var configuration = Configuration(storageDirectory: directory)
             configuration.wallClock = clock
             configuration.monotonicClock = clock
+            configuration.heartbeatInterval = nil
             configuration.autoTrack = AutoTrackOptions(enabled.map(\.option))
             let store = InMemoryEventStore()
             // The first launch on an install is decided by the tracker's persisted state.

@@ -3,6 +3,7 @@ import SpoorModel
 import SpoorWire
 import SpoorLog
 import SpoorTracker
+import SpoorTesting
 import Testing
 
 /// The README's example, kept compiling and true.
@@ -22,6 +23,7 @@ import Testing
         let clock = ManualClock(wall: 1_767_225_600_000)
         configuration.wallClock = clock
         configuration.monotonicClock = clock
+        configuration.heartbeatInterval = nil
         let tracker = try Tracker(configuration: configuration)
 
         tracker.track("BuyProduct", properties: ["product": "green tea", "quantity": 3, "price": 12.5, "gift": false])

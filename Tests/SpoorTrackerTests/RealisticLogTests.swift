@@ -4,6 +4,7 @@ import SpoorWire
 import SpoorTestSupport
 import SpoorLog
 import SpoorWorkload
+import SpoorTesting
 import Testing
 
 @testable import SpoorTracker
@@ -52,6 +53,7 @@ import Testing
         var configuration = Configuration(storageDirectory: directory.url)
         configuration.wallClock = clock
         configuration.monotonicClock = clock
+        configuration.heartbeatInterval = nil
         configuration.timeZone = TimeZone(identifier: "UTC")!
         configure(&configuration)
         let tracker = try Tracker(configuration: configuration)

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import SpoorModel
 import SpoorTestSupport
+import SpoorTesting
 import Testing
 
 @testable import SpoorTracker
@@ -34,6 +35,7 @@ struct Harness {
         var configuration = Configuration(storageDirectory: directory.url)
         configuration.wallClock = clock
         configuration.monotonicClock = clock
+        configuration.heartbeatInterval = nil
         configuration.timeZone = TimeZone(identifier: "UTC")!
         configuration.presetOverrides = testPresets
         configuration.appVersion = "9.9"

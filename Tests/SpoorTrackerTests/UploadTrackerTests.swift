@@ -3,6 +3,7 @@ import SpoorModel
 import SpoorWire
 import SpoorTestSupport
 import SpoorLog
+import SpoorTesting
 import Testing
 
 @testable import SpoorTracker

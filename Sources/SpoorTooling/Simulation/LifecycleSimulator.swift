@@ -1,8 +1,10 @@
 public import Foundation
+import SpoorSystem
 public import SpoorModel
 public import SpoorWire
 public import SpoorLog
 import SpoorTracker
+import SpoorTesting
 
 /// Why a simulation stopped: a malformed scenario line (or configuration, line 0).
 public struct SimulationError: Error, Sendable, Hashable, CustomStringConvertible {
@@ -181,12 +183,12 @@ public final class LifecycleSimulator {
             }
         case "optOut":
             let delete = try action.optionalBool("delete_stored_data") ?? false
-            let done = DispatchSemaphore(value: 0)
+            let done = Promise<Void>()
             Task {
                 await tracker.optOut(deleteStoredData: delete)
-                done.signal()
+                done.fulfil(())
             }
-            done.wait()
+            _ = done.wait(timeout: .seconds(60))
             // Erased records are never delivered; the log starts over.
             if delete { delivered = 0 }
         case "optIn":
@@ -220,6 +222,7 @@ public final class LifecycleSimulator {
         var configuration = Configuration(storageDirectory: storageDirectory)
         configuration.wallClock = clock
         configuration.monotonicClock = clock
+        configuration.heartbeatInterval = nil
         configuration.autoTrack = autoTrack
         configuration.enableSession = enableSession
         configuration.flushBulkSize = flushBulkSize
@@ -280,7 +283,7 @@ public final class LifecycleSimulator {
     /// Hands the records the log gained since the last call to `emit`, decoded from their protobuf bytes.
     /// The running process's own log is read (the log admits one opener at a time).
     private func deliver(_ emit: (Event) -> Void) {
-        guard let log = (process?.tracker.pipeline.store as? EventLogStore)?.log else { return }
+        guard let log = process?.tracker.pipeline.store.durableLog else { return }
         var index = 0
         log.forEachRecord { entry in
             defer { index += 1 }
@@ -308,8 +311,6 @@ private final class SimulatedProcess {
         guard !stopped else { return }
         stopped = true
         tracker.lifecycle.stopHeartbeat()
-        let done = DispatchSemaphore(value: 0)
-        tracker.pipeline.requestFlush(stop: true) { _ in done.signal() }
-        _ = done.wait(timeout: .now() + 30)
+        _ = tracker.pipeline.requestFlush(stop: true).wait(timeout: .seconds(30))
     }
 }

@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import SpoorSystem
 internal import Logging
 internal import SpoorModel
 
@@ -27,192 +28,229 @@ protocol AutoTrackSink: AnyObject, Sendable {
 struct LifecycleOptions: Sendable {
     /// The tracker's storage directory: the checkpoint and the crash marker live there.
     var storageDirectory: URL
-    /// The auto events that are emitted; the machinery behind the others keeps running (§6).
+    /// The auto events that are emitted; the machinery behind the others keeps running (a disabled `$AppEnd`
+    /// still ends the session, so the next `$AppStart` is a new one).
     var enabled: Set<AutoTrackEventKind> = Set(AutoTrackEventKind.allCases)
     /// Pages and clicks left out.
     var ignore = AutoTrackIgnoreList()
     /// How often the checkpoint's last-alive time is refreshed while started; `nil` for never (manual
     /// clocks drive `heartbeat()` themselves).
     var heartbeatInterval: Duration? = .seconds(5)
-    /// The longest `willTerminate` waits for events to become durable (L9).
+    /// The longest `willTerminate` waits for events to become durable: the system kills an app that takes
+    /// too long to terminate, so the wait is bounded.
     var terminateTimeout: Duration = .seconds(2)
 }
 
 /// Runs auto-tracking: feeds signals, page and click calls into the engine and carries out its effects
 /// on the tracker (the sink), the checkpoint and the heartbeat. Thread-safe; calls are applied in order.
-package final class AutoTrackController: @unchecked Sendable {
-    private let lock = NSLock()
-    private var engine: AutoTrackEngine
+///
+/// Each call decides under the state lock (the engine turns the call into effects) and acts outside it (tracker
+/// calls, checkpoint writes, a bounded wait at termination). A second lock, `applying`, orders whole calls, so the
+/// events of one call are all tracked before the next call decides; reading ``state`` never waits for effects.
+package final class AutoTrackController: Sendable {
+    private struct State {
+        var engine: AutoTrackEngine
+        /// The tracker, held weakly: it owns the controller.
+        weak var sink: (any AutoTrackSink)?
+        var recovered = false
+        /// Set by ``shutdown()``: later signals, pages and clicks change nothing (the log is closed, and a
+        /// session opened now could never be paired).
+        var isShutDown = false
+        var crashMarker: CrashMarker?
+        var heartbeatTimer: (any DispatchSourceTimer)?
+        /// Attached sources, kept alive as long as the tracker.
+        var sources: [any LifecycleSource] = []
+        var checkpointErrorCount = 0
+    }
+
+    /// An effect, resolved under the lock into what applying it needs.
+    private enum Action {
+        case emit(String, Properties, time: EpochMilliseconds?)
+        case pauseTimers(UInt64?)
+        case resumeTimers(UInt64?)
+        case flush
+        case syncDurably
+        case saveCheckpoint(LifecycleCheckpoint)
+    }
+
+    private let state: Locked<State>
+    /// Orders whole calls; taken before `state`, never while holding it.
+    private let applying = Locked()
     private let options: LifecycleOptions
-    private weak var sink: (any AutoTrackSink)?
     private let now: @Sendable () -> LifecycleInstant
     private let checkpoints: LifecycleCheckpointStore
-    private var crashMarker: CrashMarker?
-    private var heartbeatTimer: (any DispatchSourceTimer)?
     private let logger = Logger(label: "spoor.lifecycle")
-    private var recovered = false
-    /// Set by ``shutdown()``: later signals, pages and clicks change nothing (the log is closed, and a
-    /// session opened now could never be paired).
-    private var isShutDown = false
-    /// Attached sources, kept alive as long as the tracker.
-    private var sources: [any LifecycleSource] = []
-
-    /// Checkpoints that could not be read or written.
-    private(set) var checkpointErrorCount = 0
 
     /// Creates the controller; nothing happens until ``connect(_:isFirstLaunch:)``.
     init(options: LifecycleOptions, now: @escaping @Sendable () -> LifecycleInstant) {
         self.options = options
         self.now = now
-        engine = AutoTrackEngine(isFirstLaunch: false, ignore: options.ignore)
+        state = Locked(State(engine: AutoTrackEngine(isFirstLaunch: false, ignore: options.ignore)))
         checkpoints = LifecycleCheckpointStore(directory: options.storageDirectory)
     }
 
     deinit {
-        heartbeatTimer?.cancel()
+        state.withLock { $0.heartbeatTimer?.cancel() }
     }
 
     /// The lifecycle state.
-    var state: LifecycleState { lock.withLock { engine.state } }
+    var lifecycleState: LifecycleState { state.withLock { $0.engine.state } }
 
     /// Whether this process is the install's first launch (`$is_first_time`).
-    var isFirstLaunch: Bool { lock.withLock { engine.isFirstLaunch } }
+    var isFirstLaunch: Bool { state.withLock { $0.engine.isFirstLaunch } }
+
+    /// Checkpoints that could not be read or written.
+    var checkpointErrorCount: Int { state.withLock { $0.checkpointErrorCount } }
 
     /// Connects the tracker (held weakly: it owns the controller), emits what the previous process left
-    /// unsaid (L10) and opens this process's crash marker. Call once, before the first signal; later
-    /// calls do nothing.
+    /// unsaid (the `$AppEnd` of a session it never closed, its crash) and opens this process's crash marker.
+    /// Call once, before the first signal; later calls do nothing.
     func connect(_ sink: any AutoTrackSink, isFirstLaunch: Bool) {
-        lock.withLock {
-            guard !recovered else { return }
-            recovered = true
-            self.sink = sink
-            engine = AutoTrackEngine(isFirstLaunch: isFirstLaunch, ignore: options.ignore)
+        applying.withLock {
+            let first = state.withLock { s -> Bool in
+                guard !s.recovered else { return false }
+                s.recovered = true
+                return true
+            }
+            guard first else { return }
             var checkpoint: LifecycleCheckpoint?
             switch checkpoints.load() {
             case .success(let loaded):
                 checkpoint = loaded
             case .failure(let error):
-                checkpointErrorCount += 1
+                noteCheckpointError()
                 logger.warning("\(error.description); nothing to recover")
             }
             let crash = CrashMarker.readPrevious(in: options.storageDirectory)
-            apply(CrashRecovery.effects(checkpoint: checkpoint, crash: crash))
-            // The recovered events are in the log: only now forget the previous process.
-            saveCheckpoint(at: now())
-            crashMarker = CrashMarker(directory: options.storageDirectory)
-            if crashMarker == nil { logger.warning("cannot open the crash marker; crashes go unrecorded") }
+            let actions = state.withLock { s in
+                s.sink = sink
+                s.engine = AutoTrackEngine(isFirstLaunch: isFirstLaunch, ignore: options.ignore)
+                // The recovered events go into the log first; only then is the previous process forgotten.
+                return resolve(CrashRecovery.effects(checkpoint: checkpoint, crash: crash) + [.checkpoint], at: nil, in: &s)
+            }
+            apply(actions, to: sink)
+            let marker = CrashMarker(directory: options.storageDirectory)
+            if marker == nil { logger.warning("cannot open the crash marker; crashes go unrecorded") }
+            state.withLock { $0.crashMarker = marker }
         }
     }
 
     /// Installs the fatal-signal handler that records crashes in this tracker's marker.
     func installCrashHandler() {
-        lock.withLock {
-            if let crashMarker { CrashSignalHandler.install(marker: crashMarker) }
-        }
+        if let marker = state.withLock({ $0.crashMarker }) { CrashSignalHandler.install(marker: marker) }
     }
 
     /// Applies a lifecycle signal.
     func handle(_ signal: LifecycleSignal) {
-        lock.withLock {
-            guard !isShutDown else { return }
-            let instant = now()
-            apply(engine.handle(signal, now: instant), at: instant)
-            updateHeartbeat()
+        perform { s, instant in
+            let effects = s.engine.handle(signal, now: instant)
+            updateHeartbeat(&s)
+            return effects
         }
     }
 
     /// Consent changed: see ``AutoTrackEngine/consentChanged(optedOut:now:)``.
     func setQuiet(_ quiet: Bool) {
-        lock.withLock {
-            guard !isShutDown else { return }
-            let instant = now()
-            apply(engine.consentChanged(optedOut: quiet, now: instant), at: instant)
-        }
+        perform { s, instant in s.engine.consentChanged(optedOut: quiet, now: instant) }
     }
 
     /// The tracker shuts down: the open session ends (pages left, `$AppEnd`) and the heartbeat stops.
     func shutdown() {
-        lock.withLock {
-            guard !isShutDown else { return }
-            isShutDown = true
-            let instant = now()
-            apply(engine.shutdown(now: instant), at: instant)
-            heartbeatTimer?.cancel()
-            heartbeatTimer = nil
+        perform { s, instant in
+            s.isShutDown = true
+            s.heartbeatTimer?.cancel()
+            s.heartbeatTimer = nil
+            return s.engine.shutdown(now: instant)
         }
     }
 
     /// A page appears.
     func pageAppear(id: String, info: PageInfo) {
-        lock.withLock {
-            guard !isShutDown else { return }
-            let instant = now()
-            apply(engine.pageAppear(id: id, info: info, now: instant), at: instant)
-        }
+        perform { s, instant in s.engine.pageAppear(id: id, info: info, now: instant) }
     }
 
     /// A page disappears.
     func pageDisappear(id: String) {
-        lock.withLock {
-            guard !isShutDown else { return }
-            let instant = now()
-            apply(engine.pageDisappear(id: id, now: instant), at: instant)
-        }
+        perform { s, instant in s.engine.pageDisappear(id: id, now: instant) }
     }
 
     /// A click on the current page.
     func click(_ click: AppClick) {
-        lock.withLock {
-            guard !isShutDown else { return }
-            let instant = now()
-            apply(engine.click(click, now: instant), at: instant)
-        }
+        perform { s, instant in s.engine.click(click, now: instant) }
     }
 
     /// Refreshes the checkpoint's last-alive time while a session is open. The heartbeat timer calls it;
     /// with a manual clock the host (or `spoor simulate`) calls it.
     func heartbeat() {
-        lock.withLock {
-            guard engine.state == .started else { return }
-            saveCheckpoint(at: now())
+        applying.withLock {
+            let checkpoint = state.withLock { s -> LifecycleCheckpoint? in
+                s.engine.state == .started ? s.engine.checkpoint(lastAlive: now()) : nil
+            }
+            if let checkpoint { save(checkpoint) }
         }
     }
 
     /// Records a crash with `reason` at the clock's time, exactly as the fatal-signal handler would. After
     /// it the process is expected to die.
     func recordCrash(reason: String) {
-        lock.withLock {
-            crashMarker.map { $0.record(reason: reason, time: now().wall) }
-        }
+        let marker = state.withLock { $0.crashMarker }
+        marker?.record(reason: reason, time: now().wall)
     }
 
     /// Keeps an attached source alive as long as the tracker.
     func retain(_ source: any LifecycleSource) {
-        lock.withLock { sources.append(source) }
+        state.withLock { $0.sources.append(source) }
     }
 
     /// Stops the heartbeat (the process is going away or the tracker is being replaced).
     package func stopHeartbeat() {
-        lock.withLock {
-            heartbeatTimer?.cancel()
-            heartbeatTimer = nil
+        state.withLock { s in
+            s.heartbeatTimer?.cancel()
+            s.heartbeatTimer = nil
         }
     }
 
-    // MARK: - Effects (called with the lock held)
+    // MARK: - Deciding and acting
 
-    private func apply(_ effects: [AutoTrackEffect], at instant: LifecycleInstant? = nil) {
-        for effect in effects {
+    /// Decides what a call does under the state lock, then does it outside, in call order.
+    private func perform(_ decide: (inout State, LifecycleInstant) -> [AutoTrackEffect]) {
+        applying.withLock {
+            let decided = state.withLock { s -> (actions: [Action], sink: (any AutoTrackSink)?)? in
+                guard !s.isShutDown else { return nil }
+                let instant = now()
+                return (resolve(decide(&s, instant), at: instant, in: &s), s.sink)
+            }
+            if let decided { apply(decided.actions, to: decided.sink) }
+        }
+    }
+
+    /// Turns effects into actions: drops disabled events and takes the checkpoint's contents now, while the
+    /// engine is in the state the effects came from.
+    private func resolve(_ effects: [AutoTrackEffect], at instant: LifecycleInstant?, in s: inout State) -> [Action] {
+        effects.compactMap { effect -> Action? in
             switch effect {
             case .emit(let kind, let properties, let time):
-                guard options.enabled.contains(kind) else { continue }
-                sink?.trackAutomatic(kind.eventName, properties: properties, at: time)
-            case .pauseTimers:
+                return options.enabled.contains(kind) ? .emit(kind.eventName, properties, time: time) : nil
+            case .pauseTimers: return .pauseTimers(instant?.monotonic)
+            case .resumeTimers: return .resumeTimers(instant?.monotonic)
+            case .flush: return .flush
+            case .syncDurably: return .syncDurably
+            case .checkpoint: return .saveCheckpoint(s.engine.checkpoint(lastAlive: instant ?? now()))
+            }
+        }
+    }
+
+    private func apply(_ actions: [Action], to sink: (any AutoTrackSink)?) {
+        for action in actions {
+            switch action {
+            case .emit(let name, let properties, let time):
+                sink?.trackAutomatic(name, properties: properties, at: time)
+            case .pauseTimers(let monotonic):
                 // Timers pause exactly when the app leaves the started state, and so does the flush interval.
-                sink?.pauseAllTimers(at: instant?.monotonic)
+                sink?.pauseAllTimers(at: monotonic)
                 sink?.appStartedChanged(false)
-            case .resumeTimers:
-                sink?.resumeAllTimers(at: instant?.monotonic)
+            case .resumeTimers(let monotonic):
+                sink?.resumeAllTimers(at: monotonic)
                 sink?.appStartedChanged(true)
             case .flush:
                 sink?.requestFlush()
@@ -220,35 +258,39 @@ package final class AutoTrackController: @unchecked Sendable {
                 if sink?.flushAndWait(timeout: options.terminateTimeout) == false {
                     logger.warning("willTerminate: events not durable within \(options.terminateTimeout)")
                 }
-            case .checkpoint:
-                saveCheckpoint(at: instant ?? now())
+            case .saveCheckpoint(let checkpoint):
+                save(checkpoint)
             }
         }
     }
 
-    private func saveCheckpoint(at instant: LifecycleInstant) {
+    private func save(_ checkpoint: LifecycleCheckpoint) {
         do {
-            try checkpoints.save(engine.checkpoint(lastAlive: instant))
+            try checkpoints.save(checkpoint)
         } catch {
-            checkpointErrorCount += 1
+            noteCheckpointError()
             logger.warning("cannot save the lifecycle checkpoint: \(error)")
         }
     }
 
-    private func updateHeartbeat() {
+    private func noteCheckpointError() {
+        state.withLock { $0.checkpointErrorCount += 1 }
+    }
+
+    /// Starts the heartbeat while the app is started and stops it otherwise (a timer is cheap to set up: no I/O).
+    private func updateHeartbeat(_ s: inout State) {
         guard let interval = options.heartbeatInterval else { return }
-        if engine.state == .started {
-            guard heartbeatTimer == nil else { return }
+        if s.engine.state == .started {
+            guard s.heartbeatTimer == nil else { return }
             let timer = DispatchSource.makeTimerSource(queue: .global(qos: .utility))
-            let nanoseconds = Int(interval.components.seconds) * 1_000_000_000
-                + Int(interval.components.attoseconds / 1_000_000_000)
+            let nanoseconds = Int(interval.nanoseconds)
             timer.schedule(deadline: .now() + .nanoseconds(nanoseconds), repeating: .nanoseconds(nanoseconds))
             timer.setEventHandler { [weak self] in self?.heartbeat() }
             timer.resume()
-            heartbeatTimer = timer
+            s.heartbeatTimer = timer
         } else {
-            heartbeatTimer?.cancel()
-            heartbeatTimer = nil
+            s.heartbeatTimer?.cancel()
+            s.heartbeatTimer = nil
         }
     }
 }

@@ -1,4 +1,5 @@
 public import Foundation
+import SpoorSystem
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -44,8 +45,7 @@ package struct CheckpointError: Error, Sendable, Hashable, CustomStringConvertib
 /// Slot layout (little-endian): magic `SPCK`, sequence (u64), JSON length (u32), CRC-32C of the JSON (u32),
 /// then the JSON. No fsync: a crash of the process keeps what was written; a power cut may lose the last
 /// few seconds, which only makes a recovered `$AppEnd` a little earlier.
-package final class LifecycleCheckpointStore: @unchecked Sendable {
-    // @unchecked: `fd` and `sequence` are guarded by `lock`.
+package final class LifecycleCheckpointStore: Sendable {
     package static let fileName = "lifecycle.checkpoint"
     /// The room for one slot; a checkpoint with hundreds of visible pages still fits.
     static let slotSize = 64 << 10
@@ -53,16 +53,17 @@ package final class LifecycleCheckpointStore: @unchecked Sendable {
     private static let headerSize = 20
 
     package let url: URL
-    private let lock = NSLock()
-    private var fd: Int32 = -1
-    private var sequence: UInt64 = 0
+    /// The open file (-1 before the first save) and the newest slot's sequence number.
+    private let file = Locked((fd: Int32(-1), sequence: UInt64(0)))
 
     package init(directory: URL) {
         url = directory.appendingPathComponent(Self.fileName)
     }
 
     deinit {
-        if fd >= 0 { close(fd) }
+        file.withLock { file in
+            if file.fd >= 0 { close(file.fd) }
+        }
     }
 
     /// Writes `checkpoint` into the slot after the newest one.
@@ -73,20 +74,23 @@ package final class LifecycleCheckpointStore: @unchecked Sendable {
         guard json.count <= Self.slotSize - Self.headerSize else {
             throw CheckpointError(path: url.path, reason: "\(json.count) bytes do not fit a slot of \(Self.slotSize)")
         }
-        try lock.withLock {
-            if fd < 0 {
-                fd = open(url.path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
-                guard fd >= 0 else { throw CheckpointError(path: url.path, reason: "cannot open: errno \(errno)") }
-                sequence = Self.newestSequence(in: (try? Data(contentsOf: url)).map { [UInt8]($0) } ?? [])
+        try file.withLock { (file: inout (fd: Int32, sequence: UInt64)) throws(CheckpointError) in
+            if file.fd < 0 {
+                file.fd = SystemCall.retryingInterrupts { open(url.path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600) }
+                guard file.fd >= 0 else { throw CheckpointError(path: url.path, reason: "cannot open: errno \(errno)") }
+                file.sequence = Self.newestSequence(in: (try? Data(contentsOf: url)).map { [UInt8]($0) } ?? [])
             }
-            sequence += 1
+            file.sequence += 1
+            let sequence = file.sequence
             var slot = Self.magic
             withUnsafeBytes(of: sequence.littleEndian) { slot.append(contentsOf: $0) }
             withUnsafeBytes(of: UInt32(json.count).littleEndian) { slot.append(contentsOf: $0) }
             withUnsafeBytes(of: CRC32C.checksum(json).littleEndian) { slot.append(contentsOf: $0) }
             slot.append(contentsOf: json)
             let offset = off_t(Int(sequence % 2) * Self.slotSize)
-            let written = slot.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, offset) }
+            let written = slot.withUnsafeBytes { bytes in
+                SystemCall.retryingInterrupts { pwrite(file.fd, bytes.baseAddress, bytes.count, offset) }
+            }
             guard written == slot.count else {
                 throw CheckpointError(path: url.path, reason: "short write: errno \(errno)")
             }

@@ -1,3 +1,5 @@
+import SpoorSystem
+
 /// Something that turns a platform's lifecycle notifications into signals for a tracker.
 ///
 /// Spoor ships ``NotificationCenterLifecycleSource`` (UIKit notification names, Apple platforms and
@@ -12,23 +14,22 @@ public protocol LifecycleSource: AnyObject, Sendable {
 }
 
 /// A source the host drives itself: it calls ``send(_:)`` from its own lifecycle callbacks.
-public final class ManualLifecycleSource: LifecycleSource, @unchecked Sendable {
-    private let lock = NSLockBox()
-    private var deliver: (@Sendable (LifecycleSignal) -> Void)?
+public final class ManualLifecycleSource: LifecycleSource, Sendable {
+    private let deliver = Locked<(@Sendable (LifecycleSignal) -> Void)?>(nil)
 
     /// Creates a manual source.
     public init() {}
 
     public func start(delivering deliver: @escaping @Sendable (LifecycleSignal) -> Void) {
-        lock.withLock { self.deliver = deliver }
+        self.deliver.withLock { $0 = deliver }
     }
 
     public func stop() {
-        lock.withLock { deliver = nil }
+        deliver.withLock { $0 = nil }
     }
 
     /// Delivers `signal` to the attached tracker; does nothing while not attached.
     public func send(_ signal: LifecycleSignal) {
-        lock.withLock { deliver }?(signal)
+        deliver.withLock { $0 }?(signal)
     }
 }

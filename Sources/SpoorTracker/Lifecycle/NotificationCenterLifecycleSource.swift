@@ -1,4 +1,5 @@
 public import Foundation
+import SpoorSystem
 
 /// Observes a `NotificationCenter` for the six `UIApplication` lifecycle notifications, by their raw
 /// names, and turns them into signals.
@@ -13,7 +14,7 @@ public import Foundation
 /// }
 /// tracker.attach(source)
 /// ```
-public final class NotificationCenterLifecycleSource: LifecycleSource, @unchecked Sendable {
+public final class NotificationCenterLifecycleSource: LifecycleSource, Sendable {
     /// The UIKit notification names and the signals they carry (launch is handled apart).
     static let names: [(String, LifecycleSignal)] = [
         ("UIApplicationWillEnterForegroundNotification", .willEnterForeground),
@@ -28,16 +29,15 @@ public final class NotificationCenterLifecycleSource: LifecycleSource, @unchecke
     private let center: NotificationCenter
     private let application: ObjectIdentifier
     private let applicationState: @Sendable () -> ApplicationState
-    private let lock = NSLockBox()
-    private var observers: [any NSObjectProtocol] = []
-    private var hook: BackgroundTaskHook?
+    /// The observers added by ``start(delivering:)``, and the background-task hook.
+    private let state = Locked((observers: [any NSObjectProtocol](), hook: BackgroundTaskHook?.none))
 
     /// Background time for the upload when the app goes to the background (`beginBackgroundTask` /
     /// `endBackgroundTask`, passed in by the host; see ``BackgroundTaskHook``). Set it before
     /// ``Tracker/attach(_:recordsCrashes:)``. Default nil: the end's upload gets no extra time.
     public var backgroundTask: BackgroundTaskHook? {
-        get { lock.withLock { hook } }
-        set { lock.withLock { hook = newValue } }
+        get { state.withLock { $0.hook } }
+        set { state.withLock { $0.hook = newValue } }
     }
 
     /// Creates a source.
@@ -58,7 +58,7 @@ public final class NotificationCenterLifecycleSource: LifecycleSource, @unchecke
     }
 
     deinit {
-        for observer in observers { center.removeObserver(observer) }
+        for observer in state.withLock({ $0.observers }) { center.removeObserver(observer) }
     }
 
     public func start(delivering deliver: @escaping @Sendable (LifecycleSignal) -> Void) {
@@ -81,14 +81,14 @@ public final class NotificationCenterLifecycleSource: LifecycleSource, @unchecke
                 deliver(signal)
             })
         }
-        lock.withLock { observers += added }
+        state.withLock { $0.observers += added }
         for signal in LifecycleSignal.catchingUp(from: applicationState()) { deliver(signal) }
     }
 
     public func stop() {
-        let removed = lock.withLock {
-            defer { observers = [] }
-            return observers
+        let removed = state.withLock { s in
+            defer { s.observers = [] }
+            return s.observers
         }
         for observer in removed { center.removeObserver(observer) }
     }

@@ -1,12 +1,5 @@
-import Dispatch
 import Foundation
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
+import SpoorSystem
 
 /// The lifecycle source for programs without UIKit: Linux servers, command-line tools, desktop apps.
 ///
@@ -19,11 +12,10 @@ import Darwin
 /// let tracker = try Tracker(configuration: configuration)
 /// tracker.attach(ProcessLifecycleSource())
 /// ```
-public final class ProcessLifecycleSource: LifecycleSource, @unchecked Sendable {
+public final class ProcessLifecycleSource: LifecycleSource, Sendable {
     private let handlesSignals: Bool
     private let handlesExit: Bool
-    private let lock = NSLockBox()
-    private var deliver: (@Sendable (LifecycleSignal) -> Void)?
+    private let deliver = Locked<(@Sendable (LifecycleSignal) -> Void)?>(nil)
 
     /// Creates a process source.
     /// - Parameters:
@@ -37,7 +29,7 @@ public final class ProcessLifecycleSource: LifecycleSource, @unchecked Sendable 
     }
 
     public func start(delivering deliver: @escaping @Sendable (LifecycleSignal) -> Void) {
-        lock.withLock { self.deliver = deliver }
+        self.deliver.withLock { $0 = deliver }
         if handlesExit { ProcessExitHooks.register(self) }
         if handlesSignals { TerminationSignals.register(self) }
         deliver(.didFinishLaunching(.inactive))
@@ -45,7 +37,7 @@ public final class ProcessLifecycleSource: LifecycleSource, @unchecked Sendable 
     }
 
     public func stop() {
-        lock.withLock { deliver = nil }
+        deliver.withLock { $0 = nil }
         ProcessExitHooks.unregister(self)
         TerminationSignals.unregister(self)
     }
@@ -70,32 +62,31 @@ public final class ProcessLifecycleSource: LifecycleSource, @unchecked Sendable 
     }
 
     private func send(_ signal: LifecycleSignal) {
-        lock.withLock { deliver }?(signal)
+        deliver.withLock { $0 }?(signal)
     }
 }
 
 /// Runs `terminate()` on every started process source when the process exits normally.
 private enum ProcessExitHooks {
-    private static let lock = NSLockBox()
-    nonisolated(unsafe) private static var sources: [ObjectIdentifier: ProcessLifecycleSource] = [:]
-    nonisolated(unsafe) private static var registered = false
+    /// The started sources, and whether the `atexit` hook is registered.
+    private static let state = Locked((sources: [ObjectIdentifier: ProcessLifecycleSource](), registered: false))
 
     static func register(_ source: ProcessLifecycleSource) {
-        lock.withLock {
-            sources[ObjectIdentifier(source)] = source
-            guard !registered else { return }
-            registered = true
-            atexit { ProcessExitHooks.runAll() }
+        let first = state.withLock { s -> Bool in
+            s.sources[ObjectIdentifier(source)] = source
+            defer { s.registered = true }
+            return !s.registered
         }
+        if first { atexit { ProcessExitHooks.runAll() } }
     }
 
     static func unregister(_ source: ProcessLifecycleSource) {
-        _ = lock.withLock { sources.removeValue(forKey: ObjectIdentifier(source)) }
+        _ = state.withLock { $0.sources.removeValue(forKey: ObjectIdentifier(source)) }
     }
 
     private static func runAll() {
         guard !processIsCrashing else { return }
-        let all = lock.withLock { Array(sources.values) }
+        let all = state.withLock { Array($0.sources.values) }
         for source in all { source.terminate() }
     }
 }
@@ -108,16 +99,20 @@ private enum ProcessExitHooks {
 /// signal ignored, and the kernel discards ignored signals.)
 private enum TerminationSignals {
     static let signals: [Int32] = [SIGTERM, SIGINT]
-    private static let lock = NSLockBox()
-    nonisolated(unsafe) private static var sources: [ObjectIdentifier: ProcessLifecycleSource] = [:]
-    nonisolated(unsafe) private static var installed = false
-    nonisolated(unsafe) private static var previous: [Int32: sigaction] = [:]
+    private struct State {
+        var sources: [ObjectIdentifier: ProcessLifecycleSource] = [:]
+        var installed = false
+        /// The dispositions the handler replaced, restored before the signal is raised again.
+        var previous: [Int32: sigaction] = [:]
+    }
+    private static let state = Locked(State())
 
     static func register(_ source: ProcessLifecycleSource) {
-        lock.withLock {
-            sources[ObjectIdentifier(source)] = source
-            guard !installed else { return }
-            installed = true
+        // Installing under the lock: a second source must not see `installed` before the handlers are in place.
+        state.withLock { s in
+            s.sources[ObjectIdentifier(source)] = source
+            guard !s.installed else { return }
+            s.installed = true
             var fds: [Int32] = [0, 0]
             guard pipe(&fds) == 0 else { return }
             terminationPipeWrite = fds[1]
@@ -136,23 +131,22 @@ private enum TerminationSignals {
                 action.sa_flags = SA_RESTART
                 var old = sigaction()
                 sigaction(number, &action, &old)
-                previous[number] = old
+                s.previous[number] = old
             }
         }
     }
 
     static func unregister(_ source: ProcessLifecycleSource) {
-        _ = lock.withLock { sources.removeValue(forKey: ObjectIdentifier(source)) }
+        _ = state.withLock { $0.sources.removeValue(forKey: ObjectIdentifier(source)) }
     }
 
     private static func waitForSignals(_ readEnd: Int32) {
         var byte: UInt8 = 0
         while true {
-            let count = read(readEnd, &byte, 1)
-            if count < 0, errno == EINTR { continue }
+            let count = SystemCall.retryingInterrupts { read(readEnd, &byte, 1) }
             guard count == 1 else { return }
             let number = Int32(byte)
-            let (all, old) = lock.withLock { (Array(sources.values), previous[number]) }
+            let (all, old) = state.withLock { s in (Array(s.sources.values), s.previous[number]) }
             for source in all { source.terminate() }
             // Hand the signal on: put the previous disposition back and raise it again.
             if var old { sigaction(number, &old, nil) } else { signal(number, SIG_DFL) }
@@ -161,7 +155,8 @@ private enum TerminationSignals {
     }
 }
 
-/// The termination pipe's write end, read by the signal handler.
+/// The termination pipe's write end, read by the signal handler: a plain global, because a signal handler
+/// may not take a lock.
 nonisolated(unsafe) private var terminationPipeWrite: Int32 = -1
 
 private func writeSignalToPipe(_ signal: Int32) {

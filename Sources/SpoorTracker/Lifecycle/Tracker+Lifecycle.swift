@@ -9,8 +9,7 @@ extension LifecycleOptions {
         self.init(storageDirectory: configuration.storageDirectory)
         enabled = Set(AutoTrackEventKind.allCases.filter { configuration.autoTrack.contains($0.option) })
         ignore = configuration.autoTrackIgnore
-        // A manual clock does not move on its own: whoever drives it calls `noteAlive()` (simulate does).
-        if configuration.monotonicClock is ManualClock { heartbeatInterval = nil }
+        heartbeatInterval = configuration.heartbeatInterval
     }
 }
 
@@ -63,7 +62,7 @@ extension Tracker {
     }
 
     /// The lifecycle state.
-    public var lifecycleState: LifecycleState { lifecycle.state }
+    public var lifecycleState: LifecycleState { lifecycle.lifecycleState }
 
     /// A page appeared: `$AppViewScreen` while the app is started, held back until the user opens the app
     /// otherwise (P1, P6). `id` identifies the page instance (a view controller's identity, a route, a

@@ -6,6 +6,7 @@
 import Foundation
 import Logging
 import SpoorModel
+import SpoorTesting
 import SpoorWire
 import SpoorTracker
 import SpoorLog
@@ -35,6 +36,7 @@ func makeTracker() throws -> Tracker {
     configuration.appVersion = "1.4.2"
     configuration.wallClock = clock
     configuration.monotonicClock = clock
+    configuration.heartbeatInterval = nil
     configuration.enableSession = true
     // The tracker's warnings (rejections) go to standard output here, in line with the rest.
     configuration.logger = Logger(label: "spoor.demo") { StreamLogHandler.standardOutput(label: $0) }
