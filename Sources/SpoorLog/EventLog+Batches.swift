@@ -1,14 +1,7 @@
-public import Foundation
-public import Logging
+import Foundation
+import Logging
 
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
-public import SpoorModel
+import SpoorModel
 public import SpoorWire
 
 /// A batch sealed into the outbox, waiting for upload.

@@ -1,13 +1,6 @@
 import Foundation
 import Logging
 
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import SpoorWire
 
 /// What the names in a storage directory mean.
@@ -67,7 +60,7 @@ extension EventLog {
         // writing its batch but not the state file; then the outbox knows better.
         var head = LogPosition(segment: 0, offset: 0)
         if let bytes = try? FileIO.readFile(statePath, limit: 4096) {
-            if let decoded = StateFile.decode(bytes) {
+            if let decoded = LogStateFile.decode(bytes) {
                 head = decoded.head
                 state.counters = decoded.counters
                 state.shortRegions = decoded.shortRegions

@@ -1,12 +1,5 @@
 import Foundation
 import SpoorSystem
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 // Internals called with `lock` held, except where they say otherwise.
 extension EventLog {

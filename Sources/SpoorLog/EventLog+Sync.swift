@@ -1,12 +1,5 @@
 import Foundation
 import SpoorSystem
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 extension EventLog {
     /// Forces written segments (and the directory) to disk and, if asked, persists the state file.
@@ -30,7 +23,7 @@ extension EventLog {
             state.directoryDirty = false
             let head = state.inflightStart.map { min($0, headPosition(&state)) } ?? headPosition(&state)
             let needsState = persistState && !state.memoryOnly && (state.stateVersion != state.persistedVersion || head != state.persistedHead)
-            return (ids, dirty, needsState ? StateFile.encode(head: head, counters: state.counters, shortRegions: state.shortRegions) : nil, head, state.stateVersion)
+            return (ids, dirty, needsState ? LogStateFile.encode(head: head, counters: state.counters, shortRegions: state.shortRegions) : nil, head, state.stateVersion)
         }
         var failure: StorageError?
         if force {

@@ -2,14 +2,6 @@ public import Foundation
 import SpoorSystem
 public import Logging
 
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 /// A durable, bounded log of encoded events, kept in segment files in one directory.
 ///
 /// Records are framed with a length, a CRC-32C and a sync marker, so a torn
@@ -34,8 +26,8 @@ public final class EventLog: @unchecked Sendable {
     public let configuration: Configuration
     let logger: Logger
     let path: String
-    var outboxPath: String { path + "/outbox" }
-    var statePath: String { path + "/state" }
+    var outboxPath: String { path + "/" + DirectoryLayout.outboxName }
+    var statePath: String { path + "/" + DirectoryLayout.stateName }
 
     /// Everything the log knows about its files, records and batches.
     let state: Locked<State>

@@ -6,7 +6,10 @@ package import Musl
 package import Darwin
 #endif
 
-/// Thin, typed wrappers over the POSIX calls the log needs.
+import SpoorSystem
+
+/// Thin, typed wrappers over the POSIX calls the log needs: each returns or throws a ``StorageError`` with the
+/// call's errno, and retries a call a signal interrupted.
 package enum FileIO {
     package static var errno: Int32 {
         #if canImport(Glibc)
@@ -37,25 +40,18 @@ package enum FileIO {
     }
 
     package static func open(_ path: String, _ flags: Int32, mode: mode_t = PrivateDirectory.fileMode) throws(StorageError) -> Int32 {
-        while true {
-            let fd = path.withCString { Glibc_open($0, flags | O_CLOEXEC, mode) }
-            if fd >= 0 { return fd }
-            if errno != EINTR { throw error("open", path) }
-        }
+        let fd = SystemCall.retryingInterrupts { path.withCString { Glibc_open($0, flags | O_CLOEXEC, mode) } }
+        if fd < 0 { throw error("open", path) }
+        return fd
     }
 
     /// Writes all of `bytes` at the file's current offset.
     package static func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer, path: String) throws(StorageError) {
         var done = 0
         while done < bytes.count {
-            let n = write(fd, bytes.baseAddress! + done, bytes.count - done)
-            if n > 0 {
-                done += n
-            } else if n < 0 && errno == EINTR {
-                continue
-            } else {
-                throw error("write", path, code: n == 0 ? EIO : errno)
-            }
+            let n = SystemCall.retryingInterrupts { write(fd, bytes.baseAddress! + done, bytes.count - done) }
+            guard n > 0 else { throw error("write", path, code: n == 0 ? EIO : errno) }
+            done += n
         }
     }
 
@@ -63,8 +59,9 @@ package enum FileIO {
         let result: Int32 = bytes.withUnsafeBytes { raw in
             var done = 0
             while done < raw.count {
-                let n = pwrite(fd, raw.baseAddress! + done, raw.count - done, off_t(offset + done))
-                if n > 0 { done += n } else if n < 0 && FileIO.errno == EINTR { continue } else { return n == 0 ? EIO : FileIO.errno }
+                let n = SystemCall.retryingInterrupts { pwrite(fd, raw.baseAddress! + done, raw.count - done, off_t(offset + done)) }
+                guard n > 0 else { return n == 0 ? EIO : FileIO.errno }
+                done += n
             }
             return 0
         }
@@ -77,12 +74,16 @@ package enum FileIO {
         let result: (Int, Int32) = buffer.withUnsafeMutableBytes { raw in
             var done = 0
             while done < count {
-                #if canImport(Darwin)
-                let n = Darwin.pread(fd, raw.baseAddress! + done, count - done, off_t(offset + done))
-                #else
-                let n = Glibc.pread(fd, raw.baseAddress! + done, count - done, off_t(offset + done))
-                #endif
-                if n > 0 { done += n } else if n == 0 { break } else if FileIO.errno == EINTR { continue } else { return (done, FileIO.errno) }
+                let n = SystemCall.retryingInterrupts {
+                    #if canImport(Darwin)
+                    Darwin.pread(fd, raw.baseAddress! + done, count - done, off_t(offset + done))
+                    #else
+                    Glibc.pread(fd, raw.baseAddress! + done, count - done, off_t(offset + done))
+                    #endif
+                }
+                if n == 0 { break }
+                guard n > 0 else { return (done, FileIO.errno) }
+                done += n
             }
             return (done, 0)
         }
@@ -108,22 +109,24 @@ package enum FileIO {
     }
 
     package static func sync(_ fd: Int32, path: String) throws(StorageError) {
-        #if canImport(Darwin)
-        let result = fsync(fd)
-        #else
-        let result = fdatasync(fd)
-        #endif
+        let result = SystemCall.retryingInterrupts {
+            #if canImport(Darwin)
+            fsync(fd)
+            #else
+            fdatasync(fd)
+            #endif
+        }
         if result != 0 { throw error("fsync", path) }
     }
 
     package static func syncDirectory(_ path: String) throws(StorageError) {
         let fd = try open(path, O_RDONLY | O_DIRECTORY)
         defer { closeFile(fd) }
-        if fsync(fd) != 0 && errno != EINVAL { throw error("fsync", path) }
+        if SystemCall.retryingInterrupts({ fsync(fd) }) != 0 && errno != EINVAL { throw error("fsync", path) }
     }
 
     package static func truncate(_ fd: Int32, to size: Int, path: String) throws(StorageError) {
-        if ftruncate(fd, off_t(size)) != 0 { throw error("truncate", path) }
+        if SystemCall.retryingInterrupts({ ftruncate(fd, off_t(size)) }) != 0 { throw error("truncate", path) }
     }
 
     package static func rename(_ from: String, _ to: String) throws(StorageError) {

@@ -1,12 +1,5 @@
 public import Foundation
 
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import SpoorWire
 
 /// What a storage directory holds, read without changing anything (for `spoor inspect`).
@@ -113,7 +106,7 @@ extension EventLog {
         var head = LogPosition(segment: 0, offset: 0)
         var countedShortRegions: Set<LogPosition> = []
         if names.contains(DirectoryLayout.stateName) {
-            if let bytes = try? FileIO.readFile(path + "/" + DirectoryLayout.stateName, limit: 4096), let state = StateFile.decode(bytes) {
+            if let bytes = try? FileIO.readFile(path + "/" + DirectoryLayout.stateName, limit: 4096), let state = LogStateFile.decode(bytes) {
                 report.stateFile = "ok"
                 report.counters = state.counters
                 head = state.head

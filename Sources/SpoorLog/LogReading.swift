@@ -1,12 +1,5 @@
 public import Foundation
 
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
 public import SpoorWire
 
 /// A place in the log, for readers that follow it (`spoor events --follow`): everything before it has
@@ -86,7 +79,7 @@ extension EventLog {
             throw StorageError(.directoryUnavailable, path: path, reason: "not a directory")
         }
         var head = LogPosition(segment: 0, offset: 0)
-        if let bytes = try? FileIO.readFile(path + "/" + DirectoryLayout.stateName, limit: 4096), let state = StateFile.decode(bytes) {
+        if let bytes = try? FileIO.readFile(path + "/" + DirectoryLayout.stateName, limit: 4096), let state = LogStateFile.decode(bytes) {
             head = state.head
         }
         // The outbox before the segments: a seal in between then shows its records as live ones here,

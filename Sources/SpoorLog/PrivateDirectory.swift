@@ -1,14 +1,6 @@
 package import Foundation
 package import Logging
 
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 /// Events carry user ids and properties: Spoor's directories are `0700` and its files `0600`, so other
 /// local users cannot read them; on Apple platforms the directory also gets a data protection class that
 /// still lets a background app write, and is excluded from backups.

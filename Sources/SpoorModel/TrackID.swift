@@ -12,10 +12,7 @@ public enum TrackID {
         for byte in anonymousID {
             hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01B3
         }
-        var z = hash ^ (sequence &* 0x9E37_79B9_7F4A_7C15)
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        z ^= z >> 31
+        let z = SplitMix64.mix(hash ^ (sequence &* SplitMix64.increment))
         return z == 0 ? 1 : z
     }
 

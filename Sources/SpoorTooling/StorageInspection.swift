@@ -1,9 +1,9 @@
 public import Foundation
 public import SpoorModel
 public import SpoorLog
-public import SpoorTracker
+import SpoorTracker
 public import SpoorUpload
-public import SpoorWire
+import SpoorWire
 
 /// What a tracker's storage directory (or a bare log directory) holds, read without changing anything
 /// and without taking any lock: for `spoor inspect` and `spoor events`, so the tool never parses the
@@ -85,7 +85,8 @@ public struct StorageInspection: Sendable {
 
     /// Names a tracker keeps in its storage directory.
     static let trackerFiles: Set<String> = [
-        "state.json", "state.json.corrupt", LifecycleCheckpointStore.fileName, CrashMarker.fileName, "log", "rejected",
+        PersistentStateFile.fileName, PersistentStateFile.corruptFileName, LifecycleCheckpointStore.fileName, CrashMarker.fileName,
+        Tracker.logFolderName, RejectedArea.folderName,
     ]
 
     /// Reads `directory`: a tracker's storage directory when it holds the tracker's files, a log directory
@@ -102,10 +103,11 @@ public struct StorageInspection: Sendable {
         } catch {
             throw StorageError(.directoryUnavailable, path: directory.path, reason: "cannot list: \(error.localizedDescription)")
         }
-        let isStorage = names.contains { $0 == "state.json" || $0 == LifecycleCheckpointStore.fileName || $0 == CrashMarker.fileName }
-            || (names.contains("log") && !names.contains("state"))
+        let isStorage = names.contains {
+            $0 == PersistentStateFile.fileName || $0 == LifecycleCheckpointStore.fileName || $0 == CrashMarker.fileName
+        } || (names.contains(Tracker.logFolderName) && !names.contains(DirectoryLayout.stateName))
         guard isStorage else {
-            let rejected = directory.appendingPathComponent("rejected", isDirectory: true)
+            let rejected = directory.appendingPathComponent(RejectedArea.folderName, isDirectory: true)
             return StorageInspection(
                 directory: directory, layout: .logDirectory, logDirectory: directory, logExists: true,
                 rejected: Self.frames(in: rejected), rejectedDirectory: Self.exists(rejected) ? rejected : nil,
@@ -114,7 +116,7 @@ public struct StorageInspection: Sendable {
         }
         let log = Tracker.logDirectory(in: directory)
         var rejectedDirectory: URL?
-        for candidate in [directory.appendingPathComponent("rejected", isDirectory: true), log.appendingPathComponent("rejected", isDirectory: true)]
+        for candidate in [directory.appendingPathComponent(RejectedArea.folderName, isDirectory: true), log.appendingPathComponent(RejectedArea.folderName, isDirectory: true)]
         where Self.exists(candidate) {
             rejectedDirectory = candidate
             break
@@ -132,7 +134,7 @@ public struct StorageInspection: Sendable {
 
     /// Reads `state.json` as the tracker would, but never moves a damaged file aside.
     static func readState(in directory: URL) -> State {
-        let url = StateFile(directory: directory).url
+        let url = PersistentStateFile(directory: directory).url
         guard let data = FileManager.default.contents(atPath: url.path) else { return State(status: "missing") }
         let persisted: PersistedState
         do {

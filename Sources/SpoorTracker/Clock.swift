@@ -1,12 +1,6 @@
 public import SpoorModel
 
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
+import Foundation
 import SpoorLog
 import SpoorSystem
 

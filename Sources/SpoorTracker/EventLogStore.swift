@@ -1,9 +1,9 @@
-public import Foundation
-public import Logging
-public import SpoorModel
-public import SpoorWire
-public import SpoorLog
-public import SpoorSystem
+import Foundation
+import Logging
+import SpoorModel
+import SpoorWire
+package import SpoorLog
+import SpoorSystem
 
 /// Stores the tracker's events in the durable ``EventLog``.
 ///

@@ -1,14 +1,14 @@
 import Dispatch
-public import Foundation
+import Foundation
 
 #if canImport(Glibc)
 import Glibc
 #endif
-public import Logging
-public import SpoorModel
-public import SpoorLog
-public import SpoorSystem
-public import SpoorWire
+import Logging
+package import SpoorModel
+import SpoorLog
+package import SpoorSystem
+import SpoorWire
 
 /// An event as the caller hands it on: captured and validated, not yet merged or encoded.
 struct PendingEvent {
@@ -195,7 +195,7 @@ package final class EventPipeline: @unchecked Sendable {
     private let wake = DispatchSemaphore(value: 0)
     private let space = DispatchSemaphore(value: 0)
     package let store: any EventStore
-    private let stateFile: StateFile
+    private let stateFile: PersistentStateFile
     private let logger: Logger
     /// Wake a lingering writer once this many events wait.
     static let wakeThreshold = 512
@@ -214,7 +214,7 @@ package final class EventPipeline: @unchecked Sendable {
     let metrics: TrackerMetrics?
 
     init(
-        context: PipelineContext, persisted: PersistedState, store: any EventStore, stateFile: StateFile, logger: Logger,
+        context: PipelineContext, persisted: PersistedState, store: any EventStore, stateFile: PersistentStateFile, logger: Logger,
         hook: (@Sendable (inout HookEvent) throws -> HookDecision)? = nil,
         onRejection: (@Sendable (ValidationError) -> Void)? = nil,
         logEvents: Bool = false, metrics: TrackerMetrics? = nil

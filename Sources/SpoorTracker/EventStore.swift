@@ -1,6 +1,6 @@
-public import SpoorModel
-public import SpoorLog
-public import SpoorSystem
+import SpoorModel
+package import SpoorLog
+import SpoorSystem
 
 /// Where the tracker's writer puts finished events: the durable log in production, memory in tests.
 ///

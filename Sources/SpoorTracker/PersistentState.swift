@@ -1,15 +1,7 @@
-public import Foundation
-public import SpoorLog
-public import Logging
-public import SpoorModel
-
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
+package import Foundation
+import SpoorLog
+import Logging
+package import SpoorModel
 
 /// What survives a restart (events spec §4): identity, super properties, first-launch and first-day flags,
 /// and the sequence number. Kept as one small JSON file, replaced atomically.
@@ -105,7 +97,12 @@ package struct StoredValue: Codable, Equatable, Sendable {
 }
 
 /// Reads and atomically replaces `state.json` in the storage directory.
-package struct StateFile: Sendable {
+package struct PersistentStateFile: Sendable {
+    /// The file's name in the storage directory.
+    package static let fileName = "state.json"
+    /// Where an unreadable file is moved aside.
+    package static let corruptFileName = fileName + ".corrupt"
+
     package enum LoadOutcome: Equatable, Sendable {
         case loaded
         case created
@@ -116,7 +113,7 @@ package struct StateFile: Sendable {
     package let url: URL
 
     package init(directory: URL) {
-        url = directory.appendingPathComponent("state.json")
+        url = directory.appendingPathComponent(Self.fileName)
     }
 
     /// `optedOut` is the consent of a fresh install (``Configuration/startsOptedOut``).
@@ -133,7 +130,7 @@ package struct StateFile: Sendable {
             }
             return (state, .loaded)
         } catch {
-            let aside = url.deletingLastPathComponent().appendingPathComponent("state.json.corrupt")
+            let aside = url.deletingLastPathComponent().appendingPathComponent(Self.corruptFileName)
             try? FileManager.default.removeItem(at: aside)
             try? FileManager.default.moveItem(at: url, to: aside)
             return (.fresh(day: today, optedOut: optedOut), .replacedCorrupt(reason: "\(error)"))

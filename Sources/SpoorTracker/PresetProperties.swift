@@ -1,18 +1,10 @@
 import Foundation
 import SpoorModel
 
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 /// The preset properties of events spec §2, read once when a tracker is created.
 enum PresetProperties {
     /// Spoor's version, `$lib_version`.
-    static let libVersion = "0.1.0"
+    static var libVersion: String { SpoorVersion.current }
 
     /// The platform name, `$lib`.
     static var platform: String {

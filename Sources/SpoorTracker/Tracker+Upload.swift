@@ -1,6 +1,7 @@
 public import Foundation
 import SpoorSystem
-public import SpoorLog
+import SpoorModel
+import SpoorLog
 public import SpoorUpload
 
 /// What ``Tracker/flush(timeout:)`` did: the batches and events delivered, what is still pending and why.
@@ -24,7 +25,7 @@ extension Tracker {
         upload.codec = configuration.codec
         upload.flushInterval = configuration.flushInterval
         upload.rejectedLimits = configuration.rejectedLimits
-        upload.userAgent = UploadConfiguration.userAgent(version: PresetProperties.libVersion)
+        upload.userAgent = UploadConfiguration.userAgent(version: SpoorVersion.current)
         let uploader: Uploader
         do {
             uploader = try Uploader(log: log, configuration: upload, logger: configuration.logger)

@@ -1,10 +1,10 @@
 public import Foundation
-public import Logging
+import Logging
 public import SpoorModel
-public import SpoorLog
+import SpoorLog
 import Synchronization
 public import SpoorUpload
-public import SpoorSystem
+import SpoorSystem
 
 /// The tracker: the API an app calls to record events, identity and profiles.
 ///
@@ -60,7 +60,7 @@ public final class Tracker: Sendable {
 
         let now = wallClock.nowMilliseconds()
         let days = CalendarDay(timeZone: configuration.timeZone)
-        let stateFile = StateFile(directory: configuration.storageDirectory)
+        let stateFile = PersistentStateFile(directory: configuration.storageDirectory)
         var (state, outcome) = stateFile.load(today: days.name(of: now), optedOut: configuration.startsOptedOut)
         var corrupt = 0
         if case .replacedCorrupt(let reason) = outcome {
@@ -111,9 +111,12 @@ public final class Tracker: Sendable {
         }
     }
 
+    /// The name of the durable event log's folder in the storage directory.
+    package static let logFolderName = "log"
+
     /// Where the durable event log lives: the `log` folder of the storage directory (beside `state.json`).
     public static func logDirectory(in storageDirectory: URL) -> URL {
-        storageDirectory.appendingPathComponent("log", isDirectory: true)
+        storageDirectory.appendingPathComponent(logFolderName, isDirectory: true)
     }
 
     deinit {

@@ -1,4 +1,4 @@
-public import SpoorLog
+import SpoorLog
 public import SpoorUpload
 
 /// Counts the app can read to see what happened to its events.

@@ -1,4 +1,4 @@
-public import SpoorModel
+import SpoorModel
 public import SpoorWire
 
 extension BatchID {
@@ -8,12 +8,7 @@ extension BatchID {
     /// The bits are a SplitMix64-style mix of both halves of the parent id and the index, laid out as a
     /// version 4 UUID like random ids.
     public func derived(index: Int) -> BatchID {
-        func mix(_ value: UInt64) -> UInt64 {
-            var z = value &+ 0x9E37_79B9_7F4A_7C15
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
+        func mix(_ value: UInt64) -> UInt64 { SplitMix64.mix(value &+ SplitMix64.increment) }
         let salt = mix(UInt64(truncatingIfNeeded: index) &+ 1)
         let high = mix(bytes.0 ^ mix(bytes.1 ^ salt))
         let low = mix(bytes.1 ^ mix(high ^ salt))

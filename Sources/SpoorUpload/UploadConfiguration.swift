@@ -1,5 +1,6 @@
 public import Foundation
 public import SpoorWire
+import SpoorModel
 public import SpoorLog
 
 /// How an ``Uploader`` sends batches.
@@ -63,7 +64,7 @@ public struct UploadConfiguration: Sendable {
         clock = SystemUploadClock()
         random = SystemRandomNumberGenerator()
         rejectedLimits = RejectedArea.Limits()
-        userAgent = Self.userAgent(version: Uploader.libraryVersion)
+        userAgent = Self.userAgent(version: SpoorVersion.current)
     }
 
     /// `Spoor/<version> (<os> <major>.<minor>)`, such as `Spoor/0.1.0 (Linux 6.1)`.

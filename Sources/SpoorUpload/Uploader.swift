@@ -1,7 +1,7 @@
 public import Foundation
 public import Logging
-public import SpoorWire
-public import SpoorSystem
+import SpoorWire
+import SpoorSystem
 public import SpoorLog
 
 /// Ships the sealed batches of one ``EventLog`` to a collector (transport spec §3).
@@ -21,8 +21,6 @@ public import SpoorLog
 /// counts as failed whatever the HTTP client does, and ``stop()`` abandons an in-flight request at once, so
 /// neither a flush nor a shutdown is held by a stalled upload. Each state change is logged once, not each retry.
 public final class Uploader: Sendable {
-    /// The library version in the `User-Agent`.
-    public static let libraryVersion = "0.1.0"
     /// The file in the log directory that keeps the counters across launches.
     public static let countersFileName = DirectoryLayout.uploadCountersName
 

@@ -203,16 +203,6 @@ public final class EventEncoder {
             buffer.append(contentsOf: UnsafeBufferPointer(start: entryStart, count: body + bodySize - entryStart))
         }
 
-        static func varintLength(_ value: Int) -> Int {
-            var length = 1
-            var value = UInt64(value)
-            while value >= 0x80 {
-                value >>= 7
-                length += 1
-            }
-            return length
-        }
-
         /// The largest batch entry header: the tag byte and a ten-byte length varint.
         static let maxBatchEntryHeader = 11
 
@@ -231,16 +221,9 @@ public final class EventEncoder {
         /// just before `body` and returns where the header starts; `body` has ``maxBatchEntryHeader`` bytes of
         /// room before it.
         static func writeBatchEntryHeader(tag: UInt8, bodySize: Int, before body: UnsafeMutablePointer<UInt8>) -> UnsafeMutablePointer<UInt8> {
-            let start = body - 1 - varintLength(bodySize)
+            let start = body - 1 - Varint.length(of: UInt64(bodySize))
             start[0] = tag
-            var at = start + 1
-            var length = UInt64(bodySize)
-            while length >= 0x80 {
-                at.pointee = UInt8(truncatingIfNeeded: length) | 0x80
-                length >>= 7
-                at += 1
-            }
-            at.pointee = UInt8(length)
+            _ = Varint.write(UInt64(bodySize), at: start + 1)
             return start
         }
 

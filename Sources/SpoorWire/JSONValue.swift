@@ -1,4 +1,4 @@
-public import SpoorModel
+import SpoorModel
 /// A parsed JSON value that keeps integers and doubles apart.
 ///
 /// Foundation's `JSONSerialization` turns `1` and `1.0` into the same number;

@@ -3,8 +3,9 @@ package enum Varint {
     /// The most bytes a 64-bit varint takes.
     package static let maxLength = 10
 
-    /// Reads the varint at `index` and moves `index` past it; `nil` if it is cut off by the
-    /// end of `bytes` or longer than ten bytes (then `index` is left anywhere).
+    /// Reads the varint at `index` and moves `index` past it; `nil` if it is cut off by the end of `bytes`, longer
+    /// than ten bytes, or its tenth byte holds more than the 64th bit (then `index` is left anywhere). The C
+    /// decoder applies the same rules, so both accept exactly the same varints.
     @inlinable
     package static func read<Bytes: RandomAccessCollection<UInt8>>(_ bytes: Bytes, at index: inout Bytes.Index) -> UInt64? {
         var value: UInt64 = 0
@@ -12,6 +13,8 @@ package enum Varint {
         while index < bytes.endIndex, shift < 64 {
             let byte = bytes[index]
             bytes.formIndex(after: &index)
+            // The tenth byte carries bit 63 only; anything more does not fit 64 bits.
+            if shift == 63, byte > 1 { return nil }
             value |= UInt64(byte & 0x7F) << shift
             if byte < 0x80 { return value }
             shift += 7
@@ -28,6 +31,33 @@ package enum Varint {
             value >>= 7
         }
         buffer.append(UInt8(value))
+    }
+
+    /// The bytes `value` takes as a varint.
+    @inlinable
+    package static func length(of value: UInt64) -> Int {
+        var length = 1
+        var value = value
+        while value >= 0x80 {
+            value >>= 7
+            length += 1
+        }
+        return length
+    }
+
+    /// Writes `value` as a varint at `start`, which has room for ``length(of:)`` bytes, and returns the address
+    /// just past it.
+    @inlinable
+    package static func write(_ value: UInt64, at start: UnsafeMutablePointer<UInt8>) -> UnsafeMutablePointer<UInt8> {
+        var at = start
+        var value = value
+        while value >= 0x80 {
+            at.pointee = UInt8(truncatingIfNeeded: value) | 0x80
+            value >>= 7
+            at += 1
+        }
+        at.pointee = UInt8(value)
+        return at + 1
     }
 
     /// Appends a varint field (wire type 0): the key of field `number`, then `value`.

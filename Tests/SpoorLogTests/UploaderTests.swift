@@ -125,7 +125,7 @@ final class UploadHarness {
             #expect(request.header("Spoor-Batch-Id") == header.batchID.description)
             #expect(request.header("Authorization") == "Bearer secret")
             #expect(request.header("Spoor-Retry-Count") == nil)
-            #expect(request.header("User-Agent")?.hasPrefix("Spoor/\(Uploader.libraryVersion) (") == true)
+            #expect(request.header("User-Agent")?.hasPrefix("Spoor/\(SpoorVersion.current) (") == true)
             #expect(request.timeout == .seconds(30))
         }
         #expect(h.pendingEvents() == 0)

@@ -2,7 +2,7 @@ public import Foundation
 import SpoorSystem
 public import SpoorModel
 public import SpoorWire
-public import SpoorLog
+import SpoorLog
 import SpoorTracker
 import SpoorTesting
 

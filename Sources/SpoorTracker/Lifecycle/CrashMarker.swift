@@ -1,11 +1,4 @@
-public import Foundation
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
+package import Foundation
 
 /// A crash the previous process recorded before it died.
 package struct CrashRecord: Sendable, Hashable {

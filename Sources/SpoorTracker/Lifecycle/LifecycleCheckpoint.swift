@@ -1,12 +1,12 @@
-public import Foundation
+package import Foundation
 import SpoorSystem
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-public import SpoorLog
-public import SpoorWire
+import SpoorLog
+import SpoorWire
 
 /// What crash recovery needs to know about a process that may die at any moment (L10): whether a
 /// session is open and since when, which pages are being timed, and the last moment the process is known

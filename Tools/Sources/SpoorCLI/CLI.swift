@@ -1,10 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import ArgumentParser
 import Foundation
 import SpoorTooling
@@ -46,26 +39,7 @@ enum CLI {
 
     /// Writes bytes to standard output; false when it is closed (a reader that went away).
     @discardableResult
-    static func output(_ bytes: [UInt8]) -> Bool {
-        bytes.withUnsafeBufferPointer { buffer in
-            var offset = 0
-            while offset < buffer.count {
-                let written = write(1, buffer.baseAddress! + offset, buffer.count - offset)
-                if written <= 0 {
-                    if written < 0, errno == EINTR { continue }
-                    return false
-                }
-                offset += written
-            }
-            return true
-        }
-    }
-
-    /// Whether standard output is a pipe or socket whose reader has gone away (`spoor events -f | head`).
-    static func outputIsGone() -> Bool {
-        var descriptor = pollfd(fd: 1, events: 0, revents: 0)
-        return poll(&descriptor, 1, 0) == 1 && descriptor.revents & Int16(POLLERR | POLLHUP) != 0
-    }
+    static func output(_ bytes: [UInt8]) -> Bool { StandardOutput.write(bytes) }
 
     /// Splits input into lines, numbered from 1, without their line ends.
     static func lines(_ bytes: [UInt8]) -> [(number: Int, text: String)] {

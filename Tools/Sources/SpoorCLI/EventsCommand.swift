@@ -1,12 +1,4 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import ArgumentParser
-import Dispatch
 import Foundation
 import SpoorTooling
 import SpoorModel
@@ -68,7 +60,7 @@ struct EventsCommand: ParsableCommand {
         let stop = StopSignals()
         // A reader that goes away ends the follow like a signal does, whether or not events are coming.
         signal(SIGPIPE, SIG_IGN)
-        while !reader.isDone, !CLI.outputIsGone() {
+        while !reader.isDone, !StandardOutput.isGone {
             // A directory no log has opened yet may still become a storage directory (an app's first
             // start creates its files one by one): look again until it is one or a log opens it.
             if inspection.layout == .logDirectory, !Self.hasLog(inspection.directory),
@@ -83,7 +75,7 @@ struct EventsCommand: ParsableCommand {
                     throw CLI.failure("spoor events: \(error)", status: CLI.cannotRead)
                 }
             }
-            if reader.isDone || stop.wait(milliseconds: interval) { break }
+            if reader.isDone || stop.wait(timeout: .milliseconds(interval)) { break }
         }
     }
 
@@ -168,34 +160,5 @@ struct EventsReader {
 
     private func report(_ message: String) {
         _ = CLI.fail("spoor events: \(message)")
-    }
-}
-
-/// SIGINT and SIGTERM, turned from process-ending signals into a request to stop at the next poll.
-final class StopSignals: @unchecked Sendable {
-    // @unchecked: the sources are only touched in init; the semaphore is thread-safe.
-    private let semaphore = DispatchSemaphore(value: 0)
-    private var sources: [any DispatchSourceSignal] = []
-
-    init() {
-        let queue = DispatchQueue(label: "spoor.events.signals")
-        for signalNumber in [SIGINT, SIGTERM] {
-            signal(signalNumber, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: queue)
-            source.setEventHandler { [semaphore] in semaphore.signal() }
-            source.resume()
-            sources.append(source)
-        }
-        // A process started by a test runner may inherit a mask that blocks them.
-        var set = sigset_t()
-        sigemptyset(&set)
-        sigaddset(&set, SIGINT)
-        sigaddset(&set, SIGTERM)
-        pthread_sigmask(SIG_UNBLOCK, &set, nil)
-    }
-
-    /// Waits up to `milliseconds`; true when a stop signal came.
-    func wait(milliseconds: Int) -> Bool {
-        semaphore.wait(timeout: .now() + .milliseconds(milliseconds)) == .success
     }
 }

@@ -12,7 +12,7 @@ import SpoorWire
 /// 92  12n n × (u64 LE segment id, u32 LE offset): corrupt regions too short to pad over
 /// end 4   u32 LE CRC-32C of everything before it
 /// ```
-enum StateFile {
+enum LogStateFile {
     static let magic: [UInt8] = Array("SPST".utf8)
     static let maxShortRegions = 64
 
