@@ -1,8 +1,8 @@
 import Foundation
 import SpoorCollectorCore
+import SpoorCollectorSQLite
 import SpoorCollectorTestSupport
 import SpoorModel
-import SpoorLog
 import Testing
 import SpoorWire
 

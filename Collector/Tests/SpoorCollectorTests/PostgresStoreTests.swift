@@ -1,7 +1,6 @@
 import SpoorCollectorTestSupport
 import Foundation
 import SpoorModel
-import SpoorLog
 import Testing
 import SpoorWire
 

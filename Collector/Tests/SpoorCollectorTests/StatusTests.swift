@@ -1,9 +1,9 @@
 import Foundation
 import SpoorCollectorCore
+import SpoorCollectorSQLite
 import SpoorCollectorTestSupport
 import SpoorModel
 import SpoorWire
-import SpoorLog
 import Testing
 
 @Suite("Every status of the HTTP API, on a real collector process")
@@ -95,10 +95,7 @@ struct StatusTests {
         let answer = try await collector.request(body: try Frames.frame(Frames.events(4)))
         #expect(answer.status == 200)
         kill(collector.process.processIdentifier, SIGTERM)
-        let deadline = Date().addingTimeInterval(30)
-        while collector.process.isRunning && Date() < deadline { try await Task.sleep(for: .milliseconds(20)) }
-        #expect(!collector.process.isRunning)
-        #expect(collector.process.terminationStatus == 0)
+        #expect(try await collector.waitForExit() == 0)
         #expect(try SQLiteStore(path: collector.databasePath).countsByName().map(\.count).reduce(0, +) == 4)
     }
 }
