@@ -1,5 +1,5 @@
 /// Thrown by ``withDeadline(_:_:)`` when the operation did not finish in time.
-public struct DeadlineExceeded: Error, Sendable, CustomStringConvertible {
+public struct DeadlineExceeded: Error, Sendable, Hashable, CustomStringConvertible {
     /// The time the operation was given.
     public var timeout: Duration
 

@@ -1,0 +1,51 @@
+import Foundation
+import SpoorCollectorTestSupport
+import Testing
+
+@Suite("What the shipped spoor-collector binary links")
+struct LinkTests {
+    /// The Spoor modules the server may hold code of: its own, and the root's `SpoorWire` product.
+    static let allowed: Set<String> = [
+        "SpoorCollector", "SpoorCollectorCore", "SpoorCollectorSQLite", "SpoorCollectorPostgres", "SpoorWire", "SpoorModel",
+    ]
+
+    /// The Spoor modules that define Swift symbols in `binary`, from the module that leads each mangled name
+    /// (`$s9SpoorWire…`): a module's own functions, types, conformances and metadata all start with it, so a
+    /// module linked in at all shows up here.
+    static func spoorModules(in binary: URL) throws -> Set<String> {
+        let listing = try Command.run("nm", ["--defined-only", binary.path])
+        var modules: Set<String> = []
+        for line in listing.split(separator: "\n") {
+            // Mach-O names carry a leading underscore.
+            guard let name = line.split(separator: " ").last else { continue }
+            let symbol = name.hasPrefix("_$s") ? name.dropFirst() : name[...]
+            guard symbol.hasPrefix("$s") else { continue }
+            let mangled = symbol.dropFirst(2)
+            let digits = mangled.prefix { $0.isASCII && $0.isNumber }
+            guard let length = Int(digits), length > 0 else { continue }
+            let module = mangled.dropFirst(digits.count).prefix(length)
+            if module.count == length, module.hasPrefix("Spoor") { modules.insert(String(module)) }
+        }
+        return modules
+    }
+
+    @Test("spoor-collector holds no tracker code: no symbol of SpoorTracker, SpoorLog, SpoorUpload or anything but SpoorWire's modules")
+    func noTrackerCode() throws {
+        let binary = try CollectorProcess.binary()
+        let modules = try Self.spoorModules(in: binary)
+        // The listing must be of a Swift binary with its symbols, or an empty set would prove nothing.
+        #expect(modules.isSuperset(of: ["SpoorCollector", "SpoorCollectorCore", "SpoorWire", "SpoorModel"]),
+                "\(binary.path): \(modules.sorted())")
+        for tracker in ["SpoorTracker", "SpoorLog", "SpoorUpload", "SpoorSystem"] {
+            #expect(!modules.contains(tracker), "\(binary.path) links \(tracker)")
+        }
+        #expect(modules.subtracting(Self.allowed).isEmpty, "unexpected modules in \(binary.path): \(modules.subtracting(Self.allowed).sorted())")
+    }
+
+    @Test("the check sees tracker code where it is linked: the upload child holds SpoorTracker, SpoorLog and SpoorUpload")
+    func checkSeesTrackerCode() throws {
+        let child = try CollectorProcess.builtProduct("SpoorUploadChild", override: "SPOOR_UPLOAD_CHILD_BIN")
+        let modules = try Self.spoorModules(in: child)
+        #expect(modules.isSuperset(of: ["SpoorTracker", "SpoorLog", "SpoorUpload"]), "\(modules.sorted())")
+    }
+}
