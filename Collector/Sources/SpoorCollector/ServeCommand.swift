@@ -92,6 +92,7 @@ struct ServeCommand: AsyncParsableCommand {
             },
             logger: logger
         )
+        // The group shuts services down last first: the server, finishing its requests, before the store they write to.
         let services = ServiceGroup(
             services: [store, app], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger
         )
