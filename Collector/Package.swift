@@ -102,7 +102,7 @@ let package = Package(
         // A scripted fault-injecting HTTP proxy, in front of a real collector process.
         .target(
             name: "SpoorFaultProxy",
-            dependencies: ["SpoorLoopback"],
+            dependencies: ["SpoorCollectorCore", "SpoorLoopback"],
             path: "Tests/SpoorFaultProxy",
             swiftSettings: strictSwift
         ),

@@ -1,4 +1,5 @@
 public import Foundation
+import SpoorCollectorCore
 import SpoorLoopback
 import Synchronization
 #if canImport(Glibc)
@@ -90,31 +91,38 @@ public final class FaultProxy: Sendable {
 
     /// Waits until at least `count` requests are recorded and returns them all; throws after `timeout`.
     public func waitForRequests(_ count: Int, timeout: Duration = .seconds(30)) async throws -> [ProxiedRequest] {
+        do {
+            return try await withDeadline(timeout) { try await self.requests(atLeast: count) }
+        } catch is DeadlineExceeded {
+            throw FaultProxyError("fewer than \(count) requests after \(timeout): \(requests)")
+        }
+    }
+
+    /// Every request once at least `count` are recorded; throws when cancelled or when the proxy stops first.
+    private func requests(atLeast count: Int) async throws -> [ProxiedRequest] {
         let id = state.withLock { state -> Int in
             state.nextWaiterID += 1
             return state.nextWaiterID
         }
-        let timer = Task {
-            try await Task.sleep(for: timeout)
-            self.failWaiter(id, FaultProxyError("fewer than \(count) requests after \(timeout): \(self.requests)"))
-        }
-        defer { timer.cancel() }
-        return try await withCheckedThrowingContinuation { continuation in
-            let ready: [ProxiedRequest]? = state.withLock { state in
-                if state.requests.count >= count { return state.requests }
-                state.waiters.append(Waiter(id: id, count: count, continuation: continuation))
-                return nil
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                // Decided under the lock that `onCancel` and `stop()` take, so no waiter is left behind.
+                let outcome: Result<[ProxiedRequest], any Error>? = state.withLock { state in
+                    if state.requests.count >= count { return .success(state.requests) }
+                    if state.stopped { return .failure(FaultProxyError("the proxy stopped")) }
+                    if Task.isCancelled { return .failure(CancellationError()) }
+                    state.waiters.append(Waiter(id: id, count: count, continuation: continuation))
+                    return nil
+                }
+                if let outcome { continuation.resume(with: outcome) }
             }
-            if let ready { continuation.resume(returning: ready) }
+        } onCancel: {
+            let waiter = state.withLock { state -> Waiter? in
+                guard let index = state.waiters.firstIndex(where: { $0.id == id }) else { return nil }
+                return state.waiters.remove(at: index)
+            }
+            waiter?.continuation.resume(throwing: CancellationError())
         }
-    }
-
-    private func failWaiter(_ id: Int, _ error: any Error) {
-        let waiter = state.withLock { state -> Waiter? in
-            guard let index = state.waiters.firstIndex(where: { $0.id == id }) else { return nil }
-            return state.waiters.remove(at: index)
-        }
-        waiter?.continuation.resume(throwing: error)
     }
 
     /// Stops listening, drops every connection and ends every stall. Safe to call twice.
