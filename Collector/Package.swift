@@ -82,8 +82,8 @@ let package = Package(
             ],
             swiftSettings: strictSwift
         ),
-        // Driving a collector process from outside: starting it until it listens, and blocking HTTP/1.1 on
-        // loopback. The load tool and the tests' fault proxy and collector processes share it.
+        // Driving a collector process from outside: starting it until it listens, blocking HTTP/1.1 on loopback,
+        // its memory and CPU time. The load tool and the tests (the fault proxy, collector processes) share it.
         .target(name: "SpoorLoopback", swiftSettings: strictSwift),
         // scripts/collector-load: concurrent clients posting realistic frames, and the decode-only rate.
         .executableTarget(
@@ -123,7 +123,7 @@ let package = Package(
         .testTarget(
             name: "SpoorCollectorTests",
             dependencies: [
-                "SpoorCollectorCore", "SpoorCollectorSQLite", "SpoorCollectorTestSupport", spoorWire,
+                "SpoorCollectorCore", "SpoorCollectorSQLite", "SpoorCollectorTestSupport", "SpoorLoopback", spoorWire,
                 .product(name: "GRDB", package: "GRDB.swift"),  // StoreFailureTests locks the SQLite file
             ],
             swiftSettings: strictSwift

@@ -37,7 +37,7 @@ struct BatchPoster {
     }
 }
 
-/// The `spoor-collector serve` process a run measures, with its CPU time and peak memory from /proc.
+/// The `spoor-collector serve` process a run measures, with its CPU time and peak memory.
 final class CollectorUnderLoad {
     let process: Process
     let port: Int
@@ -46,27 +46,11 @@ final class CollectorUnderLoad {
         (process, port) = try CollectorLaunch.start(URL(fileURLWithPath: binary), arguments)
     }
 
-    /// The collector's peak resident memory so far, from /proc.
-    func peakRSS() throws -> Int {
-        let status = try String(contentsOfFile: "/proc/\(process.processIdentifier)/status", encoding: .utf8)
-        guard let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
-              let kilobytes = Int(line.split(separator: " ", omittingEmptySubsequences: true)[1]) else {
-            throw ValidationError("no VmHWM for the collector")
-        }
-        return kilobytes * 1024
-    }
+    /// The collector's peak resident memory so far.
+    func peakRSS() throws -> Int { try ProcessUsage.peakRSS(of: process.processIdentifier) }
 
-    /// The collector's user + system CPU time so far, from /proc.
-    func cpuSeconds() throws -> Double {
-        let stat = try String(contentsOfFile: "/proc/\(process.processIdentifier)/stat", encoding: .utf8)
-        // Fields after the command name, which ends at the last ')': state is field 3, utime 14, stime 15.
-        guard let close = stat.lastIndex(of: ")") else { throw ValidationError("bad /proc stat") }
-        let fields = stat[stat.index(after: close)...].split(separator: " ")
-        guard fields.count > 13, let user = Double(fields[11]), let system = Double(fields[12]) else {
-            throw ValidationError("bad /proc stat")
-        }
-        return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
-    }
+    /// The collector's user + system CPU time so far.
+    func cpuSeconds() throws -> Double { try ProcessUsage.cpuSeconds(of: process.processIdentifier) }
 
     /// Stops it with SIGTERM, gracefully, and waits for it to exit.
     func stop() {
