@@ -2,11 +2,20 @@ import Foundation
 import SpoorCollectorTestSupport
 import Testing
 
-@Suite("What the shipped spoor-collector binary links")
+@Suite("What the shipped executables link")
 struct LinkTests {
-    /// The Spoor modules the server may hold code of: its own, and the root's `SpoorWire` product.
-    static let allowed: Set<String> = [
-        "SpoorCollector", "SpoorCollectorCore", "SpoorCollectorSQLite", "SpoorCollectorPostgres", "SpoorWire", "SpoorModel",
+    /// The shipped executables and the Spoor modules each may hold code of: the package's own, and the root's
+    /// `SpoorWire` product (`SpoorWire`, `SpoorModel`); the load tool also makes its events with `SpoorWorkload`.
+    /// `override` names the environment variable that points at another build of it.
+    static let products: [(name: String, override: String, allowed: Set<String>)] = [
+        (
+            "spoor-collector", "SPOOR_COLLECTOR_BIN",
+            ["SpoorCollector", "SpoorCollectorCore", "SpoorCollectorSQLite", "SpoorCollectorPostgres", "SpoorWire", "SpoorModel"]
+        ),
+        (
+            "spoor-collector-load", "SPOOR_COLLECTOR_LOAD_BIN",
+            ["SpoorCollectorLoad", "SpoorCollectorCore", "SpoorLoopback", "SpoorWire", "SpoorModel", "SpoorWorkload"]
+        ),
     ]
 
     /// The Spoor modules that define Swift symbols in `binary`, from the module that leads each mangled name
@@ -29,17 +38,18 @@ struct LinkTests {
         return modules
     }
 
-    @Test("spoor-collector holds no tracker code: no symbol of SpoorTracker, SpoorLog, SpoorUpload or anything but SpoorWire's modules")
-    func noTrackerCode() throws {
-        let binary = try CollectorProcess.binary()
+    @Test("the shipped executables hold no tracker code: no symbol of SpoorTracker, SpoorLog, SpoorUpload or SpoorSystem",
+          arguments: products.map(\.name))
+    func noTrackerCode(product: String) throws {
+        let (_, override, allowed) = try #require(Self.products.first { $0.name == product })
+        let binary = try CollectorProcess.builtProduct(product, override: override)
         let modules = try Self.spoorModules(in: binary)
         // The listing must be of a Swift binary with its symbols, or an empty set would prove nothing.
-        #expect(modules.isSuperset(of: ["SpoorCollector", "SpoorCollectorCore", "SpoorWire", "SpoorModel"]),
-                "\(binary.path): \(modules.sorted())")
+        #expect(modules.isSuperset(of: ["SpoorCollectorCore", "SpoorWire", "SpoorModel"]), "\(binary.path): \(modules.sorted())")
         for tracker in ["SpoorTracker", "SpoorLog", "SpoorUpload", "SpoorSystem"] {
             #expect(!modules.contains(tracker), "\(binary.path) links \(tracker)")
         }
-        #expect(modules.subtracting(Self.allowed).isEmpty, "unexpected modules in \(binary.path): \(modules.subtracting(Self.allowed).sorted())")
+        #expect(modules.subtracting(allowed).isEmpty, "unexpected modules in \(binary.path): \(modules.subtracting(allowed).sorted())")
     }
 
     @Test("the check sees tracker code where it is linked: the upload child holds SpoorTracker, SpoorLog and SpoorUpload")

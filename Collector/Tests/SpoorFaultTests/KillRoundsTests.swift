@@ -151,7 +151,7 @@ private struct StoredNumbers {
     }
 }
 
-/// A `spoor-upload-child` process and the lines it printed.
+/// A `SpoorUploadChild` process and the lines it printed.
 private final class UploadChild: @unchecked Sendable {
     let process = Process()
     private let output = Pipe()
