@@ -37,8 +37,7 @@ package enum CollectorLaunch {
             lineRead.signal()
             while !reader.availableData.isEmpty {}
         }
-        let (seconds, attoseconds) = timeout.components
-        let waited = lineRead.wait(timeout: .now() + .nanoseconds(Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000)))
+        let waited = lineRead.wait(timeout: .after(timeout))
         let text = String(decoding: firstLine.withLock { $0 }, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
         guard waited == .success, text.hasPrefix("listening on 127.0.0.1:"), let port = Int(text.split(separator: ":").last ?? "") else {
             process.terminate()
@@ -47,5 +46,13 @@ package enum CollectorLaunch {
             throw LoopbackError("\(binary.lastPathComponent) did not print `listening on 127.0.0.1:PORT` (\(seen))")
         }
         return (process, port)
+    }
+}
+
+package extension DispatchTime {
+    /// The moment `duration` from now, for the semaphore waits of threads that are not tasks.
+    static func after(_ duration: Duration) -> DispatchTime {
+        let (seconds, attoseconds) = duration.components
+        return .now() + .nanoseconds(Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000))
     }
 }

@@ -112,8 +112,7 @@ public final class CollectorProcess: @unchecked Sendable {
             process.waitUntilExit()
             exited.signal()
         }
-        let (seconds, attoseconds) = timeout.components
-        let limit = DispatchTime.now() + .nanoseconds(Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000))
+        let limit = DispatchTime.after(timeout)
         let didExit = await withCheckedContinuation { continuation in
             Thread.detachNewThread { continuation.resume(returning: exited.wait(timeout: limit) == .success) }
         }
