@@ -1,6 +1,7 @@
 // swift-tools-version: 6.1
-// spoor-collector: the ingestion server (docs/collector.md). A nested package so that an app
-// embedding the `Spoor` product never fetches NIO, Hummingbird or a database driver.
+// spoor-collector: the ingestion server (docs/collector.md). A nested package so that an app embedding the
+// `Spoor` product never fetches NIO, Hummingbird or a database driver. The collector builds on the root's
+// `SpoorWire` product alone (the event model and its encodings); the tracker (`Spoor`) is for tests only.
 //
 //   swift build -c release --product spoor-collector
 //   swift test
@@ -12,13 +13,19 @@ let strictSwift: [SwiftSetting] = [
     .enableUpcomingFeature("InternalImportsByDefault"),
 ]
 
+let spoorWire: Target.Dependency = .product(name: "SpoorWire", package: "Spoor")
+
 let package = Package(
     name: "SpoorCollector",
     platforms: [.macOS(.v15)],
     products: [
+        // The server.
         .executable(name: "spoor-collector", targets: ["SpoorCollector"]),
-        .library(name: "SpoorCollectorCore", targets: ["SpoorCollectorCore"]),
+        // Measures a collector on this machine against a store: batches/s, latency, memory.
         .executable(name: "spoor-collector-load", targets: ["SpoorCollectorLoad"]),
+        // The request core and the embedded store, for the fuzz package.
+        .library(name: "SpoorCollectorCore", targets: ["SpoorCollectorCore"]),
+        .library(name: "SpoorCollectorSQLite", targets: ["SpoorCollectorSQLite"]),
     ],
     dependencies: [
         // The root package; its folder name differs between checkouts, so it is named here.
@@ -33,18 +40,25 @@ let package = Package(
         .package(url: "https://github.com/vapor/postgres-nio", exact: "1.33.2"),
     ],
     targets: [
-        // The request core: body → frame → events → rows, the status decisions, and the stores.
-        // No HTTP server in here, so the fuzz target and the tests call it directly.
+        // The request core: body → frame → events → rows, the status each body earns, and the store protocol
+        // (`BatchStore`, a service) the stores below implement. No HTTP server and no database driver in here,
+        // so the fuzz target and the tests call it directly.
         .target(
             name: "SpoorCollectorCore",
+            dependencies: [spoorWire, .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")],
+            swiftSettings: strictSwift
+        ),
+        // The embedded store: one SQLite file through GRDB.
+        .target(
+            name: "SpoorCollectorSQLite",
             dependencies: [
-                .product(name: "SpoorWire", package: "Spoor"),
+                "SpoorCollectorCore",
                 .product(name: "GRDB", package: "GRDB.swift"),
-                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             swiftSettings: strictSwift
         ),
-        // The PostgreSQL store, apart from the core so the fuzz target does not build postgres-nio.
+        // The shared store: PostgreSQL through postgres-nio's pooled client.
         .target(
             name: "SpoorCollectorPostgres",
             dependencies: [
@@ -54,12 +68,11 @@ let package = Package(
             ],
             swiftSettings: strictSwift
         ),
-        // The server: HTTP, command line, signals, /metrics.
+        // The server: HTTP, command line, the service group that runs the server and its store, /metrics.
         .executableTarget(
             name: "SpoorCollector",
             dependencies: [
-                "SpoorCollectorCore",
-                "SpoorCollectorPostgres",
+                "SpoorCollectorCore", "SpoorCollectorSQLite", "SpoorCollectorPostgres", spoorWire,
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -69,38 +82,48 @@ let package = Package(
             ],
             swiftSettings: strictSwift
         ),
+        // Driving a collector process from outside: starting it until it listens, blocking HTTP/1.1 on loopback,
+        // its memory and CPU time. The load tool and the tests (the fault proxy, collector processes) share it.
+        .target(name: "SpoorLoopback", swiftSettings: strictSwift),
         // scripts/collector-load: concurrent clients posting realistic frames, and the decode-only rate.
         .executableTarget(
             name: "SpoorCollectorLoad",
             dependencies: [
-                "SpoorCollectorCore", "SpoorFaultProxy",
-                .product(name: "Spoor", package: "Spoor"),
+                "SpoorCollectorCore", "SpoorLoopback", spoorWire,
                 .product(name: "SpoorWorkload", package: "Spoor"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             swiftSettings: strictSwift
         ),
-        // A scripted fault-injecting HTTP proxy and a restartable collector process, for the end-to-end tests;
-        // CollectorLaunch, how tests and the load tool start a collector.
-        .target(name: "SpoorFaultProxy", swiftSettings: strictSwift),
+
+        // Test infrastructure, under Tests/: none of it is in a product.
+
+        // A scripted fault-injecting HTTP proxy, in front of a real collector process.
+        .target(
+            name: "SpoorFaultProxy",
+            dependencies: ["SpoorCollectorCore", "SpoorLoopback"],
+            path: "Tests/SpoorFaultProxy",
+            swiftSettings: strictSwift
+        ),
         // The kill -9 tests' child: a tracker that tracks and uploads until it is killed.
         .executableTarget(
             name: "SpoorUploadChild",
             dependencies: [.product(name: "Spoor", package: "Spoor")],
+            path: "Tests/SpoorUploadChild",
             swiftSettings: strictSwift
         ),
-        // What the test targets share: a real collector process on loopback, and frames to send it.
+        // What the test targets share: real collector processes on loopback (restartable), and frames to send them.
         .target(
             name: "SpoorCollectorTestSupport",
-            dependencies: ["SpoorFaultProxy", .product(name: "Spoor", package: "Spoor")],
+            dependencies: ["SpoorLoopback", spoorWire],
             path: "Tests/SpoorCollectorTestSupport",
             swiftSettings: strictSwift
         ),
         .testTarget(
             name: "SpoorCollectorTests",
             dependencies: [
-                "SpoorCollectorCore", "SpoorCollectorTestSupport",
-                .product(name: "Spoor", package: "Spoor"),
+                "SpoorCollectorCore", "SpoorCollectorSQLite", "SpoorCollectorTestSupport", "SpoorLoopback", spoorWire,
                 .product(name: "GRDB", package: "GRDB.swift"),  // StoreFailureTests locks the SQLite file
             ],
             swiftSettings: strictSwift
@@ -119,7 +142,9 @@ let package = Package(
         .testTarget(
             name: "SpoorFaultTests",
             dependencies: [
-                "SpoorFaultProxy", .product(name: "Spoor", package: "Spoor"), .product(name: "GRDB", package: "GRDB.swift"),
+                "SpoorFaultProxy", "SpoorCollectorTestSupport",
+                .product(name: "Spoor", package: "Spoor"),
+                .product(name: "GRDB", package: "GRDB.swift"),
             ],
             swiftSettings: strictSwift
         ),

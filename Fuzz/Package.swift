@@ -28,7 +28,7 @@ let package = Package(
     dependencies: [
         // The root package; its folder name differs between checkouts, so it is named here.
         .package(name: "Spoor", path: ".."),
-        // The collector's request core (body → frame → events → rows), for FuzzCollectorIngest.
+        // The collector's request core (body → frame → events → rows) and its SQLite store, for FuzzCollectorIngest.
         .package(name: "SpoorCollector", path: "../Collector"),
     ],
     targets: [
@@ -43,8 +43,9 @@ let package = Package(
         .executableTarget(
             name: "FuzzCollectorIngest",
             dependencies: [
-                "CFuzzDriver", .product(name: "Spoor", package: "Spoor"),
+                "CFuzzDriver",
                 .product(name: "SpoorCollectorCore", package: "SpoorCollector"),
+                .product(name: "SpoorCollectorSQLite", package: "SpoorCollector"),
             ],
             swiftSettings: strictSwift
         ),

@@ -254,6 +254,29 @@ public struct FrameError: Error, Sendable, Hashable, CustomStringConvertible {
     }
 
     public var description: String { "\(reason.rawValue) (\(field)): \(message)" }
+
+    /// Where the bytes at fault start in the frame, for messages that point at them: a header field's offset in
+    /// the layout ``BatchFrame`` shows, or ``BatchFrame/headerLength`` (the payload's start) for `payload` and
+    /// `payload_crc`. `nil` when ``field`` names no one place, such as `header` for a frame cut short.
+    ///
+    /// ```swift
+    /// do { _ = try FrameDecoder().decode(body) } catch {
+    ///     print("\(error.field)\(error.offset.map { " at byte \($0)" } ?? ""): \(error.message)")
+    /// }
+    /// ```
+    public var offset: Int? {
+        switch field {
+        case "magic": 0
+        case "version": 4
+        case "codec": 5
+        case "header_length": 6
+        case "record_count": 8
+        case "uncompressed_length": 12
+        case "header_crc": 48
+        case "payload", "payload_crc": BatchFrame.headerLength
+        default: nil
+        }
+    }
 }
 
 /// Decodes frames from untrusted bytes: bounded, typed errors, never a crash.

@@ -3,6 +3,7 @@ import Hummingbird
 import Metrics
 import SpoorCollectorCore
 import SpoorModel
+import SpoorWire
 import Synchronization
 
 /// `POST /v1/batch`: auth, in-flight cap, bounded body read, then the request core.

@@ -3,8 +3,9 @@ import Foundation
 import Logging
 import SpoorCollectorCore
 import SpoorCollectorPostgres
+import SpoorCollectorSQLite
 
-/// `spoor-collector`: the command line (docs/collector.md).
+/// `spoor-collector`: the command line.
 @main
 struct CollectorCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -38,7 +39,8 @@ enum StoreLocation: Equatable {
     }
 
     /// Opens the store; an operation waiting longer than `timeout` on a lock or the server fails (503).
-    func open(timeout: Duration, maxConnections: Int, logger: Logger) throws -> any EventStore {
+    /// The store is a service for the server's group: it releases its files and connections when the group stops.
+    func open(timeout: Duration, maxConnections: Int, logger: Logger) throws -> any BatchStore {
         switch self {
         case .sqlite(let path):
             let seconds = Double(timeout.components.seconds) + Double(timeout.components.attoseconds) / 1e18
@@ -78,12 +80,11 @@ struct EventsCommand: AsyncParsableCommand {
             counts = try SQLiteStore(path: path).countsByName()
         case .postgres(let location):
             let database = PostgresStore(location, maxConnections: 1, logger: Logger(label: "spoor-collector"))
-            do {
-                counts = try await database.countsByName()
-                await database.close()
-            } catch {
-                await database.close()
-                throw error
+            counts = try await withThrowingDiscardingTaskGroup { group in
+                group.addTask { await database.run() }
+                // Cancelling the pool's run closes its connection.
+                defer { group.cancelAll() }
+                return try await database.countsByName()
             }
         }
         for (name, count) in counts { print("\(count)\t\(name)") }

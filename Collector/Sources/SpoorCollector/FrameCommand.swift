@@ -2,7 +2,6 @@ import ArgumentParser
 import Foundation
 import SpoorModel
 import SpoorWire
-import SpoorLog
 
 /// `spoor-collector frame`: seals `spoor decode` JSON lines into one batch frame, for curl and demos.
 struct FrameCommand: ParsableCommand {

@@ -4,11 +4,13 @@ import Hummingbird
 import Logging
 import Metrics
 import Prometheus
+import ServiceLifecycle
 import SpoorCollectorCore
-import SpoorModel
-import Synchronization
 
-/// `spoor-collector serve`: the HTTP server.
+/// `spoor-collector serve`: the HTTP server and its store, as services of one group.
+///
+/// SIGTERM or SIGINT shuts the group down gracefully, in the reverse order of the services: the HTTP server stops
+/// accepting and finishes the requests in flight (each batch committed whole or not at all), then the store closes.
 struct ServeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "serve", abstract: "Runs the collector.")
 
@@ -49,12 +51,12 @@ struct ServeCommand: AsyncParsableCommand {
         guard storeTimeout > 0, maxConnections > 0 else {
             throw ValidationError("--store-timeout and --max-connections must be positive")
         }
-        let eventStore = try location.open(
+        let store = try location.open(
             timeout: .milliseconds(Int64(storeTimeout * 1000)), maxConnections: maxConnections, logger: logger
         )
         let sink = try ndjson.map(NDJSONSink.init(path:))
         let handler = BatchHandler(
-            ingest: Ingest(limits: IngestLimits(maxBody: maxBody, maxDecompressed: maxDecompressed), store: eventStore,
+            ingest: Ingest(limits: IngestLimits(maxBody: maxBody, maxDecompressed: maxDecompressed), store: store,
                            keepsEvents: sink != nil),
             tokens: Set(tokens), maxInFlight: maxInFlight, sink: sink
         )
@@ -68,7 +70,7 @@ struct ServeCommand: AsyncParsableCommand {
         }
         router.get("/healthz") { _, _ in
             do {
-                try await eventStore.ping()
+                try await store.ping()
                 return jsonResponse(IngestResponse(status: 200, body: #"{"status":"ok"}"#))
             } catch {
                 return jsonResponse(.error(503, "store_unavailable", "\(error)", retryAfter: 1))
@@ -90,8 +92,11 @@ struct ServeCommand: AsyncParsableCommand {
             },
             logger: logger
         )
-        try await app.runService(gracefulShutdownSignals: [.sigterm, .sigint])
-        await eventStore.close()
+        // The group shuts services down last first: the server, finishing its requests, before the store they write to.
+        let services = ServiceGroup(
+            services: [store, app], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger
+        )
+        try await services.run()
         logger.info("stopped")
     }
 }

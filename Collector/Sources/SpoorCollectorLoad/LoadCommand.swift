@@ -1,14 +1,14 @@
 import ArgumentParser
 import Foundation
+import ServiceLifecycle
 import SpoorCollectorCore
 import SpoorModel
 import SpoorWire
-import SpoorLog
 import SpoorWorkload
 import Synchronization
 
 /// `spoor-collector-load`: C concurrent clients posting realistic zstd frames to a real collector on loopback,
-/// once per store, next to the rate at which this process decodes the same frames (scripts/collector-load).
+/// once per store, next to the rate at which this process decodes the same frames. `scripts/collector-load` runs it.
 @main
 struct LoadCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -97,13 +97,13 @@ struct LoadCommand: AsyncParsableCommand {
 
     /// Starts a collector on `store`, posts every frame from `clients` connections, and stops it.
     func runLoad(store: String, frames: [[UInt8]], warmup frame: [UInt8]) throws -> LoadResult {
-        let server = try CollectorServer(
+        let server = try CollectorUnderLoad(
             binary: collector,
             arguments: ["serve", "--listen", "127.0.0.1:0", "--store", store, "--max-in-flight", "1024"] + collectorArguments
         )
         defer { server.stop() }
         // A first batch creates the tables and opens connections before the clock starts.
-        var warmup = try HTTPClient(port: server.port)
+        let warmup = try BatchPoster(port: server.port)
         guard try warmup.post(frame).status == 200 else { throw ValidationError("the warm-up batch failed") }
         warmup.close()
 
@@ -118,7 +118,7 @@ struct LoadCommand: AsyncParsableCommand {
             Thread {
                 defer { group.leave() }
                 do {
-                    var client = try HTTPClient(port: port)
+                    let client = try BatchPoster(port: port)
                     defer { client.close() }
                     while let index = next.take(below: frames.count) {
                         let sent = ContinuousClock.now
@@ -172,11 +172,11 @@ final class NextIndex: Sendable {
     }
 }
 
-/// A store that keeps nothing, for the decode-only rate.
-struct DiscardingStore: EventStore {
+/// A store that keeps nothing, for the decode-only rate; it holds nothing in the background to run.
+struct DiscardingStore: BatchStore {
     func insert(_ batch: BatchRecord) async throws(StoreUnavailable) -> InsertResult { .stored }
     func ping() async throws(StoreUnavailable) {}
-    func close() async {}
+    func run() async { try? await gracefulShutdown() }
 }
 
 extension Duration {

@@ -32,14 +32,16 @@ public struct PostgresLocation: Sendable, Hashable {
 /// `ON CONFLICT (batch_id) DO NOTHING`, and the events are inserted from `UNNEST` arrays joined to what that
 /// insert returned, so a batch id already present (or being committed by another collector at the same
 /// moment: the second insert waits on the first's index entry, then does nothing) stores no event.
-public final class PostgresStore: EventStore {
+///
+/// The connection pool works while ``run()`` runs: register the store in the server's service group (or run it
+/// in a task of its own) before asking it anything.
+public final class PostgresStore: BatchStore {
     private let client: PostgresClient
-    private let runTask: Task<Void, Never>
     private let timeout: Duration
     private let logger: Logger
     private let schemaReady = Atomic<Bool>(false)
 
-    /// Connects a pool of at most `maxConnections` to `location`; each operation fails as unavailable after `timeout`.
+    /// A pool of at most `maxConnections` to `location`; each operation fails as unavailable after `timeout`.
     ///
     /// Nothing is sent until the first operation, so a collector starts while its database is down and answers 503
     /// until it is back. The tables are created, when missing, by the first operation that reaches the server.
@@ -51,90 +53,93 @@ public final class PostgresStore: EventStore {
         configuration.options.maximumConnections = maxConnections
         configuration.options.connectTimeout = timeout
         client = PostgresClient(configuration: configuration, backgroundLogger: logger)
-        runTask = Task { [client] in await client.run() }
         self.timeout = timeout
         self.logger = logger
     }
 
+    /// Runs the connection pool until the service group shuts down, then closes its connections. Call it once.
+    public func run() async {
+        await client.run()
+    }
+
     public func insert(_ batch: BatchRecord) async throws(StoreUnavailable) -> InsertResult {
-        try await withDeadline { [self] in
+        try await withTimeout { [self] in
             try await ensureSchema()
-            let rows = try await client.query(Self.insertQuery(batch), logger: logger)
-            for try await inserted in rows.decode(Int.self) { return inserted == 1 ? .stored : .duplicate }
-            throw StoreUnavailable("PostgreSQL: the insert returned no row")
+            return try await withConnection { connection in
+                let rows = try await connection.query(Self.insertQuery(batch), logger: logger)
+                for try await inserted in rows.decode(Int.self) { return inserted == 1 ? .stored : .duplicate }
+                throw StoreUnavailable("PostgreSQL: the insert returned no row")
+            }
         }
     }
 
     public func ping() async throws(StoreUnavailable) {
-        try await withDeadline { [self] in
+        try await withTimeout { [self] in
             try await ensureSchema()
-            try await client.query("SELECT 1", logger: logger)
+            try await withConnection { connection in _ = try await connection.query("SELECT 1", logger: logger) }
         }
-    }
-
-    public func close() async {
-        runTask.cancel()
-        await runTask.value
     }
 
     /// Event counts by name, most frequent first (for `spoor-collector events`).
     public func countsByName() async throws(StoreUnavailable) -> [(name: String, count: Int)] {
-        try await withDeadline { [self] in
+        try await withTimeout { [self] in
             try await ensureSchema()
-            var counts: [(name: String, count: Int)] = []
-            let rows = try await client.query(
-                "SELECT name, COUNT(*) AS n FROM events GROUP BY name ORDER BY n DESC, name", logger: logger
-            )
-            for try await (name, count) in rows.decode((String, Int).self) { counts.append((name, count)) }
-            return counts
+            return try await withConnection { connection in
+                var counts: [(name: String, count: Int)] = []
+                let rows = try await connection.query(
+                    "SELECT name, COUNT(*) AS n FROM events GROUP BY name ORDER BY n DESC, name", logger: logger
+                )
+                for try await (name, count) in rows.decode((String, Int).self) { counts.append((name, count)) }
+                return counts
+            }
         }
     }
 
     /// Creates the tables once per process, under an advisory lock so that collectors starting together do not race.
     private func ensureSchema() async throws {
         guard !schemaReady.load(ordering: .acquiring) else { return }
-        try await client.withTransaction(logger: logger) { connection in
-            try await connection.query("SELECT pg_advisory_xact_lock(495778738034)", logger: logger)
-            for statement in Schema.createStatements(.postgres) {
-                try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
+        try await withConnection { connection in
+            try await connection.withTransaction(logger: logger) { connection in
+                try await connection.query("SELECT pg_advisory_xact_lock(495778738034)", logger: logger)
+                for statement in Schema.createStatements(.postgres) {
+                    try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
+                }
             }
         }
         schemaReady.store(true, ordering: .releasing)
     }
 
-    /// Runs `operation`, answering unavailable when it fails or takes longer than the timeout.
+    /// Runs `work` on a pooled connection that is closed if the task is cancelled meanwhile.
     ///
-    /// The answer does not wait for the operation to end: a query on a connection that hangs (a partitioned
-    /// network) does not stop when its task is cancelled. Left running, it either commits, and the client's
-    /// retry is answered as a duplicate, or fails; either way nothing is stored twice.
-    private func withDeadline<Result: Sendable>(
-        _ operation: @escaping @Sendable () async throws -> Result
-    ) async throws(StoreUnavailable) -> Result {
-        let timeout = timeout
-        let outcome: Swift.Result<Result, StoreUnavailable> = await withCheckedContinuation { continuation in
-            let race = FirstOutcome(continuation)
-            let work = Mutex<Task<Void, Never>?>(nil)
-            let timer = Task {
-                // Cancelled when the operation ends first; then this finishes nothing.
-                guard (try? await Task.sleep(for: timeout)) != nil else { return }
-                if race.finish(.failure(StoreUnavailable("PostgreSQL did not answer within \(timeout)"))) {
-                    work.withLock { $0?.cancel() }
-                }
-            }
-            work.withLock { task in
-                task = Task {
-                    defer { timer.cancel() }
-                    do {
-                        race.finish(.success(try await operation()))
-                    } catch let error as StoreUnavailable {
-                        race.finish(.failure(error))
-                    } catch {
-                        race.finish(.failure(StoreUnavailable("PostgreSQL: \(String(reflecting: error))")))
-                    }
-                }
+    /// postgres-nio does not stop a query when its task is cancelled, and a server that hangs (stopped, or
+    /// behind a partitioned network) never answers it; closing the connection fails the query at once. The pool
+    /// then opens a new connection for the next operation. A statement that had reached the server may still
+    /// commit: the client's retry is then answered as a duplicate, so nothing is stored twice.
+    private func withConnection<Result: Sendable>(
+        _ work: @Sendable (PostgresConnection) async throws -> Result
+    ) async throws -> Result {
+        try await client.withConnection { connection in
+            try await withTaskCancellationHandler {
+                try await work(connection)
+            } onCancel: {
+                connection.close().whenComplete { _ in }
             }
         }
-        return try outcome.get()
+    }
+
+    /// Runs `operation` within the store's timeout; any failure is the store being unavailable.
+    private func withTimeout<Result: Sendable>(
+        _ operation: @escaping @Sendable () async throws -> Result
+    ) async throws(StoreUnavailable) -> Result {
+        do {
+            return try await withDeadline(timeout, operation)
+        } catch let error as StoreUnavailable {
+            throw error
+        } catch is DeadlineExceeded {
+            throw StoreUnavailable("PostgreSQL did not answer within \(timeout)")
+        } catch {
+            throw StoreUnavailable("PostgreSQL: \(String(reflecting: error))")
+        }
     }
 
     /// The one statement that stores a batch; it returns 1 when stored, 0 when the batch id was there.
@@ -178,21 +183,6 @@ public final class PostgresStore: EventStore {
         )
         SELECT count(*)::int8 FROM batch
         """
-}
-
-/// Resumes a continuation with whichever outcome comes first.
-private final class FirstOutcome<Value: Sendable>: Sendable {
-    private let continuation: Mutex<CheckedContinuation<Value, Never>?>
-
-    init(_ continuation: CheckedContinuation<Value, Never>) { self.continuation = Mutex(continuation) }
-
-    /// Resumes with `value` if nothing did before; tells whether it did.
-    @discardableResult
-    func finish(_ value: Value) -> Bool {
-        guard let continuation = continuation.withLock({ $0.take() }) else { return false }
-        continuation.resume(returning: value)
-        return true
-    }
 }
 
 /// A `text[]` bind with NULL elements, which postgres-nio's `[String]` cannot carry (binary array format).

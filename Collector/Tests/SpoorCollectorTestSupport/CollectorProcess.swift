@@ -4,41 +4,121 @@ import FoundationNetworking
 #endif
 public import SpoorModel
 public import SpoorWire
-public import SpoorLog
-import SpoorFaultProxy
+import SpoorLoopback
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
-// Shared by the collector's tests and the end-to-end tests: a real collector process, and frames to send it.
+// Shared by the collector's, the end-to-end and the fault tests: real collector processes, requests, and frames.
 
-/// A real `spoor-collector serve` process on 127.0.0.1, port 0.
-/// Its stored properties are set once in `init`, so concurrent requests may share it.
+/// A real `spoor-collector serve` process on 127.0.0.1, which can be stopped (gracefully or with SIGKILL) and
+/// started again over the same store. Safe to share between concurrent requests.
 public final class CollectorProcess: @unchecked Sendable {
-    public let process: Process
-    public let port: Int
+    /// The directory of the SQLite store (unused with another `store`).
     public let directory: URL
     private let ownsDirectory: Bool
+    private let serveArguments: [String]
+    private let lock = NSLock()
+    /// The running process, or the last one once stopped. Guarded by `lock`.
+    private var current: Process
+    /// Its port. Guarded by `lock`.
+    private var currentPort: Int
+    private var running: Bool
 
-    /// The built binary: `SPOOR_COLLECTOR_BIN`, else the package's debug or release build folder.
-    public static func binary() throws -> URL { try CollectorLaunch.collectorBinary() }
+    /// The built `spoor-collector`: `SPOOR_COLLECTOR_BIN`, else the package's debug or release build.
+    public static func binary() throws -> URL {
+        try builtProduct("spoor-collector", override: "SPOOR_COLLECTOR_BIN")
+    }
 
-    /// Starts `spoor-collector serve` on `listen` (port 0: any free port) with `store`, or when nil a SQLite
-    /// store in `directory` (a fresh temporary one, removed at the end, when nil; a given one is kept, so a
-    /// restart finds its data).
+    /// The Collector package's build of `product`: the path in the environment variable `override` when set,
+    /// else its debug build folder, else its release one.
+    public static func builtProduct(_ product: String, override: String) throws -> URL {
+        if let path = ProcessInfo.processInfo.environment[override] { return URL(fileURLWithPath: path) }
+        // Tests/SpoorCollectorTestSupport/CollectorProcess.swift → the Collector package.
+        let package = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        for configuration in ["debug", "release"] {
+            let candidate = package.appendingPathComponent(".build/\(configuration)/\(product)")
+            if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
+        }
+        throw CollectorTestError("\(product) is not built under \(package.path)/.build; run swift build first")
+    }
+
+    /// Starts `spoor-collector serve` on `listen` (port 0: any free port, a new one at each start) with `store`, or
+    /// when nil a SQLite store in `directory` (a fresh temporary one, removed at the end, when nil; a given one is
+    /// kept, so a later collector finds its data). `arguments` go to `serve` as well.
     public init(store: String? = nil, arguments: [String] = [], listen: String = "127.0.0.1:0", directory: URL? = nil) throws {
         ownsDirectory = directory == nil
         self.directory = directory ?? FileManager.default.temporaryDirectory.appendingPathComponent("spoor-collector-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: self.directory, withIntermediateDirectories: true)
-        let store = store ?? "sqlite:\(self.directory.path)/events.sqlite"
-        (process, port) = try CollectorLaunch.start(["serve", "--listen", listen, "--store", store] + arguments)
+        let store = store ?? "sqlite:\(self.directory.appendingPathComponent("events.sqlite").path)"
+        serveArguments = ["serve", "--listen", listen, "--store", store] + arguments
+        (current, currentPort) = try CollectorLaunch.start(Self.binary(), serveArguments)
+        running = true
     }
 
     deinit {
-        stop()
+        stop(kill: true)
         if ownsDirectory { try? FileManager.default.removeItem(at: directory) }
     }
 
-    /// Stops the collector (SIGTERM: a graceful shutdown) and waits for it to exit.
-    public func stop() {
-        if process.isRunning { process.terminate(); process.waitUntilExit() }
+    /// The process: the running one, or the last one once stopped.
+    public var process: Process { lock.withLock { current } }
+
+    /// The port it listens on (the last one it listened on, once stopped).
+    public var port: Int { lock.withLock { currentPort } }
+
+    /// Starts the process again when stopped, over the same store, and waits until it listens; returns the port.
+    @discardableResult
+    public func start() throws -> Int {
+        try lock.withLock {
+            if running { return currentPort }
+            (current, currentPort) = try CollectorLaunch.start(Self.binary(), serveArguments)
+            running = true
+            return currentPort
+        }
+    }
+
+    /// Stops the process, with SIGTERM (graceful: requests in flight finish, the store is closed) or SIGKILL, and
+    /// waits for it to exit.
+    public func stop(kill: Bool = false) {
+        let process = lock.withLock { () -> Process? in
+            defer { running = false }
+            return running ? current : nil
+        }
+        guard let process, process.isRunning else { return }
+        if kill {
+            sendSignal(process.processIdentifier, SIGKILL)
+        } else {
+            process.terminate()
+        }
+        process.waitUntilExit()
+    }
+
+    /// Stops and starts again over the same store; returns the new port.
+    @discardableResult
+    public func restart(kill: Bool = false) throws -> Int {
+        stop(kill: kill)
+        return try start()
+    }
+
+    /// Waits for the process to exit by itself (after a signal the test sent, say) and returns its exit status;
+    /// throws if it is still running after `timeout`.
+    public func waitForExit(timeout: Duration = .seconds(30)) async throws -> Int32 {
+        let process = self.process
+        let exited = DispatchSemaphore(value: 0)
+        Thread.detachNewThread {
+            process.waitUntilExit()
+            exited.signal()
+        }
+        let limit = DispatchTime.after(timeout)
+        let didExit = await withCheckedContinuation { continuation in
+            Thread.detachNewThread { continuation.resume(returning: exited.wait(timeout: limit) == .success) }
+        }
+        guard didExit else { throw CollectorTestError("the collector is still running after \(timeout)") }
+        lock.withLock { running = false }
+        return process.terminationStatus
     }
 
     /// The collector's SQLite file.
@@ -47,14 +127,28 @@ public final class CollectorProcess: @unchecked Sendable {
     /// Its batch endpoint.
     public var batchURL: URL { URL(string: "http://127.0.0.1:\(port)/v1/batch")! }
 
-    /// Sends one request and returns the status, the body and the headers.
+    /// Sends one request to the collector and returns the status, the body and the headers.
     public func request(_ method: String = "POST", _ path: String = "/v1/batch", body: [UInt8] = [],
-                 headers: [String: String] = [:]) async throws -> (status: Int, body: String, headers: [String: String]) {
-        var request = URLRequest(url: URL(string: "http://127.0.0.1:\(port)\(path)")!)
+                        headers: [String: String] = [:]) async throws -> (status: Int, body: String, headers: [String: String]) {
+        try await TestHTTP.send(method, URL(string: "http://127.0.0.1:\(port)\(path)")!, body: body, headers: headers)
+    }
+}
+
+/// Requests as the tests make them, through URLSession like the uploader.
+public enum TestHTTP {
+    /// Sends one request and returns the status, the body and the headers (names lowercased); a network error
+    /// (a reset, a timeout) throws the `URLError`. `timeout` is the session's, counted in whole seconds on Linux.
+    public static func send(_ method: String, _ url: URL, body: [UInt8] = [], headers: [String: String] = [:],
+                            timeout: TimeInterval = 60) async throws -> (status: Int, body: String, headers: [String: String]) {
+        var request = URLRequest(url: url, timeoutInterval: timeout)
         request.httpMethod = method
         if method != "GET" { request.httpBody = Data(body) }
         for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
-        let (data, response) = try await URLSession.shared.data(for: request)
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.timeoutIntervalForRequest = timeout
+        let session = URLSession(configuration: configuration)
+        defer { session.finishTasksAndInvalidate() }
+        let (data, response) = try await session.data(for: request)
         guard let http = response as? HTTPURLResponse else { throw CollectorTestError("the answer is not HTTP") }
         var fields: [String: String] = [:]
         for (name, value) in http.allHeaderFields { fields["\(name)".lowercased()] = "\(value)" }
@@ -62,6 +156,7 @@ public final class CollectorProcess: @unchecked Sendable {
     }
 }
 
+/// A test's own failure: something it needs could not be had.
 public struct CollectorTestError: Error, CustomStringConvertible {
     public var description: String
     public init(_ description: String) { self.description = description }
@@ -69,6 +164,7 @@ public struct CollectorTestError: Error, CustomStringConvertible {
 
 /// Frames of test events.
 public enum Frames {
+    /// `count` events of one install, every third an `$AppStart`, the others `name`.
     public static func events(_ count: Int, name: String = "ViewProduct") -> [Event] {
         (0..<count).map { index -> Event in
             let lib = LibInfo(lib: "Swift", libVersion: "1.0", method: .code)
@@ -80,6 +176,16 @@ public enum Frames {
         }
     }
 
+    /// `ViewProduct` events of the install `anonymousID`, one for each sequence number.
+    public static func events(anonymousID: String, sequences: Range<UInt64>) -> [Event] {
+        sequences.map { sequence in
+            Event(name: "ViewProduct", time: 1_700_000_000_000 + Int64(sequence), trackID: sequence &* 0x9E37,
+                  sequence: sequence, distinctID: "user-1", anonymousID: anonymousID,
+                  lib: LibInfo(lib: "Swift", libVersion: "1.0", method: .code), properties: ["price": .double(Double(sequence))])
+        }
+    }
+
+    /// The events sealed into one frame.
     public static func frame(_ events: [Event], batchID: BatchID = .random(), codec: Codec = .zstd) throws -> [UInt8] {
         let encoder = EventEncoder()
         var payload: [UInt8] = []
@@ -87,3 +193,9 @@ public enum Frames {
         return try BatchFrame.encode(payload: payload, recordCount: events.count, batchID: batchID, sealedAt: 1_700_000_000_000, codec: codec)
     }
 }
+
+#if canImport(Darwin)
+private func sendSignal(_ pid: Int32, _ signal: Int32) { _ = Darwin.kill(pid, signal) }
+#else
+private func sendSignal(_ pid: Int32, _ signal: Int32) { _ = Glibc.kill(pid, signal) }
+#endif

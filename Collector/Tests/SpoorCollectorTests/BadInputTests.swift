@@ -1,8 +1,9 @@
 import Foundation
 import SpoorCollectorCore
+import SpoorCollectorSQLite
 import SpoorCollectorTestSupport
+import SpoorLoopback
 import SpoorModel
-import SpoorLog
 import Testing
 import SpoorWire
 
@@ -10,14 +11,6 @@ import SpoorWire
 struct BadInputTests {
     static let repository = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-
-    /// Peak resident memory of a process, from /proc.
-    static func peakRSS(_ pid: Int32) throws -> Int {
-        let status = try String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)
-        let line = try #require(status.split(separator: "\n").first { $0.hasPrefix("VmHWM:") })
-        let kilobytes = try #require(Int(line.split(separator: " ", omittingEmptySubsequences: true)[1]))
-        return kilobytes * 1024
-    }
 
     /// A zstd frame whose header declares 100 bytes but whose payload inflates to 1 GiB of zeros.
     static func zstdBomb() throws -> [UInt8] {
@@ -77,7 +70,7 @@ struct BadInputTests {
         #expect(health.status == 200)
         let stored = try SQLiteStore(path: collector.databasePath).countsByName().map(\.count).reduce(0, +)
         #expect(stored == (try oracleStore.countsByName().map(\.count).reduce(0, +)))
-        let rss = try Self.peakRSS(collector.process.processIdentifier)
+        let rss = try ProcessUsage.peakRSS(of: collector.process.processIdentifier)
         print("collector peak RSS after hostile bodies: \(rss >> 20) MiB")
         #expect(rss < 256 << 20)
     }

@@ -1,8 +1,8 @@
 import Foundation
 import SpoorModel
 import SpoorWire
-import SpoorLog
 import SpoorCollectorCore
+import SpoorCollectorSQLite
 import SpoorCollectorTestSupport
 import Testing
 

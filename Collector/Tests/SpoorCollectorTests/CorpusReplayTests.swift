@@ -1,5 +1,6 @@
 import Foundation
 import SpoorCollectorCore
+import SpoorCollectorSQLite
 import Testing
 
 @Suite("The FuzzCollectorIngest corpus, replayed through the request core")

@@ -1,13 +1,12 @@
 import SpoorCollectorTestSupport
 import Foundation
 import SpoorModel
-import SpoorLog
 import Testing
 import SpoorWire
 
 @Suite("The PostgreSQL store, through real collector processes and a real server")
 struct PostgresStoreTests {
-    @Test("a batch round-trips into the documented schema; the same batch again is a duplicate")
+    @Test("a batch round-trips into the documented schema; the same batch again is a duplicate; SIGTERM stops cleanly")
     func roundTrip() async throws {
         let cluster = try PostgresCluster()
         let collector = try CollectorProcess(store: cluster.url)
@@ -32,8 +31,12 @@ struct PostgresStoreTests {
         #expect(try cluster.query("SELECT properties->>'note' FROM events WHERE idx = 2") == "quote \" and \u{1F600}")
 
         // `spoor-collector events` reads the same database.
-        let counts = try PostgresCluster.run(try CollectorProcess.binary().path, ["events", "--store", cluster.url])
+        let counts = try Command.run(try CollectorProcess.binary().path, ["events", "--store", cluster.url])
         #expect(counts == "4\tViewProduct\n2\t$AppStart\n")
+
+        // SIGTERM: the HTTP server stops, then the pool closes its connections, and the process exits 0.
+        kill(collector.process.processIdentifier, SIGTERM)
+        #expect(try await collector.waitForExit() == 0)
     }
 
     @Test("two collectors sharing one database get the same batches at the same moment: each stored once")

@@ -1,6 +1,7 @@
 import Foundation
 import SpoorCollectorTestSupport
 import SpoorCollectorCore
+import SpoorCollectorSQLite
 import SpoorModel
 import SpoorWire
 import Testing

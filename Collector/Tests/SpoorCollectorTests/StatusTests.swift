@@ -1,9 +1,9 @@
 import Foundation
 import SpoorCollectorCore
+import SpoorCollectorSQLite
 import SpoorCollectorTestSupport
 import SpoorModel
 import SpoorWire
-import SpoorLog
 import Testing
 
 @Suite("Every status of the HTTP API, on a real collector process")
@@ -89,16 +89,16 @@ struct StatusTests {
         #expect(metrics.body.contains("spoor_collector_store_seconds_bucket"))
     }
 
-    @Test("SIGTERM: the collector stops cleanly and what it answered 200 for is stored")
-    func gracefulShutdown() async throws {
+    @Test("SIGTERM or SIGINT: the collector stops cleanly, its store closed, and what it answered 200 for is stored",
+          arguments: [SIGTERM, SIGINT])
+    func gracefulShutdown(signal: Int32) async throws {
         let collector = try CollectorProcess()
         let answer = try await collector.request(body: try Frames.frame(Frames.events(4)))
         #expect(answer.status == 200)
-        kill(collector.process.processIdentifier, SIGTERM)
-        let deadline = Date().addingTimeInterval(30)
-        while collector.process.isRunning && Date() < deadline { try await Task.sleep(for: .milliseconds(20)) }
-        #expect(!collector.process.isRunning)
-        #expect(collector.process.terminationStatus == 0)
+        kill(collector.process.processIdentifier, signal)
+        #expect(try await collector.waitForExit() == 0)
+        // Closing the last connection checkpoints the write-ahead log into the file and removes it.
+        #expect(!FileManager.default.fileExists(atPath: collector.databasePath + "-wal"), "the SQLite store was not closed")
         #expect(try SQLiteStore(path: collector.databasePath).countsByName().map(\.count).reduce(0, +) == 4)
     }
 }

@@ -2,8 +2,8 @@ import SpoorCollectorTestSupport
 import Foundation
 import GRDB
 import SpoorCollectorCore
+import SpoorCollectorSQLite
 import SpoorModel
-import SpoorLog
 import Testing
 
 /// Another process's write lock on a collector's SQLite file, held by a thread until released.
@@ -74,9 +74,7 @@ struct StoreFailureTests {
             #expect(answer.status == 200)
             #expect(answer.body.hasSuffix(#""events":200,"duplicate":false}"#))
         }
-        while collector.process.isRunning && Date() < deadline { try await Task.sleep(for: .milliseconds(20)) }
-        #expect(!collector.process.isRunning)
-        #expect(collector.process.terminationStatus == 0)
+        #expect(try await collector.waitForExit() == 0)
         let database = try DatabaseQueue(path: collector.databasePath)
         let (batches, events, partial) = try await database.read { db in
             (try Int.fetchOne(db, sql: "SELECT count(*) FROM batches"),

@@ -3,7 +3,6 @@ import GRDB
 import SpoorCollectorTestSupport
 import SpoorModel
 import SpoorTracker
-import SpoorLog
 import Testing
 
 /// What the collector's SQLite store holds, read with GRDB while (or after) the collector runs.

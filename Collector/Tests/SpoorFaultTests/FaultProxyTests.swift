@@ -2,8 +2,8 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
+import SpoorCollectorTestSupport
 import SpoorFaultProxy
-import SpoorLog
 import SpoorWire
 import Testing
 
@@ -12,10 +12,10 @@ import Testing
 struct FaultProxyTests {
     @Test("forwarded batches reach the store; the proxy records path, headers and body size")
     func forwards() async throws {
-        let collector = try CollectorServer()
+        let collector = try CollectorProcess()
         let proxy = try FaultProxy(upstreamPort: collector.port)
         let id = BatchID.random()
-        let frame = try TestFrames.frame(anonymousID: "anon-f", sequences: 0..<5, batchID: id)
+        let frame = try Frames.frame(Frames.events(anonymousID: "anon-f", sequences: 0..<5), batchID: id)
         let answer = try await Post.batch(frame, to: proxy.batchURL, batchID: id, retry: 2).get()
         #expect(answer.status == 200)
         #expect(answer.body.contains(#""duplicate":false"#))
@@ -32,7 +32,7 @@ struct FaultProxyTests {
 
     @Test("scripted statuses are answered in order without reaching the collector, then it forwards")
     func scriptedStatuses() async throws {
-        let collector = try CollectorServer()
+        let collector = try CollectorProcess()
         let statuses: [FaultAction] = [
             .respond(status: 500), .respond(status: 503, headers: ["Retry-After": "2"]),
             .respond(status: 503, headers: ["Retry-After": "Wed, 21 Oct 2026 07:28:00 GMT"]),
@@ -40,7 +40,7 @@ struct FaultProxyTests {
             .respond(status: 401),
         ]
         let proxy = try FaultProxy(upstreamPort: collector.port, script: FaultScript(statuses))
-        let frame = try TestFrames.frame(anonymousID: "anon-s", sequences: 0..<3)
+        let frame = try Frames.frame(Frames.events(anonymousID: "anon-s", sequences: 0..<3))
         var answers: [(Int, String?)] = []
         for _ in 0..<statuses.count + 1 {
             let answer = try await Post.batch(frame, to: proxy.batchURL).get()
@@ -56,9 +56,9 @@ struct FaultProxyTests {
 
     @Test("bodies above the limit get 413 and are not forwarded; smaller ones are")
     func tooLarge() async throws {
-        let collector = try CollectorServer()
-        let small = try TestFrames.frame(anonymousID: "anon-l", sequences: 0..<2)
-        let large = try TestFrames.frame(anonymousID: "anon-l", sequences: 2..<400)
+        let collector = try CollectorProcess()
+        let small = try Frames.frame(Frames.events(anonymousID: "anon-l", sequences: 0..<2))
+        let large = try Frames.frame(Frames.events(anonymousID: "anon-l", sequences: 2..<400))
         let proxy = try FaultProxy(upstreamPort: collector.port, script: FaultScript(rejectBodiesAbove: small.count + 1))
         #expect(try await Post.batch(large, to: proxy.batchURL).get().status == 413)
         #expect(try await Post.batch(small, to: proxy.batchURL).get().status == 200)
@@ -69,9 +69,9 @@ struct FaultProxyTests {
 
     @Test("a reset mid-body is a network error for the client and stores nothing")
     func resetMidBody() async throws {
-        let collector = try CollectorServer()
+        let collector = try CollectorProcess()
         let proxy = try FaultProxy(upstreamPort: collector.port, script: FaultScript([.resetMidBody]))
-        let frame = try TestFrames.frame(anonymousID: "anon-r", sequences: 0..<2000)
+        let frame = try Frames.frame(Frames.events(anonymousID: "anon-r", sequences: 0..<2000))
         let result = await Post.batch(frame, to: proxy.batchURL)
         #expect(throws: (any Error).self) { try result.get() }
         let seen = try await proxy.waitForRequests(1)
@@ -83,9 +83,9 @@ struct FaultProxyTests {
 
     @Test("a stall outlasts the client's timeout; stopping the proxy ends it")
     func stall() async throws {
-        let collector = try CollectorServer()
+        let collector = try CollectorProcess()
         let proxy = try FaultProxy(upstreamPort: collector.port, script: FaultScript([.stall(.seconds(60))]))
-        let frame = try TestFrames.frame(anonymousID: "anon-t", sequences: 0..<3)
+        let frame = try Frames.frame(Frames.events(anonymousID: "anon-t", sequences: 0..<3))
         let started = ContinuousClock.now
         let result = await Post.batch(frame, to: proxy.batchURL, timeout: 1)
         let waited = ContinuousClock.now - started
@@ -98,10 +98,10 @@ struct FaultProxyTests {
 
     @Test("a lost response: the collector stored the batch, the client heard nothing; the resend is a duplicate")
     func lostResponse() async throws {
-        let collector = try CollectorServer()
+        let collector = try CollectorProcess()
         let proxy = try FaultProxy(upstreamPort: collector.port, script: FaultScript([.loseResponse]))
         let id = BatchID.random()
-        let frame = try TestFrames.frame(anonymousID: "anon-d", sequences: 0..<4, batchID: id)
+        let frame = try Frames.frame(Frames.events(anonymousID: "anon-d", sequences: 0..<4), batchID: id)
         await #expect(throws: (any Error).self) { try await Post.batch(frame, to: proxy.batchURL).get() }
         #expect(try await proxy.waitForRequests(1)[0].upstreamStatus == 200)
         #expect(try StoreReading(path: collector.databasePath).batchIDs() == ["\(id)"])
@@ -113,13 +113,13 @@ struct FaultProxyTests {
 
     @Test("while the collector is down the proxy answers 502; after a restart on a new port it forwards again")
     func collectorRestart() async throws {
-        let collector = try CollectorServer()
+        let collector = try CollectorProcess()
         let proxy = try FaultProxy(upstreamPort: collector.port)
-        let first = try TestFrames.frame(anonymousID: "anon-c", sequences: 0..<2)
+        let first = try Frames.frame(Frames.events(anonymousID: "anon-c", sequences: 0..<2))
         #expect(try await Post.batch(first, to: proxy.batchURL).get().status == 200)
         collector.stop(kill: true)
         proxy.upstreamPort = nil
-        let second = try TestFrames.frame(anonymousID: "anon-c", sequences: 2..<4)
+        let second = try Frames.frame(Frames.events(anonymousID: "anon-c", sequences: 2..<4))
         #expect(try await Post.batch(second, to: proxy.batchURL).get().status == 502)
         proxy.upstreamPort = try collector.start()
         #expect(try await Post.batch(second, to: proxy.batchURL).get().status == 200)

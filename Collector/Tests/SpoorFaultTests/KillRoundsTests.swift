@@ -1,7 +1,8 @@
 import Foundation
 import GRDB
-import SpoorModel
+import SpoorCollectorTestSupport
 import SpoorFaultProxy
+import SpoorModel
 import Testing
 #if canImport(Glibc)
 import Glibc
@@ -9,7 +10,7 @@ import Glibc
 import Darwin
 #endif
 
-/// Transport spec §5 under kill -9: a child tracks and uploads continuously through the proxy to a real
+/// Exactly-once delivery under kill -9: a child tracks and uploads continuously through the proxy to a real
 /// collector; it is SIGKILLed at random moments, round after round, while the collector is also restarted
 /// at random (gracefully or with SIGKILL) and the proxy answers some requests with a 5xx, a 429, a reset or
 /// a lost response. At the end every event the child reported durable is in the store
@@ -26,7 +27,7 @@ struct KillRoundsTests {
         var random = SplitMix64(seed: seed)
         let started = ContinuousClock.now
 
-        let collector = try CollectorServer()
+        let collector = try CollectorProcess()
         let proxy = try FaultProxy(upstreamPort: collector.port)
         defer { proxy.stop() }
         let storage = FileManager.default.temporaryDirectory.appendingPathComponent("spoor-kill-\(UUID().uuidString)")
@@ -38,7 +39,7 @@ struct KillRoundsTests {
         // The log's drop-oldest count as the child last reported it (the child stays far below the caps).
         var maxDropped = 0
         for round in 0..<rounds {
-            // Spec §5's mix: most requests go through; some meet a 5xx, a 429, a reset or a lost response.
+            // Most requests go through; some meet a 5xx, a 429, a reset or a lost response.
             proxy.setScript(FaultScript((0..<400).map { _ in Self.randomAction(using: &random) }))
             let child = try UploadChild(storage: storage, url: proxy.batchURL, round: round)
             try await child.waitForLine(prefix: "ready")
@@ -150,7 +151,7 @@ private struct StoredNumbers {
     }
 }
 
-/// A `spoor-upload-child` process and the lines it printed.
+/// A `SpoorUploadChild` process and the lines it printed.
 private final class UploadChild: @unchecked Sendable {
     let process = Process()
     private let output = Pipe()
@@ -161,7 +162,7 @@ private final class UploadChild: @unchecked Sendable {
     private let outputEnded = DispatchSemaphore(value: 0)
 
     init(storage: URL, url: URL, round: Int, drain: Bool = false) throws {
-        process.executableURL = try CollectorLaunch.builtProduct("SpoorUploadChild", override: "SPOOR_UPLOAD_CHILD_BIN")
+        process.executableURL = try CollectorProcess.builtProduct("SpoorUploadChild", override: "SPOOR_UPLOAD_CHILD_BIN")
         process.arguments = [storage.path, url.absoluteString, "\(round)"] + (drain ? ["drain"] : [])
         process.standardOutput = output
         process.standardError = FileHandle.nullDevice

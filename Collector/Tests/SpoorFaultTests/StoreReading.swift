@@ -1,11 +1,7 @@
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 import GRDB
-import SpoorModel
+import SpoorCollectorTestSupport
 import SpoorWire
-import SpoorLog
 
 /// What a collector's SQLite store holds, read the way an analyst would.
 struct StoreReading {
@@ -41,45 +37,17 @@ struct Pair: Hashable, CustomStringConvertible {
     var description: String { "(\(anonymousID), \(sequence))" }
 }
 
-/// Frames of test events for one anonymous id.
-enum TestFrames {
-    static func frame(anonymousID: String, sequences: Range<UInt64>, batchID: BatchID = .random()) throws -> [UInt8] {
-        let encoder = EventEncoder()
-        var payload: [UInt8] = []
-        for sequence in sequences {
-            let event = Event(
-                name: "ViewProduct", time: 1_700_000_000_000 + Int64(sequence), trackID: sequence &* 0x9E37, sequence: sequence,
-                distinctID: "user-1", anonymousID: anonymousID, lib: LibInfo(lib: "Swift", libVersion: "1.0", method: .code),
-                properties: ["price": .double(Double(sequence))])
-            try encoder.appendBatchEntry(event, to: &payload)
-        }
-        return try BatchFrame.encode(payload: payload, recordCount: sequences.count, batchID: batchID,
-                                     sealedAt: 1_700_000_000_000, codec: .zstd)
-    }
-}
-
-/// One POST through URLSession, as the uploader makes it.
+/// One POST with the headers the uploader sends, the outcome kept whole: a test of faults looks at network errors.
 enum Post {
-    /// The status and headers, or the error the client saw.
+    /// The status, headers and body, or the error the client saw.
     static func batch(_ body: [UInt8], to url: URL, batchID: BatchID? = nil, retry: Int? = nil,
                       timeout: TimeInterval = 10) async -> Result<(status: Int, headers: [String: String], body: String), any Error> {
-        var request = URLRequest(url: url, timeoutInterval: timeout)
-        request.httpMethod = "POST"
-        request.httpBody = Data(body)
-        request.setValue("application/x-spoor-batch", forHTTPHeaderField: "Content-Type")
-        if let batchID { request.setValue("\(batchID)", forHTTPHeaderField: "Spoor-Batch-Id") }
-        if let retry { request.setValue("\(retry)", forHTTPHeaderField: "Spoor-Retry-Count") }
-        // On Linux the session's timeout is the one that counts, in whole seconds.
-        let configuration = URLSessionConfiguration.ephemeral
-        configuration.timeoutIntervalForRequest = timeout
-        let session = URLSession(configuration: configuration)
-        defer { session.finishTasksAndInvalidate() }
+        var headers = ["Content-Type": BatchFrame.mediaType]
+        if let batchID { headers["Spoor-Batch-Id"] = "\(batchID)" }
+        if let retry { headers["Spoor-Retry-Count"] = "\(retry)" }
         do {
-            let (data, response) = try await session.data(for: request)
-            guard let http = response as? HTTPURLResponse else { return .failure(URLError(.badServerResponse)) }
-            var headers: [String: String] = [:]
-            for (name, value) in http.allHeaderFields { headers["\(name)".lowercased()] = "\(value)" }
-            return .success((http.statusCode, headers, String(decoding: data, as: UTF8.self)))
+            let answer = try await TestHTTP.send("POST", url, body: body, headers: headers, timeout: timeout)
+            return .success((answer.status, answer.headers, answer.body))
         } catch {
             return .failure(error)
         }

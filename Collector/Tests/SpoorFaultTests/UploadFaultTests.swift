@@ -6,8 +6,9 @@ import SpoorTracker
 import SpoorLog
 import Testing
 
-/// Transport spec §3 and §5 through the fault proxy: a real tracker, a real collector, one fault at a time.
-/// Each ends with every accepted event stored exactly once (or set aside in `rejected/` and counted), a
+/// The uploader's answer to each fault, through the fault proxy: a real tracker, a real collector, one fault at a
+/// time. Transient faults are retried with backoff (honouring `Retry-After`), a 400 sets the batch aside, a 401
+/// pauses uploads, a 413 splits the batch, a stall ends at the request timeout. Each ends with every accepted event stored exactly once (or set aside in `rejected/` and counted), a
 /// bounded number of requests, and `track` never held up. Time is the manual upload clock's.
 @Suite("Uploads through faults, against a real collector")
 struct UploadFaultTests {

@@ -1,6 +1,7 @@
 import Foundation
-import SpoorModel
+import SpoorCollectorTestSupport
 import SpoorFaultProxy
+import SpoorModel
 import SpoorTracker
 import SpoorLog
 import SpoorUpload
@@ -8,7 +9,7 @@ import Testing
 
 /// A tracker uploading through a ``FaultProxy`` to a real collector, on a manual upload clock.
 final class UploadRig {
-    let collector: CollectorServer
+    let collector: CollectorProcess
     let proxy: FaultProxy
     let clock = ManualUploadClock()
     let storage: URL
@@ -24,7 +25,7 @@ final class UploadRig {
     /// `systemClock` leaves the uploader on real time (with `requestTimeout`), for the one test about real stalls.
     init(script: FaultScript, flushBulkSize: Int = 100, systemClock: Bool = false,
          requestTimeout: Duration = UploadRig.requestTimeout) async throws {
-        collector = try CollectorServer()
+        collector = try CollectorProcess()
         proxy = try FaultProxy(upstreamPort: collector.port, script: script)
         storage = FileManager.default.temporaryDirectory.appendingPathComponent("spoor-fault-\(UUID().uuidString)")
         var configuration = Configuration(storageDirectory: storage)

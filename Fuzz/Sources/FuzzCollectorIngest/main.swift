@@ -5,6 +5,7 @@
 import CFuzzDriver
 import Foundation
 import SpoorCollectorCore
+import SpoorCollectorSQLite
 
 let store = try! SQLiteStore(path: nil)
 let ingest = Ingest(limits: IngestLimits(maxBody: 1 << 20, maxDecompressed: 1 << 20), store: store)

@@ -1,8 +1,8 @@
 // The child of the kill -9 rounds (Tests/SpoorFaultTests/KillRoundsTests.swift): a tracker that tracks and
 // uploads until it is SIGKILLed, saying on stdout which events are durable.
 //
-//   spoor-upload-child DIR URL ROUND        track and upload until killed
-//   spoor-upload-child DIR URL ROUND drain  upload what earlier rounds left, then exit
+//   SpoorUploadChild DIR URL ROUND        track and upload until killed
+//   SpoorUploadChild DIR URL ROUND drain  upload what earlier rounds left, then exit
 //
 // Lines: `ready ANONYMOUS-ID`, then `durable FIRST LAST` once events FIRST...LAST (their `n` property) are
 // synced to the log, `flushed RESULT` after each flush, and in drain mode `drained RESULT`.
@@ -29,7 +29,7 @@ func say(_ line: String) {
 
 let arguments = CommandLine.arguments
 guard arguments.count >= 4, let round = Int64(arguments[3]), let url = URL(string: arguments[2]) else {
-    say("usage: spoor-upload-child DIR URL ROUND [drain]")
+    say("usage: SpoorUploadChild DIR URL ROUND [drain]")
     exit(2)
 }
 let draining = arguments.count > 4 && arguments[4] == "drain"
@@ -68,8 +68,8 @@ var random = SplitMix64(seed: UInt64(round) &* 0x9E37_79B9 &+ 1)
 var next = round * 1_000_000
 var backlog = 0
 while true {
-    // Spec §5 holds within the caps: beyond them the log drops the oldest events (counted). While the
-    // collector refuses or pauses us, stop tracking at 2,000 waiting events, as far below the cap (10,000).
+    // Exactly-once holds within the log's caps: beyond them it drops the oldest events (counted). While the
+    // collector refuses or pauses us, stop tracking at 2,000 waiting events, far below the cap (10,000).
     if backlog < 2_000 {
         let first = next
         for _ in 0..<Int.random(in: 1...30, using: &random) {

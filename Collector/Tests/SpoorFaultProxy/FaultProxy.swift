@@ -1,4 +1,6 @@
 public import Foundation
+import SpoorCollectorCore
+import SpoorLoopback
 import Synchronization
 #if canImport(Glibc)
 import Glibc
@@ -54,7 +56,12 @@ public final class FaultProxy: Sendable {
 
     /// Starts listening on 127.0.0.1 (`port` 0 picks a free port) in front of the collector at `upstreamPort`.
     public init(upstreamPort: Int?, script: FaultScript = .passThrough, port: Int = 0) throws(FaultProxyError) {
-        let (fd, actualPort) = try listenOnLoopback(port: port)
+        let (fd, actualPort): (Int32, Int)
+        do {
+            (fd, actualPort) = try listenOnLoopback(port: port)
+        } catch {
+            throw FaultProxyError("the proxy cannot listen: \(error)")
+        }
         listener = fd
         self.port = actualPort
         state = Mutex(State(script: script, upstreamPort: upstreamPort))
@@ -84,31 +91,38 @@ public final class FaultProxy: Sendable {
 
     /// Waits until at least `count` requests are recorded and returns them all; throws after `timeout`.
     public func waitForRequests(_ count: Int, timeout: Duration = .seconds(30)) async throws -> [ProxiedRequest] {
+        do {
+            return try await withDeadline(timeout) { try await self.requests(atLeast: count) }
+        } catch is DeadlineExceeded {
+            throw FaultProxyError("fewer than \(count) requests after \(timeout): \(requests)")
+        }
+    }
+
+    /// Every request once at least `count` are recorded; throws when cancelled or when the proxy stops first.
+    private func requests(atLeast count: Int) async throws -> [ProxiedRequest] {
         let id = state.withLock { state -> Int in
             state.nextWaiterID += 1
             return state.nextWaiterID
         }
-        let timer = Task {
-            try await Task.sleep(for: timeout)
-            self.failWaiter(id, FaultProxyError("fewer than \(count) requests after \(timeout): \(self.requests)"))
-        }
-        defer { timer.cancel() }
-        return try await withCheckedThrowingContinuation { continuation in
-            let ready: [ProxiedRequest]? = state.withLock { state in
-                if state.requests.count >= count { return state.requests }
-                state.waiters.append(Waiter(id: id, count: count, continuation: continuation))
-                return nil
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                // Decided under the lock that `onCancel` and `stop()` take, so no waiter is left behind.
+                let outcome: Result<[ProxiedRequest], any Error>? = state.withLock { state in
+                    if state.requests.count >= count { return .success(state.requests) }
+                    if state.stopped { return .failure(FaultProxyError("the proxy stopped")) }
+                    if Task.isCancelled { return .failure(CancellationError()) }
+                    state.waiters.append(Waiter(id: id, count: count, continuation: continuation))
+                    return nil
+                }
+                if let outcome { continuation.resume(with: outcome) }
             }
-            if let ready { continuation.resume(returning: ready) }
+        } onCancel: {
+            let waiter = state.withLock { state -> Waiter? in
+                guard let index = state.waiters.firstIndex(where: { $0.id == id }) else { return nil }
+                return state.waiters.remove(at: index)
+            }
+            waiter?.continuation.resume(throwing: CancellationError())
         }
-    }
-
-    private func failWaiter(_ id: Int, _ error: any Error) {
-        let waiter = state.withLock { state -> Waiter? in
-            guard let index = state.waiters.firstIndex(where: { $0.id == id }) else { return nil }
-            return state.waiters.remove(at: index)
-        }
-        waiter?.continuation.resume(throwing: error)
     }
 
     /// Stops listening, drops every connection and ends every stall. Safe to call twice.
@@ -150,23 +164,23 @@ public final class FaultProxy: Sendable {
                 close(fd)
                 return
             }
-            let thread = Thread { [self] in serve(WireConnection(fd: fd)) }
+            let thread = Thread { [self] in serve(HTTPConnection(fd: fd)) }
             thread.name = "fault-proxy-connection"
             thread.start()
         }
     }
 
     /// Serves the requests of one client connection until it closes or an action ends it.
-    private func serve(_ client: WireConnection) {
+    private func serve(_ client: HTTPConnection) {
         var closed = false
         defer {
             if !closed {
                 state.withLock { _ = $0.openSockets.remove(client.fd) }
-                close(client.fd)
+                client.close()
             }
         }
         while true {
-            guard let lines = try? client.readHead(), let head = try? MessageHead(lines: lines) else { return }
+            guard let head = try? client.readHead() else { return }
             let receivedAt = ContinuousClock.now
             let parts = head.firstLine.split(separator: " ")
             guard parts.count >= 2 else { return }
@@ -255,7 +269,7 @@ public final class FaultProxy: Sendable {
     /// Sends the request to the collector on a fresh connection; returns its status and the response
     /// to relay, or `nil` when it could not be reached or did not answer.
     private func forward(head: MessageHead, body: [UInt8]) -> (status: Int, bytes: [UInt8])? {
-        guard let port = upstreamPort, let upstream = WireConnection.connect(port: port) else { return nil }
+        guard let port = upstreamPort, let upstream = try? HTTPConnection(connectingTo: port) else { return nil }
         let registered = state.withLock { state -> Bool in
             guard !state.stopped else { return false }
             state.openSockets.insert(upstream.fd)
@@ -263,25 +277,14 @@ public final class FaultProxy: Sendable {
         }
         defer {
             state.withLock { _ = $0.openSockets.remove(upstream.fd) }
-            close(upstream.fd)
+            upstream.close()
         }
         guard registered else { return nil }
         let hopByHop: Set<String> = ["connection", "keep-alive", "expect", "transfer-encoding", "content-length"]
         let request = head.serialized(dropping: hopByHop, adding: [("content-length", "\(body.count)"), ("connection", "close")])
-        guard upstream.write(request + body) else { return nil }
-        do {
-            var response = try MessageHead(lines: upstream.readHead())
-            while response.firstLine.split(separator: " ").dropFirst().first == "100" {
-                response = try MessageHead(lines: upstream.readHead())
-            }
-            let parts = response.firstLine.split(separator: " ")
-            guard parts.count >= 2, let status = Int(parts[1]) else { return nil }
-            let responseBody = try upstream.readBody(headers: response.dictionary, untilClose: true)
-            let relayed = response.serialized(dropping: hopByHop, adding: [("content-length", "\(responseBody.count)")])
-            return (status, relayed + responseBody)
-        } catch {
-            return nil
-        }
+        guard upstream.write(request + body), let response = try? upstream.readResponse() else { return nil }
+        let relayed = response.head.serialized(dropping: hopByHop, adding: [("content-length", "\(response.body.count)")])
+        return (response.status, relayed + response.body)
     }
 
     /// A response the proxy makes up: the status, the extra headers and a small JSON body.

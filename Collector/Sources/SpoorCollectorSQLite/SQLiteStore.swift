@@ -1,12 +1,17 @@
 import Foundation
 import GRDB
+import ServiceLifecycle
+public import SpoorCollectorCore
 
 /// The embedded store: one SQLite file in WAL mode (or memory, for tests and fuzzing).
-public final class SQLiteStore: EventStore {
+///
+/// It serves ``insert(_:)`` from the moment it is created; ``run()`` only closes the database when the service
+/// group shuts down, so tests and tools that open it on their own need not run it.
+public final class SQLiteStore: BatchStore {
     private let writer: any DatabaseWriter
 
     /// Opens or creates the database at `path`, or an in-memory one when `path` is nil. A write that waits
-    /// longer than `busyTimeout` for another process's lock fails as unavailable.
+    /// longer than `busyTimeout` seconds for another process's lock fails as unavailable.
     public init(path: String?, busyTimeout: Double = 5) throws(StoreUnavailable) {
         do {
             if let path {
@@ -57,9 +62,12 @@ public final class SQLiteStore: EventStore {
         }
     }
 
-    public func close() async {
-        if let pool = writer as? DatabasePool { try? pool.close() }
-        if let queue = writer as? DatabaseQueue { try? queue.close() }
+    /// Waits for the service group to shut down (gracefully or by cancellation), then closes the database: the
+    /// WAL is checkpointed and the file left whole for the next start.
+    public func run() async {
+        try? await gracefulShutdown()
+        // A close that fails leaves the file as a crash would, which SQLite's WAL recovery handles on the next open.
+        try? writer.close()
     }
 
     /// Event counts by name, most frequent first (for `spoor-collector events` and the demo).

@@ -5,20 +5,35 @@ import Glibc
 import Darwin
 #endif
 
-/// Why a connection ended early.
-enum WireError: Error {
-    /// The peer closed (or reset) the connection, or the proxy shut it down.
+/// Why a loopback connection, listener or collector process failed.
+package struct LoopbackError: Error, CustomStringConvertible {
+    /// What went wrong.
+    package var description: String
+    package init(_ description: String) { self.description = description }
+}
+
+/// Why an HTTP exchange ended early.
+package enum WireError: Error {
+    /// The peer closed (or reset) the connection, or it was shut down here.
     case closed
-    /// The bytes are not an HTTP/1.1 message the proxy understands.
+    /// The bytes are not an HTTP/1.1 message this reader understands.
     case malformed(String)
 }
 
-/// A blocking TCP socket with a read buffer: just enough HTTP/1.1 for a loopback test proxy.
-final class WireConnection {
-    let fd: Int32
+/// A blocking TCP connection on 127.0.0.1 with a read buffer and just enough HTTP/1.1 for tools that drive a
+/// collector from outside: the load generator's clients and the test fault proxy, on both of its sides.
+///
+/// Blocking sockets, one thread each: cheap next to the collector it measures, and simple to reason about.
+package final class HTTPConnection {
+    /// The socket.
+    package let fd: Int32
     private var buffer: [UInt8] = []
 
-    init(fd: Int32) {
+    /// The largest message head read: a loopback peer sending more is not speaking HTTP to us.
+    private static let maxHeadBytes = 64 << 10
+
+    /// Wraps an open (accepted or connected) socket; the connection owns it from now on.
+    package init(fd: Int32) {
         self.fd = fd
         var one: Int32 = 1
         setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
@@ -27,44 +42,62 @@ final class WireConnection {
         #endif
     }
 
-    /// Connects to 127.0.0.1:`port`; `nil` when nothing listens there.
-    static func connect(port: Int) -> WireConnection? {
+    /// Connects to 127.0.0.1:`port`.
+    package convenience init(connectingTo port: Int) throws(LoopbackError) {
         let fd = socket(AF_INET, streamSocketType, 0)
-        guard fd >= 0 else { return nil }
+        guard fd >= 0 else { throw LoopbackError("socket: errno \(errno)") }
         var address = loopbackAddress(port: port)
         let result = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connectSocket(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
         guard result == 0 else {
-            close(fd)
-            return nil
+            let code = errno
+            _ = closeSocket(fd)
+            throw LoopbackError("connect to 127.0.0.1:\(port): errno \(code)")
         }
-        return WireConnection(fd: fd)
+        self.init(fd: fd)
     }
+
+    // MARK: Reading
 
     /// Fills the buffer with whatever arrives next; throws `closed` at the end of the stream.
     private func fill() throws(WireError) {
         var chunk = [UInt8](repeating: 0, count: 64 << 10)
-        let count = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-        guard count > 0 else { throw .closed }
-        buffer.append(contentsOf: chunk[0..<count])
+        while true {
+            let count = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            if count < 0, errno == EINTR { continue }
+            guard count > 0 else { throw .closed }
+            buffer.append(contentsOf: chunk[0..<count])
+            return
+        }
     }
 
-    /// Reads up to the blank line that ends a message head; returns its lines.
-    func readHead() throws(WireError) -> [String] {
+    /// Reads up to the blank line that ends a message head, and parses it.
+    package func readHead() throws(WireError) -> MessageHead {
+        var searched = 0
         while true {
-            if let end = HTTPHead.end(in: buffer) {
-                let head = String(decoding: buffer[0..<end], as: UTF8.self)
+            if let end = Self.headEnd(in: buffer, from: searched) {
+                let text = String(decoding: buffer[0..<end], as: UTF8.self)
                 buffer.removeFirst(end + 4)
-                return head.components(separatedBy: "\r\n")
+                return try MessageHead(lines: text.components(separatedBy: "\r\n"))
             }
-            guard buffer.count < 64 << 10 else { throw .malformed("head over 64 KiB") }
+            guard buffer.count < Self.maxHeadBytes else { throw .malformed("head over \(Self.maxHeadBytes >> 10) KiB") }
+            // The blank line may straddle what came before and what comes next.
+            searched = max(0, buffer.count - 3)
             try fill()
         }
     }
 
+    /// Reads a response: its head (after any `100 Continue`), status and body.
+    package func readResponse() throws(WireError) -> (head: MessageHead, status: Int, body: [UInt8]) {
+        var head = try readHead()
+        while head.status == 100 { head = try readHead() }
+        guard let status = head.status else { throw .malformed("status line \(head.firstLine)") }
+        return (head, status, try readBody(headers: head.dictionary, untilClose: true))
+    }
+
     /// Reads exactly `count` bytes.
-    func read(exactly count: Int) throws(WireError) -> [UInt8] {
+    package func read(exactly count: Int) throws(WireError) -> [UInt8] {
         while buffer.count < count { try fill() }
         let bytes = Array(buffer[0..<count])
         buffer.removeFirst(count)
@@ -72,7 +105,7 @@ final class WireConnection {
     }
 
     /// Reads at most `count` bytes that have arrived (at least one).
-    func read(upTo count: Int) throws(WireError) -> [UInt8] {
+    package func read(upTo count: Int) throws(WireError) -> [UInt8] {
         if buffer.isEmpty { try fill() }
         let bytes = Array(buffer.prefix(count))
         buffer.removeFirst(bytes.count)
@@ -80,7 +113,7 @@ final class WireConnection {
     }
 
     /// Reads until the peer closes.
-    func readToEnd() -> [UInt8] {
+    package func readToEnd() -> [UInt8] {
         while (try? fill()) != nil {}
         defer { buffer.removeAll() }
         return buffer
@@ -98,14 +131,14 @@ final class WireConnection {
         }
     }
 
-    /// Reads a message body as its headers describe it (`Content-Length` or chunked); `untilClose` for
-    /// a response without either.
-    func readBody(headers: [String: String], untilClose: Bool) throws(WireError) -> [UInt8] {
+    /// Reads a message body as its headers (names lowercased) describe it, `Content-Length` or chunked;
+    /// `untilClose` for a response with neither.
+    package func readBody(headers: [String: String], untilClose: Bool) throws(WireError) -> [UInt8] {
         if headers["transfer-encoding"]?.lowercased().contains("chunked") == true {
             var body: [UInt8] = []
             while true {
                 let sizeLine = try readLine()
-                guard let size = Int(sizeLine.split(separator: ";").first ?? "", radix: 16) else {
+                guard let size = Int(sizeLine.split(separator: ";").first ?? "", radix: 16), size >= 0 else {
                     throw .malformed("chunk size \(sizeLine)")
                 }
                 if size == 0 {
@@ -123,37 +156,58 @@ final class WireConnection {
         return untilClose ? readToEnd() : []
     }
 
+    /// Where the `\r\n\r\n` that closes a head starts in `bytes`, looking from `start` on; nil when it has not come.
+    private static func headEnd(in bytes: [UInt8], from start: Int) -> Int? {
+        guard bytes.count >= 4, start <= bytes.count - 4 else { return nil }
+        for index in start...(bytes.count - 4)
+        where bytes[index] == 13 && bytes[index + 1] == 10 && bytes[index + 2] == 13 && bytes[index + 3] == 10 {
+            return index
+        }
+        return nil
+    }
+
+    // MARK: Writing and closing
+
     /// Writes all of `bytes`; false when the peer is gone.
     @discardableResult
-    func write(_ bytes: [UInt8]) -> Bool {
+    package func write(_ bytes: [UInt8]) -> Bool {
         var done = 0
         while done < bytes.count {
             let count = bytes.withUnsafeBytes { send(fd, $0.baseAddress! + done, $0.count - done, sendFlags) }
+            if count < 0, errno == EINTR { continue }
             if count <= 0 { return false }
             done += count
         }
         return true
     }
 
+    /// Closes the socket.
+    package func close() {
+        _ = closeSocket(fd)
+    }
+
     /// Closes with a reset instead of a FIN.
-    func reset() {
+    package func reset() {
         var option = linger(l_onoff: 1, l_linger: 0)
         setsockopt(fd, SOL_SOCKET, SO_LINGER, &option, socklen_t(MemoryLayout<linger>.size))
-        close(fd)
+        close()
     }
 
     /// Wakes any thread blocked on this socket (it then sees `closed`).
-    func shutDown() {
+    package func shutDown() {
         shutdown(fd, Int32(SHUT_RDWR))
     }
 }
 
-/// A request or response head: the first line and the headers, names lowercased.
-struct MessageHead {
-    var firstLine: String
-    var fields: [(name: String, value: String)]
+/// A request or response head: the first line and the header fields, names lowercased.
+package struct MessageHead {
+    /// The request line (`POST /v1/batch HTTP/1.1`) or status line (`HTTP/1.1 200 OK`).
+    package var firstLine: String
+    /// The fields in order, names lowercased.
+    package var fields: [(name: String, value: String)]
 
-    init(lines: [String]) throws(WireError) {
+    /// Parses the lines of a head, the first line first.
+    package init(lines: [String]) throws(WireError) {
         guard let first = lines.first, !first.isEmpty else { throw .malformed("empty head") }
         firstLine = first
         fields = []
@@ -163,20 +217,28 @@ struct MessageHead {
         }
     }
 
-    init(firstLine: String, fields: [(name: String, value: String)]) {
+    /// A head from its parts.
+    package init(firstLine: String, fields: [(name: String, value: String)]) {
         self.firstLine = firstLine
         self.fields = fields
     }
 
+    /// The status code of a response head; nil for anything else.
+    package var status: Int? {
+        let parts = firstLine.split(separator: " ")
+        guard parts.count >= 2, parts[0].hasPrefix("HTTP/") else { return nil }
+        return Int(parts[1])
+    }
+
     /// The fields as a dictionary (the last of repeated names wins).
-    var dictionary: [String: String] {
+    package var dictionary: [String: String] {
         var result: [String: String] = [:]
         for field in fields { result[field.name] = field.value }
         return result
     }
 
     /// The head as bytes, with the fields except `dropping` and then `adding`.
-    func serialized(dropping: Set<String> = [], adding: [(String, String)] = []) -> [UInt8] {
+    package func serialized(dropping: Set<String> = [], adding: [(String, String)] = []) -> [UInt8] {
         var text = firstLine + "\r\n"
         for field in fields where !dropping.contains(field.name) { text += "\(field.name): \(field.value)\r\n" }
         for (name, value) in adding { text += "\(name): \(value)\r\n" }
@@ -184,10 +246,10 @@ struct MessageHead {
     }
 }
 
-/// A listening socket on 127.0.0.1.
-func listenOnLoopback(port: Int) throws(FaultProxyError) -> (fd: Int32, port: Int) {
+/// A listening socket on 127.0.0.1 (`port` 0 picks a free one); the socket and the port it got.
+package func listenOnLoopback(port: Int) throws(LoopbackError) -> (fd: Int32, port: Int) {
     let fd = socket(AF_INET, streamSocketType, 0)
-    guard fd >= 0 else { throw FaultProxyError("socket: errno \(errno)") }
+    guard fd >= 0 else { throw LoopbackError("socket: errno \(errno)") }
     var one: Int32 = 1
     setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
     var address = loopbackAddress(port: port)
@@ -196,8 +258,8 @@ func listenOnLoopback(port: Int) throws(FaultProxyError) -> (fd: Int32, port: In
     }
     guard bound == 0, listen(fd, 64) == 0 else {
         let code = errno
-        close(fd)
-        throw FaultProxyError("bind 127.0.0.1:\(port): errno \(code)")
+        _ = closeSocket(fd)
+        throw LoopbackError("bind 127.0.0.1:\(port): errno \(code)")
     }
     var actual = sockaddr_in()
     var length = socklen_t(MemoryLayout<sockaddr_in>.size)
@@ -224,24 +286,13 @@ private let sendFlags: Int32 = 0
 private func connectSocket(_ fd: Int32, _ address: UnsafePointer<sockaddr>, _ length: socklen_t) -> Int32 {
     Darwin.connect(fd, address, length)
 }
+private func closeSocket(_ fd: Int32) -> Int32 { Darwin.close(fd) }
 #else
 private let streamSocketType = Int32(SOCK_STREAM.rawValue)
-// No SIGPIPE when the client has gone away; the write just fails.
+// No SIGPIPE when the peer has gone away; the write just fails.
 private let sendFlags = Int32(MSG_NOSIGNAL)
 private func connectSocket(_ fd: Int32, _ address: UnsafePointer<sockaddr>, _ length: socklen_t) -> Int32 {
     Glibc.connect(fd, address, length)
 }
+private func closeSocket(_ fd: Int32) -> Int32 { Glibc.close(fd) }
 #endif
-
-/// HTTP/1.1 message heads as bytes, for the proxy and the load tool's client.
-package enum HTTPHead {
-    /// Where the head in `bytes` ends: the index of the `\r\n\r\n` that closes it, or nil when it has not come yet.
-    package static func end(in bytes: [UInt8]) -> Int? {
-        guard bytes.count >= 4 else { return nil }
-        for index in 0...(bytes.count - 4)
-        where bytes[index] == 13 && bytes[index + 1] == 10 && bytes[index + 2] == 13 && bytes[index + 3] == 10 {
-            return index
-        }
-        return nil
-    }
-}
