@@ -6,14 +6,6 @@
 // - `shutdown`: `await tracker.shutdown()`, then returns normally (the README's Linux example);
 // - `crash`: dies of SIGSEGV (the crash hook records it).
 // SOURCE is `process` (the default), `notifications` or `manual`.
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
-import Dispatch
 import Foundation
 import SpoorTracker
 
@@ -72,23 +64,13 @@ case .process:
 }
 tracker.pageAppear("main", page: PageInfo(screenName: "MainWindow", title: "Main", url: "app://main"))
 tracker.track("ChildWorked", properties: ["pid": .int(Int64(getpid()))])
-let flushed = DispatchSemaphore(value: 0)
-Task {
-    await tracker.flush()
-    flushed.signal()
-}
-flushed.wait()
+await tracker.flush()
 output("ready\n")
 switch mode {
 case .exit:
     exit(0)
 case .shutdown:
-    let done = DispatchSemaphore(value: 0)
-    Task {
-        await tracker.shutdown()
-        done.signal()
-    }
-    done.wait()
+    await tracker.shutdown()
     exit(0)
 case .crash:
     raise(SIGSEGV)
