@@ -12,6 +12,7 @@ build: bootstrap
 
 test: bootstrap
 	$(SWIFT) test
+	$(SWIFT) test --package-path Tools
 	$(SWIFT) test --package-path Collector
 
 demo: bootstrap

@@ -144,6 +144,7 @@ let package = Package(
             dependencies: [
                 "SpoorFaultProxy", "SpoorCollectorTestSupport",
                 .product(name: "Spoor", package: "Spoor"),
+                .product(name: "SpoorTesting", package: "Spoor"),
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],
             swiftSettings: strictSwift

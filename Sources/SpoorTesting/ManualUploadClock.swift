@@ -94,6 +94,17 @@ public final class ManualUploadClock: UploadClock, Sendable {
         await watchers.wait(timeout: timeout) { [self] in pendingDelays.contains { $0 <= delay } }
     }
 
+    /// How many sleeps were asked for so far: a mark for ``sleepRequested(after:timeout:matching:)``.
+    public var sleepCount: Int { state.withLock { $0.requested.count } }
+
+    /// Waits until a sleep asked for after the first `mark` ones has a length that `matches` (it may be over
+    /// already); false after `timeout` of real time.
+    public func sleepRequested(
+        after mark: Int = 0, timeout: Duration = .seconds(300), matching: @escaping @Sendable (Duration) -> Bool
+    ) async -> Bool {
+        await watchers.wait(timeout: timeout) { [self] in requested.dropFirst(mark).contains(where: matching) }
+    }
+
     /// Waits until some task sleeps with exactly `delay` left; false after `timeout` of real time.
     public func sleeper(exactly delay: Duration, timeout: Duration = .seconds(300)) async -> Bool {
         await watchers.wait(timeout: timeout) { [self] in pendingDelays.contains(delay) }

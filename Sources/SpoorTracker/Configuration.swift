@@ -17,7 +17,7 @@ public struct AutoCaptureOptions: OptionSet, Sendable, Hashable {
     public static let clicks = AutoCaptureOptions(rawValue: 1 << 1)
 }
 
-/// The auto-track events a tracker emits (lifecycle spec §6).
+/// The auto-track events a tracker emits (docs/lifecycle.md, "Which events are emitted").
 ///
 /// An event left out is not emitted, but the bookkeeping behind it keeps running,
 /// so turning it on later gives correct values.
@@ -147,7 +147,7 @@ public struct Configuration: Sendable {
     public var presetOverrides: [String: PropertyValue] = [:]
     /// Called with every rejected event's reason (besides the log and the counters): on the calling thread,
     /// or on the writer thread for ``beforeRecord``'s rejections.
-    public var onRejection: (@Sendable (ValidationError) -> Void)?
+    public var onRejection: (@Sendable (EventRejection) -> Void)?
 
     // MARK: Consent
 

@@ -117,7 +117,7 @@ struct HotState {
     /// Snapshots and sessions replaced since the writer last took the buffer: events waiting there may point to
     /// them (unretained), so they live until the writer has written those events.
     var retired: [AnyObject] = []
-    // Sessions (events spec §6).
+    // Sessions (docs/events.md, "Sessions").
     var session: Session? {
         willSet { if let session { retired.append(session) } }
     }
@@ -184,7 +184,8 @@ struct HotState {
     }
 }
 
-/// The memory double buffer and its single writer (seed 003's design).
+/// The memory double buffer and its single writer: callers never wait for encoding or I/O, and one thread owns
+/// the store, so events reach it in acceptance order without a lock around the writes.
 ///
 /// Callers append captured events to the front buffer under a short lock; one writer thread swaps it for the
 /// back buffer, merges properties, and hands the finished events to the ``EventStore``. No lock is held while
@@ -205,7 +206,7 @@ package final class EventPipeline: @unchecked Sendable {
     private let linger: DispatchTimeInterval = .milliseconds(2)
     /// ``Configuration/beforeRecord``; `nil` keeps the splice fast path.
     private let hook: (@Sendable (inout HookEvent) throws -> HookDecision)?
-    private let onRejection: (@Sendable (ValidationError) -> Void)?
+    private let onRejection: (@Sendable (EventRejection) -> Void)?
     /// Events the hook rejected, by rule, and dropped.
     let hookRejections = Locked<[ValidationRule: Int]>([:])
     let hookDropped = Locked(0)
@@ -216,7 +217,7 @@ package final class EventPipeline: @unchecked Sendable {
     init(
         context: PipelineContext, persisted: PersistedState, store: any EventStore, stateFile: PersistentStateFile, logger: Logger,
         hook: (@Sendable (inout HookEvent) throws -> HookDecision)? = nil,
-        onRejection: (@Sendable (ValidationError) -> Void)? = nil,
+        onRejection: (@Sendable (EventRejection) -> Void)? = nil,
         logEvents: Bool = false, metrics: TrackerMetrics? = nil
     ) {
         self.logEvents = logEvents
@@ -480,7 +481,7 @@ package final class EventPipeline: @unchecked Sendable {
         do {
             decision = try hook(&seen)
         } catch {
-            rejectFromHook(ValidationError(event: event.name, rule: .hookThrew), detail: "\(error)")
+            rejectFromHook(EventRejection(event: event.name, rule: .hookThrew), detail: "\(error)")
             return false
         }
         if decision == .drop {
@@ -489,7 +490,7 @@ package final class EventPipeline: @unchecked Sendable {
         }
         switch PropertyValidator.check(seen.properties, event: event.name) {
         case .failure(let error):
-            rejectFromHook(ValidationError(event: event.name, key: error.key, rule: .hookInvalid), detail: error.rule.rawValue)
+            rejectFromHook(EventRejection(event: event.name, key: error.key, rule: .hookInvalid), detail: error.rule.rawValue)
             return false
         case .success(let findings):
             if findings.needsTruncation { PropertyValidator.truncateLongStrings(&seen.properties) }
@@ -500,7 +501,7 @@ package final class EventPipeline: @unchecked Sendable {
         return true
     }
 
-    private func rejectFromHook(_ error: ValidationError, detail: String) {
+    private func rejectFromHook(_ error: EventRejection, detail: String) {
         hookRejections.withLock { $0[error.rule, default: 0] += 1 }
         metrics?.rejected(error.rule)
         logger.warning(

@@ -8,7 +8,7 @@ public struct TimerID: Sendable, Hashable, CustomStringConvertible {
     public var description: String { "\(eventName)#\(serial)" }
 }
 
-/// Event timers on the monotonic clock (events spec §5). Not thread-safe: the tracker guards it with a lock.
+/// Event timers on the monotonic clock (docs/events.md, "Event timers"). Not thread-safe: the tracker guards it with a lock.
 struct EventTimers {
     private struct Entry {
         var accumulated: UInt64 = 0

@@ -3,7 +3,7 @@ import SpoorLog
 import Logging
 package import SpoorModel
 
-/// What survives a restart (events spec §4): identity, super properties, first-launch and first-day flags,
+/// What survives a restart (docs/events.md, "Identity"): identity, super properties, first-launch and first-day flags,
 /// and the sequence number. Kept as one small JSON file, replaced atomically.
 package struct PersistedState: Codable, Equatable, Sendable {
     package var version = 1

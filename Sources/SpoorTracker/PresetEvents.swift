@@ -12,7 +12,7 @@ public enum EventDuration {
     }
 }
 
-/// `$AppStart`: the app came to the foreground (lifecycle L1, L2, L4, L5).
+/// `$AppStart`: the app came to the foreground (docs/lifecycle.md L1, L2, L4, L5).
 public struct AppStart: AutoTrackedEvent, Hashable {
     public static let eventName = "$AppStart"
     public static let option = AutoTrackOptions.appStart
@@ -32,7 +32,7 @@ public struct AppStart: AutoTrackedEvent, Hashable {
     }
 }
 
-/// `$AppStartPassively`: the system launched the app in the background (lifecycle L3).
+/// `$AppStartPassively`: the system launched the app in the background (docs/lifecycle.md L3).
 public struct AppStartPassively: AutoTrackedEvent, Hashable {
     public static let eventName = "$AppStartPassively"
     public static let option = AutoTrackOptions.appStartPassively
@@ -52,7 +52,7 @@ public struct AppStartPassively: AutoTrackedEvent, Hashable {
     }
 }
 
-/// `$AppEnd`: the app left the foreground (lifecycle L6, L7, L9, L10).
+/// `$AppEnd`: the app left the foreground (docs/lifecycle.md L6, L7, L9, L10).
 public struct AppEnd: AutoTrackedEvent, Hashable {
     public static let eventName = "$AppEnd"
     public static let option = AutoTrackOptions.appEnd
@@ -95,7 +95,7 @@ public struct PageInfo: Sendable, Hashable {
     }
 }
 
-/// `$AppViewScreen`: a page appeared (lifecycle P1, P6).
+/// `$AppViewScreen`: a page appeared (docs/lifecycle.md P1, P6).
 public struct AppViewScreen: AutoTrackedEvent, Hashable {
     public static let eventName = "$AppViewScreen"
     public static let option = AutoTrackOptions.appViewScreen
@@ -123,7 +123,7 @@ public struct AppViewScreen: AutoTrackedEvent, Hashable {
     }
 }
 
-/// `$AppPageLeave`: a page disappeared, or the app ended while it was shown (lifecycle P3, P5, L10).
+/// `$AppPageLeave`: a page disappeared, or the app ended while it was shown (docs/lifecycle.md P3, P5, L10).
 public struct AppPageLeave: AutoTrackedEvent, Hashable {
     public static let eventName = "$AppPageLeave"
     public static let option = AutoTrackOptions.appPageLeave
@@ -155,7 +155,7 @@ public struct AppPageLeave: AutoTrackedEvent, Hashable {
     }
 }
 
-/// `$AppClick`: the user tapped or clicked an element (lifecycle §5).
+/// `$AppClick`: the user tapped or clicked an element (docs/lifecycle.md, "Clicks").
 public struct AppClick: AutoTrackedEvent, Hashable {
     public static let eventName = "$AppClick"
     public static let option = AutoTrackOptions.appClick
@@ -199,7 +199,7 @@ public struct AppClick: AutoTrackedEvent, Hashable {
     }
 }
 
-/// `AppCrashed`: the previous process crashed (lifecycle L10).
+/// `AppCrashed`: the previous process crashed (docs/lifecycle.md L10).
 public struct AppCrashed: AutoTrackedEvent, Hashable {
     public static let eventName = "AppCrashed"
     public static let option = AutoTrackOptions.appCrashed

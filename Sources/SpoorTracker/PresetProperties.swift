@@ -1,7 +1,7 @@
 import Foundation
 import SpoorModel
 
-/// The preset properties of events spec §2, read once when a tracker is created.
+/// The preset properties of docs/events.md, "Property order", read once when a tracker is created.
 enum PresetProperties {
     /// Spoor's version, `$lib_version`.
     static var libVersion: String { SpoorVersion.current }

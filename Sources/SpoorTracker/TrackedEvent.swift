@@ -12,13 +12,13 @@ public import SpoorModel
 /// tracker.track(BuyProduct(product: "tea", price: 3.5))
 /// ```
 public protocol TrackedEvent: Sendable {
-    /// The event name, checked like any other (events spec §3).
+    /// The event name, checked like any other (docs/events.md, "Validation").
     static var eventName: String { get }
     /// The event's properties.
     var properties: Properties { get }
 }
 
-/// A preset event emitted by auto-tracking (lifecycle spec), switched on and off by ``AutoTrackOptions``.
+/// A preset event emitted by auto-tracking (docs/lifecycle.md), switched on and off by ``AutoTrackOptions``.
 public protocol AutoTrackedEvent: TrackedEvent {
     /// The option that enables this event.
     static var option: AutoTrackOptions { get }

@@ -129,7 +129,7 @@ public final class Tracker: Sendable {
 
     // MARK: Events
 
-    /// Records an event with the given properties. Returns false when the event was rejected (events spec §3),
+    /// Records an event with the given properties. Returns false when the event was rejected (docs/events.md, "Validation"),
     /// or not recorded because the user opted out (``isOptedOut``) or the tracker was shut down.
     ///
     /// A rejected event is not recorded; the reason goes to the logger, to ``counters`` and to
@@ -206,7 +206,7 @@ public final class Tracker: Sendable {
         }
     }
 
-    private func reject(_ error: ValidationError) -> Bool {
+    private func reject(_ error: EventRejection) -> Bool {
         rejections.withLock { $0[error.rule, default: 0] += 1 }
         pipeline.metrics?.rejected(error.rule)
         logger.warning(
@@ -269,7 +269,7 @@ public final class Tracker: Sendable {
     @discardableResult
     public func identify(_ anonymousID: String) -> Bool {
         guard Self.isValidIdentity(anonymousID) else {
-            return reject(ValidationError(event: "identify", rule: .invalidIdentity))
+            return reject(EventRejection(event: "identify", rule: .invalidIdentity))
         }
         changeState { $0.anonymousID = anonymousID }
         return true
@@ -286,7 +286,7 @@ public final class Tracker: Sendable {
     @discardableResult
     public func login(_ loginID: String) -> Bool {
         guard Self.isValidIdentity(loginID) else {
-            return reject(ValidationError(event: "login", rule: .invalidIdentity))
+            return reject(EventRejection(event: "login", rule: .invalidIdentity))
         }
         let time = wallClock.nowMilliseconds()
         var loggedIn = false
@@ -304,7 +304,7 @@ public final class Tracker: Sendable {
                 hasDollarKey: false, originalID: anonymous)
             _ = s.accept(&signUp)
         }
-        // Transport spec §3: an upload after `login`, so the new identity's first events go out promptly.
+        // An upload after `login`, so the new identity's first events go out promptly.
         if loggedIn { requestFlush() }
         return true
     }
@@ -345,7 +345,7 @@ public final class Tracker: Sendable {
         for (key, value) in properties {
             switch value {
             case .int, .double: continue
-            default: return reject(ValidationError(event: "profileIncrement", key: key, rule: .wrongValueType))
+            default: return reject(EventRejection(event: "profileIncrement", key: key, rule: .wrongValueType))
             }
         }
         return submitProfile(.profileIncrement, operation: "profileIncrement", properties: properties)
@@ -430,7 +430,8 @@ public final class Tracker: Sendable {
         timers.withLock { $0.resumeAll(at: now) }
     }
 
-    /// The app started or ended: the uploader's flush interval runs only while started (transport spec §3).
+    /// The app started or ended: the uploader's flush interval runs only while started (a suspended app must not
+    /// be woken for it).
     func appStartedChanged(_ started: Bool) {
         uploader?.setIntervalActive(started)
     }

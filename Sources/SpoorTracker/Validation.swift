@@ -1,7 +1,7 @@
 import Foundation
 import SpoorModel
 
-/// The rule an event or property broke (events spec §3).
+/// The rule an event or property broke (docs/events.md, "Validation").
 public enum ValidationRule: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
     /// The event name does not match `^[a-zA-Z_$][a-zA-Z0-9_$]{0,99}$`.
     case invalidEventName = "invalid_event_name"
@@ -30,8 +30,9 @@ public enum ValidationRule: String, Sendable, Hashable, CaseIterable, CustomStri
     public var description: String { rawValue }
 }
 
-/// Why an event, a property or an identity was rejected: the event, the key and the rule.
-public struct ValidationError: Error, Sendable, Hashable, CustomStringConvertible {
+/// Why an event, a property or an identity was rejected: the event, the key and the rule. (Named apart from
+/// swift-argument-parser's `ValidationError`, which command-line tools built on Spoor also import.)
+public struct EventRejection: Error, Sendable, Hashable, CustomStringConvertible {
     /// The event name (or the operation, such as `profileSet` or `registerSuperProperties`).
     public var event: String
     /// The property key at fault, when the fault is in a property.
@@ -39,7 +40,7 @@ public struct ValidationError: Error, Sendable, Hashable, CustomStringConvertibl
     /// The rule that was broken.
     public var rule: ValidationRule
 
-    /// Creates a validation error.
+    /// Creates a rejection.
     public init(event: String, key: String? = nil, rule: ValidationRule) {
         self.event = event
         self.key = key
@@ -52,7 +53,7 @@ public struct ValidationError: Error, Sendable, Hashable, CustomStringConvertibl
     }
 }
 
-/// The checks of events spec §3. Pure functions with no I/O, cheap enough for the caller's thread.
+/// The checks of docs/events.md, "Validation". Pure functions with no I/O, cheap enough for the caller's thread.
 enum PropertyValidator {
     /// Longest string value, in UTF-8 bytes, kept as is; longer ones are cut to fit with a trailing `$`.
     static let maxStringBytes = 8192
@@ -116,15 +117,15 @@ enum PropertyValidator {
     }
 
     /// Checks an event name.
-    static func check(eventName: String) -> ValidationError? {
+    static func check(eventName: String) -> EventRejection? {
         let (valid, reserved) = checkName(eventName)
-        if !valid { return ValidationError(event: eventName, rule: .invalidEventName) }
-        if reserved { return ValidationError(event: eventName, rule: .reservedEventName) }
+        if !valid { return EventRejection(event: eventName, rule: .invalidEventName) }
+        if reserved { return EventRejection(event: eventName, rule: .reservedEventName) }
         return nil
     }
 
     /// Checks one property; `nil` when it may be recorded (possibly after ``truncateLongStrings(_:)``).
-    static func check(key: String, value: PropertyValue, event: String) -> ValidationError? {
+    static func check(key: String, value: PropertyValue, event: String) -> EventRejection? {
         var findings = Findings()
         return check(key: key, value: value, event: event, findings: &findings)
     }
@@ -132,23 +133,23 @@ enum PropertyValidator {
     /// Checks one property and adds what it needs besides acceptance to `findings`. Each string is looked at
     /// once: its bytes give the name check, the NUL scan and the length together.
     @inline(__always)
-    private static func check(key: String, value: PropertyValue, event: String, findings: inout Findings) -> ValidationError? {
+    private static func check(key: String, value: PropertyValue, event: String, findings: inout Findings) -> EventRejection? {
         let (valid, reserved) = checkName(key)
-        if !valid { return ValidationError(event: event, key: key, rule: .invalidPropertyKey) }
-        if reserved { return ValidationError(event: event, key: key, rule: .reservedPropertyKey) }
+        if !valid { return EventRejection(event: event, key: key, rule: .invalidPropertyKey) }
+        if reserved { return EventRejection(event: event, key: key, rule: .reservedPropertyKey) }
         if key.utf8.first == UInt8(ascii: "$") { findings.hasDollarKey = true }
         switch value {
         case .double(let d) where !d.isFinite:
-            return ValidationError(event: event, key: key, rule: .nonFiniteNumber)
+            return EventRejection(event: event, key: key, rule: .nonFiniteNumber)
         case .string(let string):
             let (hasNUL, byteCount) = scan(string)
-            if hasNUL { return ValidationError(event: event, key: key, rule: .nulCharacter) }
+            if hasNUL { return EventRejection(event: event, key: key, rule: .nulCharacter) }
             if byteCount > maxStringBytes { findings.needsTruncation = true }
         case .list(let list):
-            if list.count > maxListCount { return ValidationError(event: event, key: key, rule: .listTooLong) }
+            if list.count > maxListCount { return EventRejection(event: event, key: key, rule: .listTooLong) }
             for item in list {
                 let (hasNUL, byteCount) = scan(item)
-                if hasNUL { return ValidationError(event: event, key: key, rule: .nulCharacter) }
+                if hasNUL { return EventRejection(event: event, key: key, rule: .nulCharacter) }
                 if byteCount > maxStringBytes { findings.needsTruncation = true }
             }
         default:
@@ -186,7 +187,7 @@ enum PropertyValidator {
 
     /// Checks every property; the first failure rejects them all.
     @inline(__always)
-    static func check(_ properties: Properties, event: String) -> Result<Findings, ValidationError> {
+    static func check(_ properties: Properties, event: String) -> Result<Findings, EventRejection> {
         var findings = Findings()
         for (key, value) in properties {
             if let error = check(key: key, value: value, event: event, findings: &findings) { return .failure(error) }

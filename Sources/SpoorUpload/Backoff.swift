@@ -1,7 +1,7 @@
 import Foundation
 
 /// Exponential backoff with full jitter: the n-th consecutive failure waits a uniformly random time in
-/// `0 ... min(cap, base × 2ⁿ⁻¹)` (transport spec §3: 1 s base, 5 min cap).
+/// `0 ... min(cap, base × 2ⁿ⁻¹)` (1 s base and a 5 min cap by default).
 ///
 /// Full jitter spreads the retries of many clients that failed together, so a collector coming back is not
 /// hit by all of them at once.

@@ -44,7 +44,7 @@ public struct UploadConfiguration: Sendable {
     /// Called after every request with what came of it, on the upload task (keep it quick). Default nil.
     public var onAttempt: (@Sendable (UploadAttempt) -> Void)?
 
-    /// Creates a configuration with the defaults of transport spec §3.
+    /// Creates a configuration with the defaults docs/upload.md lists.
     public init(url: URL, token: String? = nil) {
         self.url = url
         self.token = token

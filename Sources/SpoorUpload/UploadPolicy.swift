@@ -18,7 +18,7 @@ public struct NetworkStatus: Sendable, Hashable {
     public static let unknown = NetworkStatus()
 }
 
-/// When uploads may run (transport spec §3's policy hook). Batches wait in the outbox while the policy says no,
+/// When uploads may run (for example only on unmetered networks). Batches wait in the outbox while the policy says no,
 /// and go at the next trigger once it says yes.
 public struct UploadPolicy: Sendable {
     private let decide: @Sendable (NetworkStatus) -> Bool

@@ -4,7 +4,8 @@ import SpoorWire
 import SpoorSystem
 public import SpoorLog
 
-/// Ships the sealed batches of one ``EventLog`` to a collector (transport spec §3).
+/// Ships the sealed batches of one ``EventLog`` to a collector (docs/upload.md has the triggers and what each answer
+/// does).
 ///
 /// One task does all the work, off every caller's thread: it seals a batch when the outbox is empty, POSTs the
 /// oldest pending batch, and applies the answer:
@@ -120,8 +121,8 @@ public final class Uploader: Sendable {
         continuation?.resume()
     }
 
-    /// Turns the ``UploadConfiguration/flushInterval`` trigger off or on: transport spec §3 uploads on the interval
-    /// only while the app is started (the end's upload runs in the host's background window, and a suspended
+    /// Turns the ``UploadConfiguration/flushInterval`` trigger off or on: uploads run on the interval only
+    /// while the app is started (the end's upload runs in the host's background window, and a suspended
     /// app must not be woken for it). A program with no lifecycle source keeps it on. Other triggers are
     /// unaffected; turning it on asks for an upload, as a start does.
     public func setIntervalActive(_ active: Bool) {

@@ -210,7 +210,7 @@ public struct FrameLimits: Sendable, Hashable {
 /// Why bytes are not an acceptable frame.
 public struct FrameError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The kinds of bad frame.
-    public enum Reason: String, Sendable, Hashable, CaseIterable {
+    public enum Kind: String, Sendable, Hashable, CaseIterable {
         /// Fewer bytes than the header or the declared payload.
         case truncated
         /// The frame does not start with the magic.
@@ -240,20 +240,20 @@ public struct FrameError: Error, Sendable, Hashable, CustomStringConvertible {
     }
 
     /// What is wrong.
-    public var reason: Reason
+    public var kind: Kind
     /// The header field or part at fault, such as `codec` or `payload`.
     public var field: String
     /// A human-readable explanation.
-    public var message: String
+    public var reason: String
 
     /// Creates a frame error.
-    public init(_ reason: Reason, field: String, reason message: String) {
-        self.reason = reason
+    public init(_ kind: Kind, field: String, reason: String) {
+        self.kind = kind
         self.field = field
-        self.message = message
+        self.reason = reason
     }
 
-    public var description: String { "\(reason.rawValue) (\(field)): \(message)" }
+    public var description: String { "\(kind.rawValue) (\(field)): \(reason)" }
 
     /// Where the bytes at fault start in the frame, for messages that point at them: a header field's offset in
     /// the layout ``BatchFrame`` shows, or ``BatchFrame/headerLength`` (the payload's start) for `payload` and

@@ -3,10 +3,10 @@ internal import CSpoorProtobuf
 /// Why bytes could not be decoded as an event: what is wrong, in which field, at which byte.
 public struct DecodeError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The kinds of malformed input.
-    public enum Reason: String, Sendable, Hashable, CaseIterable {
+    public enum Kind: String, Sendable, Hashable, CaseIterable {
         /// The input ends inside a field.
         case truncated
-        /// A varint runs longer than 10 bytes.
+        /// A varint runs longer than 10 bytes, or its tenth byte holds more than the 64th bit.
         case overlongVarint
         /// A length prefix reaches past the end of the input.
         case lengthPastEnd
@@ -41,7 +41,7 @@ public struct DecodeError: Error, Sendable, Hashable, CustomStringConvertible {
     }
 
     /// What is wrong.
-    public var reason: Reason
+    public var kind: Kind
     /// The field path, such as `properties.value.double_value`.
     public var field: String
     /// The byte offset in the input (in a batch, from the batch's start) of the offending tag or value.
@@ -52,8 +52,8 @@ public struct DecodeError: Error, Sendable, Hashable, CustomStringConvertible {
     public var eventIndex: Int?
 
     /// Creates a decode error.
-    public init(reason: Reason, field: String, offset: Int, detail: UInt64 = 0, eventIndex: Int? = nil) {
-        self.reason = reason
+    public init(kind: Kind, field: String, offset: Int, detail: UInt64 = 0, eventIndex: Int? = nil) {
+        self.kind = kind
         self.field = field
         self.offset = offset
         self.detail = detail
@@ -62,13 +62,14 @@ public struct DecodeError: Error, Sendable, Hashable, CustomStringConvertible {
 
     public var description: String {
         let at = eventIndex.map { "event \($0), " } ?? ""
-        return "\(at)\(field) at byte \(offset): \(explanation)"
+        return "\(at)\(field) at byte \(offset): \(reason)"
     }
 
-    private var explanation: String {
-        switch reason {
+    /// A human-readable explanation.
+    public var reason: String {
+        switch kind {
         case .truncated: "input ends inside the field"
-        case .overlongVarint: "varint longer than 10 bytes"
+        case .overlongVarint: "varint longer than 10 bytes or over 64 bits"
         case .lengthPastEnd: "length \(detail) reaches past the end of the input"
         case .wrongWireType: "unexpected wire type \(detail)"
         case .invalidTag: "invalid tag \(detail)"
@@ -88,7 +89,7 @@ public struct DecodeError: Error, Sendable, Hashable, CustomStringConvertible {
     }
 
     init(_ error: spoor_decode_error, base: Int = 0, eventIndex: Int? = nil) {
-        let reason: Reason = switch error.status {
+        let kind: Kind = switch error.status {
         case SPOOR_DECODE_TRUNCATED: .truncated
         case SPOOR_DECODE_OVERLONG_VARINT: .overlongVarint
         case SPOOR_DECODE_LENGTH_PAST_END: .lengthPastEnd
@@ -107,7 +108,7 @@ public struct DecodeError: Error, Sendable, Hashable, CustomStringConvertible {
         default: .unpackFailed
         }
         self.init(
-            reason: reason,
+            kind: kind,
             field: error.field.map { String(cString: $0) } ?? "event",
             offset: base + error.offset,
             detail: error.detail,

@@ -12,7 +12,7 @@ public struct DecodeLimits: Sendable, Hashable {
     /// The most strings one list may hold.
     public var maxListLength: Int
 
-    /// Creates limits; the defaults follow events.md §3 with headroom for preset properties.
+    /// Creates limits; the defaults follow docs/events.md, "Validation" with headroom for preset properties.
     public init(maxEventBytes: Int = 1 << 20, maxProperties: Int = 1000, maxStringBytes: Int = 8192, maxListLength: Int = 500) {
         self.maxEventBytes = maxEventBytes
         self.maxProperties = maxProperties
@@ -77,7 +77,7 @@ public final class EventDecoder {
     public func decode(_ bytes: UnsafeRawBufferPointer) throws(DecodeError) -> Event {
         let (event, reference) = try decode(bytes, base: 0, eventIndex: nil)
         guard reference == 0 else {
-            throw DecodeError(reason: .unknownContext, field: "context", offset: 0, detail: UInt64(reference))
+            throw DecodeError(kind: .unknownContext, field: "context", offset: 0, detail: UInt64(reference))
         }
         return event
     }
@@ -190,12 +190,12 @@ public final class EventDecoder {
         guard reference != 0 else {
             let view = try decodeView(bytes, base: base, eventIndex: eventIndex)
             guard view.context == 0 else {
-                throw DecodeError(reason: .unknownContext, field: "context", offset: base, detail: UInt64(view.context), eventIndex: eventIndex)
+                throw DecodeError(kind: .unknownContext, field: "context", offset: base, detail: UInt64(view.context), eventIndex: eventIndex)
             }
             return view
         }
         guard reference <= UInt64(contexts.count) else {
-            throw DecodeError(reason: .unknownContext, field: "context", offset: base, detail: reference, eventIndex: eventIndex)
+            throw DecodeError(kind: .unknownContext, field: "context", offset: base, detail: reference, eventIndex: eventIndex)
         }
         let context = contexts[Int(reference - 1)]
         // Most events (all the tracker writes) merge over their context as a plain override of fields: then the

@@ -255,7 +255,7 @@ public struct Workload: Sendable {
             "http_method": .string(method), "route": .string(route), "status": .int(status),
             "duration_ms": .double(duration), "bytes_out": .int(between(120, 18_000)),
             "request_id": .string(hex(random.next())), "tenant": .string("tenant-\(between(1, 40))"),
-            // Not `user_id`: a reserved key (events spec §3) that the tracker refuses.
+            // Not `user_id`: a reserved key (docs/events.md, "Validation") that the tracker refuses.
             "account_id": .string("user-\(between(10_000_000, 10_000_400))"),
             "client": .string(pick(["Leafline-iOS/5.12.0", "Leafline-Android/5.11.2", "Leafline-Web/2026.11"])),
         ], isAutoTrack: false, delay: between(0, 40)))

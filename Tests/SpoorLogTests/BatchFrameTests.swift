@@ -97,8 +97,8 @@ func forgeFrame(
 
     @Test func headerErrorsNameTheirReason() throws {
         let good = try BatchFrame.encode(payload: Self.payload(0..<2), recordCount: 2, batchID: .random(), sealedAt: 1, codec: .none)
-        func reason(_ bytes: [UInt8], limits: FrameLimits = FrameLimits()) -> FrameError.Reason? {
-            do { _ = try FrameDecoder(limits: limits).decode(bytes); return nil } catch { return error.reason }
+        func reason(_ bytes: [UInt8], limits: FrameLimits = FrameLimits()) -> FrameError.Kind? {
+            do { _ = try FrameDecoder(limits: limits).decode(bytes); return nil } catch { return error.kind }
         }
         #expect(reason([]) == .truncated)
         #expect(reason(Array("not a frame at all".utf8)) == .badMagic)
@@ -135,7 +135,7 @@ func forgeFrame(
             _ = try FrameDecoder().decode(frame)
             Issue.record("a bomb was accepted")
         } catch {
-            #expect(error.reason == .lengthMismatch)
+            #expect(error.kind == .lengthMismatch)
         }
         // Declaring the true size runs into the configured limit before any work.
         let honest = forgeFrame(codec: codec.rawValue, stored: compressed, uncompressedLength: zeros.count, recordCount: 1, payloadCRC: 0)

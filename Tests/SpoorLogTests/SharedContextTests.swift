@@ -136,14 +136,14 @@ import SpoorWorkload
         do {
             _ = try EventDecoder().decodeBatch(orphans)
         } catch {
-            #expect(error.reason == .unknownContext)
+            #expect(error.kind == .unknownContext)
             #expect(error.eventIndex == 0)
         }
         // One event alone cannot be made whole.
         var at = 1
         let eventLength = Varint.read(orphans, at: &at)!
         let lone = Array(orphans[at..<at + Int(eventLength)])
-        #expect { try EventDecoder().decode(lone) } throws: { ($0 as? DecodeError)?.reason == .unknownContext }
+        #expect { try EventDecoder().decode(lone) } throws: { ($0 as? DecodeError)?.kind == .unknownContext }
     }
 
     /// The documented rule with Google's tools only: the context's bytes followed by the event's bytes parse

@@ -57,7 +57,7 @@ struct HookTests {
     }
 
     @Test func aHookThatThrowsOrBreaksTheRulesGetsTheEventRejected() async throws {
-        let reported = Locked<[ValidationError]>([])
+        let reported = Locked<[EventRejection]>([])
         let h = try Harness { configuration in
             configuration.beforeRecord = { event in
                 switch event.name {

@@ -54,13 +54,13 @@ import SpoorSystem
         ("user_tag42", .reservedPropertyKey),
     ])
     func invalidKeysRejectTheWholeEvent(key: String, rule: ValidationRule) async throws {
-        let reported = Locked<[ValidationError]>([])
+        let reported = Locked<[EventRejection]>([])
         let tracker = try Harness { configuration in
             configuration.onRejection = { error in reported.withLock { $0.append(error) } }
         }
         #expect(tracker.tracker.track("Buy", properties: ["good": "yes", key: 1]) == false)
         #expect(await tracker.flushedEvents(named: "Buy").isEmpty)
-        #expect(reported.withLock { $0 } == [ValidationError(event: "Buy", key: key, rule: rule)])
+        #expect(reported.withLock { $0 } == [EventRejection(event: "Buy", key: key, rule: rule)])
         let warning = try #require(tracker.logs.all.first { $0.level == .warning })
         #expect(warning.metadata["event"] == "Buy")
         #expect(warning.metadata["key"] == key)

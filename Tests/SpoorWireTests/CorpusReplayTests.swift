@@ -19,7 +19,7 @@ import Testing
     }
 
     /// What the hand-built malformed seeds (written by Fuzz/Sources/FuzzSeeds) are about.
-    static let edgeReasons: [String: DecodeError.Reason] = [
+    static let edgeKinds: [String: DecodeError.Kind] = [
         "seed-edge-empty": .invalidEnum, // no type
         "seed-edge-wrong-wire-type": .wrongWireType,
         "seed-edge-overlong-varint": .overlongVarint,
@@ -73,12 +73,12 @@ import Testing
         let names = try Self.inputs(in: "Corpus").map(\.lastPathComponent)
         #expect(names.contains { $0.hasPrefix("seed-valid-") })
         #expect(names.contains { $0.hasPrefix("seed-edge-") })
-        #expect(Set(Self.edgeReasons.keys).isSubset(of: names))
+        #expect(Set(Self.edgeKinds.keys).isSubset(of: names))
     }
 
     @Test func corpusAndFailCasesDecodeOrThrowTypedErrors() throws {
         let files = try Self.inputs(in: "Corpus") + Self.inputs(in: "FailCases")
-        #expect(files.count > Self.edgeReasons.count)
+        #expect(files.count > Self.edgeKinds.count)
         for file in files {
             let name = file.lastPathComponent
             let outcome = Self.replay(Array(try Data(contentsOf: file)), name: name)
@@ -90,8 +90,8 @@ import Testing
             if name.hasPrefix("seed-edge-"), case .success = outcome {
                 Issue.record("\(name) is malformed but decoded")
             }
-            if let reason = Self.edgeReasons[name], case .failure(let error) = outcome {
-                #expect(error.reason == reason, "\(name): \(error)")
+            if let kind = Self.edgeKinds[name], case .failure(let error) = outcome {
+                #expect(error.kind == kind, "\(name): \(error)")
             }
         }
     }

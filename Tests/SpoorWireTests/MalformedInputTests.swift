@@ -15,7 +15,7 @@ struct MalformedInputTests {
         let bytes = try Fixtures.encode(Fixtures.event(name: "BuyProduct"))
         // Field 1 (event) comes first: tag, length 10, then the name; cut it in the middle.
         let error = decodeError(Array(bytes.prefix(5)))
-        #expect(error?.reason == .lengthPastEnd)
+        #expect(error?.kind == .lengthPastEnd)
         #expect(error?.field == "event")
         #expect(error?.offset == 1)
         #expect(error?.detail == 10)
@@ -23,14 +23,14 @@ struct MalformedInputTests {
 
     @Test func truncatedInsideAVarint() {
         let error = decodeError(typeTrack + [0x18, 0xFF, 0xFF])
-        #expect(error?.reason == .truncated)
+        #expect(error?.kind == .truncated)
         #expect(error?.field == "time")
         #expect(error?.offset == 3)
     }
 
     @Test func truncatedFixed64() {
         let error = decodeError(typeTrack + [0x21, 1, 2, 3])
-        #expect(error?.reason == .truncated)
+        #expect(error?.kind == .truncated)
         #expect(error?.field == "track_id")
     }
 
@@ -48,7 +48,7 @@ struct MalformedInputTests {
 
     @Test func wrongWireType() {
         let error = decodeError([0x08, 0x01] + typeTrack) // field 1 (a string) as a varint
-        #expect(error?.reason == .wrongWireType)
+        #expect(error?.kind == .wrongWireType)
         #expect(error?.field == "event")
         #expect(error?.offset == 0)
         #expect(error?.detail == 0)
@@ -56,26 +56,26 @@ struct MalformedInputTests {
 
     @Test func overlongVarint() {
         let error = decodeError([0x10] + Array(repeating: 0xFF, count: 10) + [0x01])
-        #expect(error?.reason == .overlongVarint)
+        #expect(error?.kind == .overlongVarint)
         #expect(error?.field == "type")
         #expect(error?.offset == 1)
     }
 
     @Test func tenthVarintByteMayOnlyCarryOneBit() {
         let error = decodeError(typeTrack + [0x18] + Array(repeating: 0xFF, count: 9) + [0x02])
-        #expect(error?.reason == .overlongVarint)
+        #expect(error?.kind == .overlongVarint)
     }
 
     @Test func lengthPastTheEnd() {
         let error = decodeError(typeTrack + [0x0A, 0x05, 0x41, 0x42])
-        #expect(error?.reason == .lengthPastEnd)
+        #expect(error?.kind == .lengthPastEnd)
         #expect(error?.offset == 3)
         #expect(error?.detail == 5)
     }
 
     @Test func hugeLengthPrefix() {
         let error = decodeError(typeTrack + [0x0A, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x7F])
-        #expect(error?.reason == .lengthPastEnd)
+        #expect(error?.kind == .lengthPastEnd)
         #expect(error?.detail == UInt64.max >> 1)
     }
 
@@ -89,7 +89,7 @@ struct MalformedInputTests {
     ])
     func invalidUTF8(bad: [UInt8]) {
         let error = decodeError(typeTrack + [0x0A, UInt8(bad.count + 1), 0x41] + bad)
-        #expect(error?.reason == .invalidUTF8)
+        #expect(error?.kind == .invalidUTF8)
         #expect(error?.field == "event")
         #expect(error?.offset == 5, "points at the bad sequence")
     }
@@ -100,20 +100,20 @@ struct MalformedInputTests {
         let value: [UInt8] = [0x32, UInt8(list.count)] + list
         let entry: [UInt8] = [0x0A, 0x01, 0x6B, 0x12, UInt8(value.count)] + value
         let error = decodeError(typeTrack + [0x52, UInt8(entry.count)] + entry)
-        #expect(error?.reason == .invalidUTF8)
+        #expect(error?.kind == .invalidUTF8)
         #expect(error?.field == "properties.value.list_value.values")
         #expect(error?.offset == 13)
     }
 
     @Test func embeddedNUL() {
         let error = decodeError(typeTrack + [0x0A, 0x03, 0x41, 0x00, 0x42])
-        #expect(error?.reason == .embeddedNUL)
+        #expect(error?.kind == .embeddedNUL)
         #expect(error?.offset == 5)
     }
 
     @Test("invalid tags", arguments: [[0x00, 0x01] as [UInt8], [0x0B], [0x0C], [0x0E, 0x00], [0x0F, 0x00]])
     func invalidTags(bytes: [UInt8]) {
-        #expect(decodeError(typeTrack + bytes)?.reason == .invalidTag)
+        #expect(decodeError(typeTrack + bytes)?.kind == .invalidTag)
     }
 
     @Test func nonFiniteDouble() {
@@ -122,36 +122,36 @@ struct MalformedInputTests {
         let value: [UInt8] = [0x19] + nan
         let entry: [UInt8] = [0x0A, 0x01, 0x64, 0x12, UInt8(value.count)] + value
         let error = decodeError(typeTrack + [0x52, UInt8(entry.count)] + entry)
-        #expect(error?.reason == .nonFiniteDouble)
+        #expect(error?.kind == .nonFiniteDouble)
         #expect(error?.field == "properties.value.double_value")
     }
 
     @Test func propertyWithoutValue() {
         let entry: [UInt8] = [0x0A, 0x01, 0x6B]
-        #expect(decodeError(typeTrack + [0x52, UInt8(entry.count)] + entry)?.reason == .missingValue)
+        #expect(decodeError(typeTrack + [0x52, UInt8(entry.count)] + entry)?.kind == .missingValue)
         let emptyValue: [UInt8] = [0x0A, 0x01, 0x6B, 0x12, 0x00]
-        #expect(decodeError(typeTrack + [0x52, UInt8(emptyValue.count)] + emptyValue)?.reason == .missingValue)
+        #expect(decodeError(typeTrack + [0x52, UInt8(emptyValue.count)] + emptyValue)?.kind == .missingValue)
     }
 
     @Test func eventTypeOutOfRangeOrMissing() {
         // Open enums keep any int32 (OpenEnumTests); a value past int32 is no enum value at all.
-        #expect(decodeError([0x10, 0x80, 0x80, 0x80, 0x80, 0x80, 0x20])?.reason == .invalidEnum)
-        #expect(decodeError([])?.reason == .invalidEnum)
+        #expect(decodeError([0x10, 0x80, 0x80, 0x80, 0x80, 0x80, 0x20])?.kind == .invalidEnum)
+        #expect(decodeError([])?.kind == .invalidEnum)
         #expect(decodeError([0x0A, 0x01, 0x41])?.field == "type")
     }
 
     @Test func limits() throws {
         let limits = DecodeLimits(maxEventBytes: 4096, maxProperties: 3, maxStringBytes: 16, maxListLength: 2)
         let tooMany = try Fixtures.encode(Fixtures.event(["a": 1, "b": 2, "c": 3, "d": 4]))
-        #expect(decodeError(tooMany, limits: limits)?.reason == .tooManyProperties)
+        #expect(decodeError(tooMany, limits: limits)?.kind == .tooManyProperties)
         let longString = try Fixtures.encode(Fixtures.event(["a": .string(String(repeating: "x", count: 17))]))
         let error = decodeError(longString, limits: limits)
-        #expect(error?.reason == .stringTooLong)
+        #expect(error?.kind == .stringTooLong)
         #expect(error?.detail == 17)
         let longList = try Fixtures.encode(Fixtures.event(["a": ["1", "2", "3"]]))
-        #expect(decodeError(longList, limits: limits)?.reason == .listTooLong)
+        #expect(decodeError(longList, limits: limits)?.kind == .listTooLong)
         let big = try Fixtures.encode(Fixtures.event((0..<3).reduce(into: Properties()) { $0["k\($1)"] = .string(String(repeating: "y", count: 16)) }))
-        #expect(decodeError(big, limits: DecodeLimits(maxEventBytes: big.count - 1))?.reason == .eventTooLarge)
+        #expect(decodeError(big, limits: DecodeLimits(maxEventBytes: big.count - 1))?.kind == .eventTooLarge)
         #expect(try EventDecoder(limits: DecodeLimits(maxEventBytes: big.count)).decode(big).properties.count == 3)
     }
 
@@ -172,7 +172,7 @@ struct MalformedInputTests {
         batch += [0x0A, 0x04, 0x10, 0x01, 0x0A, 0x05] // second event: name length past its end
         let error = #expect(throws: DecodeError.self) { try EventDecoder().decodeBatch(batch) }
         #expect(error?.eventIndex == 1)
-        #expect(error?.reason == .lengthPastEnd)
+        #expect(error?.kind == .lengthPastEnd)
         #expect(error?.offset == firstLength + 4 + 1)
         #expect(error?.description.hasPrefix("event 1, event at byte") == true)
     }
@@ -241,7 +241,7 @@ struct MergedFieldLimitTests {
             }
             #expect(items.count <= 3)
         } catch {
-            #expect(error.reason == .listTooLong)
+            #expect(error.kind == .listTooLong)
         }
     }
 }

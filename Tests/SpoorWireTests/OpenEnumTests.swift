@@ -72,7 +72,7 @@ import Testing
             _ = try EventDecoder().decode(past)
             Issue.record("a type past int32 decoded")
         } catch {
-            #expect(error.reason == .invalidEnum)
+            #expect(error.kind == .invalidEnum)
             #expect(error.field == "type")
         }
     }

@@ -130,12 +130,12 @@ public struct Ingest: Sendable {
 
     /// The status and reason for a bad frame.
     static func answer(for error: FrameError) -> IngestResponse {
-        let status = switch error.reason {
+        let status = switch error.kind {
         case .tooLarge: 413
         case .unsupportedVersion, .unknownCodec: 415
         default: 400
         }
         let offset = error.offset.map { " at byte \($0)" } ?? ""
-        return .error(status, error.reason.rawValue, "\(error.field)\(offset): \(error.message)")
+        return .error(status, error.kind.rawValue, "\(error.field)\(offset): \(error.reason)")
     }
 }

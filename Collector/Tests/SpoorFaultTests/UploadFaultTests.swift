@@ -1,4 +1,5 @@
 import Foundation
+import SpoorTesting
 import SpoorModel
 import SpoorFaultProxy
 import SpoorWire
@@ -29,7 +30,7 @@ struct UploadFaultTests {
         Transient(name: "500") { _ in .respond(status: 500) },
         Transient(name: "503 + Retry-After seconds", action: { _ in .respond(status: 503, headers: ["Retry-After": "2"]) }, pauses: true),
         Transient(name: "503 + Retry-After date", action: { clock in
-            .respond(status: 503, headers: ["Retry-After": clock.httpDate(after: 3)])
+            .respond(status: 503, headers: ["Retry-After": httpDate(after: 3, on: clock)])
         }, pauses: true),
         Transient(name: "429 + Retry-After", action: { _ in .respond(status: 429, headers: ["Retry-After": "1"]) }, pauses: true),
         Transient(name: "408") { _ in .respond(status: 408) },
@@ -51,7 +52,7 @@ struct UploadFaultTests {
             let tracker = rig.tracker
             async let flushing = tracker.flush()
             _ = try await rig.proxy.waitForRequests(1)
-            await rig.clock.waitForSleep { $0 == UploadRig.requestTimeout }
+            #expect(await rig.clock.sleepRequested { $0 == UploadRig.requestTimeout })
             // While the upload hangs, the app goes on tracking.
             rig.track(40)
             rig.clock.advance(by: UploadRig.requestTimeout)
@@ -170,7 +171,7 @@ struct UploadFaultTests {
         rig.clock.advance(by: .seconds(1))
         _ = try await rig.proxy.waitForRequests(2)
         // The third within the second's (2 s): once the uploader sleeps its backoff (not a request timeout).
-        await rig.clock.waitForSleep(after: mark) { $0 > .zero && $0 <= .seconds(2) }
+        #expect(await rig.clock.sleepRequested(after: mark) { $0 > .zero && $0 <= .seconds(2) })
         rig.clock.advance(by: .seconds(2))
         let three = try await rig.proxy.waitForRequests(3)
         #expect(three.map(\.retryCount) == [nil, 1, 2])
@@ -229,4 +230,13 @@ struct UploadFaultTests {
         }
         return count
     }
+}
+
+/// An HTTP date (`Retry-After`'s second form) `seconds` after `clock`'s wall time.
+private func httpDate(after seconds: Int, on clock: ManualUploadClock) -> String {
+    let formatter = DateFormatter()
+    formatter.locale = Locale(identifier: "en_US_POSIX")
+    formatter.timeZone = TimeZone(identifier: "GMT")
+    formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
+    return formatter.string(from: Date(timeIntervalSince1970: Double(clock.wallMilliseconds()) / 1000 + Double(seconds)))
 }

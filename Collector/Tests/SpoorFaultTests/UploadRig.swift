@@ -2,6 +2,7 @@ import Foundation
 import SpoorCollectorTestSupport
 import SpoorFaultProxy
 import SpoorModel
+import SpoorTesting
 import SpoorTracker
 import SpoorLog
 import SpoorUpload

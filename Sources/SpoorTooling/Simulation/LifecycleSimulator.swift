@@ -22,7 +22,7 @@ public struct SimulationError: Error, Sendable, Hashable, CustomStringConvertibl
     public var description: String { line == 0 ? "config: \(reason)" : "line \(line): \(reason)" }
 }
 
-/// Replays an app's life through the real ``Tracker`` (`spoor simulate`, simulate spec).
+/// Replays an app's life through the real ``Tracker`` (`spoor simulate`; docs/command-line.md).
 ///
 /// A scenario is one JSON object per line, `{"t": MS, "do": ACTION, …}`. Time is a ``ManualClock`` at
 /// 2026-01-01T00:00:00Z + `t`. Each action takes full effect before the next: its events are in the log in
@@ -47,7 +47,7 @@ public final class LifecycleSimulator {
     private let decoder = EventDecoder()
 
     /// Creates a simulator over `storageDirectory` with the tracker configuration `configuration`
-    /// (`autoTrack`: a list of lifecycle §6 names, default all; `enableSession`; `flushBulkSize`;
+    /// (`autoTrack`: a list of docs/lifecycle.md names, default all; `enableSession`; `flushBulkSize`;
     /// `autoTrackIgnore`: `{"screenNames": [...], "elementTypes": [...], "elementIDs": [...]}`).
     public init(storageDirectory: URL, configuration: JSONValue? = nil) throws(SimulationError) {
         self.storageDirectory = storageDirectory

@@ -1,6 +1,6 @@
 internal import SpoorModel
 
-/// The auto-tracked event types, as named in `autoTrack` (lifecycle spec §6).
+/// The auto-tracked event types, as named in `autoTrack` (docs/lifecycle.md, "Which events are emitted").
 package enum AutoTrackEventKind: String, Sendable, Hashable, CaseIterable {
     case appStart, appStartPassively, appEnd, appViewScreen, appClick, appPageLeave, appCrashed
 
@@ -97,7 +97,7 @@ struct AutoTrackEngine: Sendable {
         return pages.disappear(id: id, now: now.monotonic).map(Self.effect) + [.checkpoint]
     }
 
-    /// A click on an element of the current page (§5).
+    /// A click on an element of the current page (docs/lifecycle.md, "Clicks").
     /// A click without a page gets the current page (the most recently appeared visible one).
     mutating func click(_ click: AppClick, now: LifecycleInstant) -> [AutoTrackEffect] {
         var click = click
@@ -152,7 +152,7 @@ struct AutoTrackEngine: Sendable {
         return isFirstLaunch && !firstStartDone
     }
 
-    /// Leaves every timed page, then `$AppEnd` for the open session (order of §3).
+    /// Leaves every timed page, then `$AppEnd` for the open session (the order of docs/lifecycle.md, "Rules").
     private mutating func endSession(now: LifecycleInstant) -> [AutoTrackEffect] {
         var effects = pages.appEnded(now: now.monotonic).map(Self.effect)
         if let start = sessionStart {

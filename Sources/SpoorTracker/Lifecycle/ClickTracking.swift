@@ -1,4 +1,4 @@
-/// Counts two clicks on the same element within 100 ms once (§5).
+/// Counts two clicks on the same element within 100 ms once (docs/lifecycle.md, "Clicks").
 struct ClickDebouncer: Sendable {
     /// Clicks on the same element at most this far apart (monotonic nanoseconds) count once.
     static let window: UInt64 = 100_000_000

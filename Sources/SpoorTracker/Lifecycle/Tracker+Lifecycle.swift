@@ -57,7 +57,7 @@ extension Tracker {
     /// ``ManualLifecycleSource``).
     public func handle(_ signal: LifecycleSignal) {
         lifecycle.handle(signal)
-        // The end's upload (transport spec §3) runs inside the background time the host grants.
+        // Every end starts an upload; it runs inside the background time the host grants.
         if signal == .didEnterBackground, let hook = backgroundTask.withLock({ $0 }) { uploadInBackground(hook) }
     }
 

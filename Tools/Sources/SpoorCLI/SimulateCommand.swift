@@ -6,7 +6,7 @@ import SpoorModel
 import SpoorTracker
 
 /// `spoor simulate SCENARIO.jsonl [--storage DIR] [--config CONFIG.json]`: replays an app's life through
-/// the real tracker and prints the events it delivers, one JSON object per line (simulate spec).
+/// the real tracker and prints the events it delivers, one JSON object per line (docs/command-line.md, "Scenarios for `spoor simulate`").
 struct SimulateCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "simulate",

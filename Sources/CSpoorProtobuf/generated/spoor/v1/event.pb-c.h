@@ -26,7 +26,7 @@ typedef struct Spoor__V1__Batch Spoor__V1__Batch;
 /* --- enums --- */
 
 /*
- * What kind of record an event is (events.md §1).
+ * What kind of record an event is (docs/events.md, "The record").
  */
 typedef enum _Spoor__V1__EventType {
   /*
@@ -108,7 +108,7 @@ struct  Spoor__V1__StringList
 {
   ProtobufCMessage base;
   /*
-   * At most 500 values (events.md §3).
+   * At most 500 values (docs/events.md, "Validation").
    */
   size_t n_values;
   char **values;
@@ -180,7 +180,7 @@ struct  Spoor__V1__Event__PropertiesEntry
 
 
 /*
- * One event record (events.md §1).
+ * One event record (docs/events.md, "The record").
  */
 struct  Spoor__V1__Event
 {
