@@ -157,7 +157,7 @@ struct LifecycleRuleTests {
         #expect(machine.state == .terminated)
     }
 
-    @Test("autoTrack: a type left out is not emitted, but its timing keeps running (docs/lifecycle.md, "Which events are emitted")")
+    @Test("autoTrack: a type left out is not emitted, but its timing keeps running (docs/lifecycle.md, which events are emitted)")
     func autoTrackFilter() {
         let harness = LifecycleHarness(enabled: [.appEnd, .appPageLeave])
         harness.coldStart()
