@@ -84,7 +84,10 @@ let package = Package(
         ),
 
         // Page and click capture without code: the platform-neutral model, and UIKit/SwiftUI glue.
-        .target(name: "SpoorAutoCapture", dependencies: ["SpoorTracker", "SpoorSystem"], swiftSettings: strictSwift),
+        .target(
+            name: "SpoorAutoCapture", dependencies: ["SpoorModel", "SpoorTracker", "SpoorSystem", logging],
+            swiftSettings: strictSwift
+        ),
         // Log and storage inspection and scenario replay, for the `spoor` command.
         .target(
             name: "SpoorTooling",
@@ -139,7 +142,7 @@ let package = Package(
         ),
         .testTarget(
             name: "SpoorAutoCaptureTests",
-            dependencies: ["SpoorModel", "SpoorTracker", "SpoorAutoCapture"],
+            dependencies: ["SpoorModel", "SpoorTracker", "SpoorAutoCapture", "SpoorTestSupport"],
             swiftSettings: strictSwift
         ),
     ]

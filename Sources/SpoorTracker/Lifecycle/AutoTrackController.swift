@@ -151,12 +151,20 @@ package final class AutoTrackController: @unchecked Sendable {
         }
     }
 
-    /// A page disappears.
-    func pageDisappear(id: String) {
+    /// A page disappears. With `lastSeen`, the page was found gone after the fact: its leave is timed (and
+    /// its duration ends) at that earlier instant, the last one it was known to be visible.
+    func pageDisappear(id: String, lastSeen: LifecycleInstant? = nil) {
         lock.withLock {
             guard !isShutDown else { return }
             let instant = now()
-            apply(engine.pageDisappear(id: id, now: instant), at: instant)
+            var effects = engine.pageDisappear(id: id, now: lastSeen ?? instant)
+            if let lastSeen {
+                effects = effects.map { effect in
+                    guard case .emit(let kind, let properties, nil) = effect else { return effect }
+                    return .emit(kind, properties, time: lastSeen.wall)
+                }
+            }
+            apply(effects, at: instant)
         }
     }
 
