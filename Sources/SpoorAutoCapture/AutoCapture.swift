@@ -41,6 +41,8 @@ public final class AutoCapture: Sendable {
     }
 
     private var childPages: Bool { options.contains(.childPages) }
+    /// `.childPages` implies `.pages`: child pages are pages too.
+    private var capturesPages: Bool { !options.isDisjoint(with: [.pages, .childPages]) }
 
     // MARK: - The capture the hooks report to
 
@@ -68,7 +70,7 @@ public final class AutoCapture: Sendable {
     /// Containers, system controllers and (unless `autoCapture` has `.childPages`) child controllers are
     /// not pages.
     public func pageAppeared(_ page: any CapturedPage, object: AnyObject) {
-        guard options.contains(.pages), CaptureRules.isPage(page, childPages: childPages) else { return }
+        guard capturesPages, CaptureRules.isPage(page, childPages: childPages) else { return }
         show(page, object: object)
     }
 

@@ -71,7 +71,9 @@ struct FakePage: CapturedPage {
     }
 }
 
-/// Stands for a view controller instance: the identity a page is held by. Tests drop it to free it.
+/// Stands for a view controller instance: the identity a page is held by, weakly. Tests drop it to free it,
+/// and keep the ones that must stay alive with `withExtendedLifetime`, as Swift may free a local after its
+/// last use.
 final class FakeController {}
 
 struct ProductPage: SpoorPage {
