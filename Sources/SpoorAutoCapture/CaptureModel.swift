@@ -145,5 +145,5 @@ public enum ActionEvent: Sendable, Hashable {
     /// Another event: a touch that began or moved, a key press.
     case otherEvent
     /// No event: the app called `sendActions(for:)` itself.
-    case none
+    case noEvent
 }

@@ -338,6 +338,13 @@ public enum CaptureRules {
 
     // MARK: - Helpers
 
+    /// A class name as the glue reads it (`NSStringFromClass`), without the prefix key-value observing adds
+    /// to an observed object's class (`NSKVONotifying_UIButton` is a `UIButton`).
+    public static func className(_ runtimeName: String) -> String {
+        let observed = "NSKVONotifying_"
+        return runtimeName.hasPrefix(observed) ? String(runtimeName.dropFirst(observed.count)) : runtimeName
+    }
+
     static func trimmed(_ text: String?) -> String? {
         guard let text else { return nil }
         return nonEmpty(text.trimmingCharacters(in: .whitespacesAndNewlines))

@@ -151,9 +151,9 @@ struct AutoCaptureTests {
         func send(_ sender: ActionSender, _ event: ActionEvent, _ view: FakeView?) {
             f.capture.actionSent(by: sender, event: event, view: { snapshots += 1; return view }, perform: { performed += 1 })
         }
-        send(.view(.plain), .none, save)  // sendActions(for:) from code
+        send(.view(.plain), .noEvent, save)  // sendActions(for:) from code
         send(.view(.plain), .otherEvent, save)  // touch down
-        send(.view(toggle.kind), .none, toggle)  // a value control, from code: counts
+        send(.view(toggle.kind), .noEvent, toggle)  // a value control, from code: counts
         send(.barItem, .touchEnded, nil)  // the item after its button: never
         f.clock.advance(by: .seconds(1))
         send(.view(.plain), .touchEnded, save)

@@ -78,7 +78,7 @@ struct ClickRulesTests {
         #expect(click.page?.screenName == "MyApp.HomeViewController")
         // The item itself reaches sendAction next, for the same tap: never a click.
         #expect(!CaptureRules.isClick(sender: .barItem, event: .touchEnded))
-        #expect(!CaptureRules.isClick(sender: .barItem, event: .none))
+        #expect(!CaptureRules.isClick(sender: .barItem, event: .noEvent))
     }
 
     @Test func tabBarItemsCarryTheirIndexAndShareAPath() throws {
@@ -125,16 +125,16 @@ struct ClickRulesTests {
         // Any control: only a tap whose touch ended; `sendActions(for:)` from code (no event) is not a click.
         #expect(CaptureRules.isClick(sender: .view(.plain), event: .touchEnded))
         #expect(!CaptureRules.isClick(sender: .view(.plain), event: .otherEvent))
-        #expect(!CaptureRules.isClick(sender: .view(.plain), event: .none))
+        #expect(!CaptureRules.isClick(sender: .view(.plain), event: .noEvent))
         // Value controls always count.
         for kind: ViewKind in [.toggle(isOn: true), .stepper(value: 1), .segmented(selected: 0, titles: []), .pageControl(current: 0)] {
-            #expect(CaptureRules.isClick(sender: .view(kind), event: .none))
+            #expect(CaptureRules.isClick(sender: .view(kind), event: .noEvent))
             #expect(CaptureRules.isClick(sender: .view(kind), event: .otherEvent))
         }
         // A slider once the finger lifts.
         #expect(CaptureRules.isClick(sender: .view(.slider(value: 1, isTracking: false)), event: .touchEnded))
         #expect(!CaptureRules.isClick(sender: .view(.slider(value: 1, isTracking: true)), event: .touchEnded))
-        #expect(!CaptureRules.isClick(sender: .view(.slider(value: 1, isTracking: false)), event: .none))
+        #expect(!CaptureRules.isClick(sender: .view(.slider(value: 1, isTracking: false)), event: .noEvent))
         // Text entry, items and other senders never.
         #expect(!CaptureRules.isClick(sender: .view(.textInput), event: .touchEnded))
         #expect(!CaptureRules.isClick(sender: .barItem, event: .touchEnded))
@@ -222,6 +222,12 @@ struct ClickRulesTests {
         #expect(CaptureRules.click(on: root.add(FakeView("UIButton")), ignore: ignore) != nil)
         let (_, cell) = feedCell()
         #expect(CaptureRules.cellClick(on: cell, ignore: AutoTrackIgnoreList(elementTypes: ["UIScrollView"])) == nil)
+    }
+
+    @Test func observedClassesKeepTheirName() {
+        #expect(CaptureRules.className("NSKVONotifying_MyApp.CartButton") == "MyApp.CartButton")
+        #expect(CaptureRules.className("UIButton") == "UIButton")
+        #expect(CaptureRules.className("NSKVONotifying_") == "")
     }
 
     @Test func whichGesturesAreClicks() {
