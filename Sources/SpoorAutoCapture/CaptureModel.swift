@@ -6,11 +6,12 @@ public protocol CapturedView {
     /// The view's class and its superclasses, nearest first, as `NSStringFromClass` names them
     /// (`MyApp.FancyButton`, `UIButton`, `UIControl`, `UIView`, …). The first is the view's type.
     var typeNames: [String] { get }
-    /// What the view is, as far as click capture cares.
+    /// What the view is, as far as the glue knows it; `.plain` leaves it to ``CaptureRules/kind(of:)``.
     var kind: ViewKind { get }
     /// The accessibility identifier.
     var accessibilityIdentifier: String? { get }
-    /// The element id the app set for analytics (`spoorElementID`); it wins over the accessibility identifier.
+    /// The element id the app set for analytics (``SpoorViewOptions/spoorElementID``); it wins over the
+    /// accessibility identifier.
     var elementID: String? { get }
     /// The view's own text: a label's text, a button's title. `nil` for views whose text is their subviews'.
     var text: String? { get }
@@ -26,10 +27,10 @@ public protocol CapturedView {
     var childViews: [any CapturedView] { get }
     /// The view controller this view is the root view of, if any.
     var owningPage: (any CapturedPage)? { get }
-    /// The view opted out of click capture (`spoorIgnored`, or its class adopts ``SpoorIgnoresAutoCapture``):
+    /// The view opted out of click capture (``SpoorViewOptions/spoorIgnored``, or its class adopts ``SpoorIgnoresAutoCapture``):
     /// no clicks on it or on anything inside it.
     var ignoresAutoCapture: Bool { get }
-    /// The properties the app attached to this view (`spoorProperties`), added to its clicks.
+    /// The properties the app attached to this view (``SpoorViewOptions/spoorProperties``), added to its clicks.
     var customProperties: Properties { get }
 }
 
@@ -38,8 +39,9 @@ extension CapturedView {
     public var typeName: String { typeNames.first ?? "" }
 }
 
-/// What a view is, as far as click capture cares. The glue maps the UI framework's classes to these;
-/// every rule that depends on them lives in ``CaptureRules``.
+/// What a view is, as far as click capture cares. The glue sets the kinds that carry a value (and text
+/// entry, which it must know before any snapshot); ``CaptureRules/kind(of:)`` derives the rest from class
+/// names. Every rule that depends on them lives in ``CaptureRules``.
 public enum ViewKind: Sendable, Hashable {
     /// Any other view: buttons, labels, image views, custom controls.
     case plain

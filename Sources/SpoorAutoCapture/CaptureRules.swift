@@ -94,6 +94,16 @@ public enum CaptureRules {
 
     // MARK: - Element properties
 
+    /// What `view` is: the kind the glue gave it, else what its class chain says (text entry, lists, cells).
+    public static func kind(of view: any CapturedView) -> ViewKind {
+        guard view.kind == .plain else { return view.kind }
+        let names = view.typeNames
+        if names.contains(where: ["UITextField", "UITextView", "UISearchBar"].contains) { return .textInput }
+        if names.contains(where: ["UITableView", "UICollectionView"].contains) { return .list }
+        if names.contains(where: ["UITableViewCell", "UICollectionViewCell"].contains) { return .cell }
+        return .plain
+    }
+
     /// Private UIKit classes that draw bar button items (`_UIButtonBarButton`, `UINavigationButton`): their
     /// clicks are typed `UIBarButtonItem`.
     public static let barButtonTypes: Set<String> = ["_UIButtonBarButton", "UINavigationButton"]
@@ -114,7 +124,7 @@ public enum CaptureRules {
     /// control its current page. Text entry gives nothing. Any other view gives its own text, trimmed, else
     /// the contents of its visible subviews that did not opt out, depth first, joined with `-` (a cell's labels).
     public static func elementContent(_ view: any CapturedView) -> String {
-        switch view.kind {
+        switch kind(of: view) {
         case .toggle(let isOn): return isOn ? "checked" : "unchecked"
         case .stepper(let value): return String(format: "%g", value)
         case .slider(let value, _): return String(format: "%f", value)
@@ -140,7 +150,7 @@ public enum CaptureRules {
     /// `$element_position`: a segmented control's selected index; a tab bar item's index; in a list, the
     /// nearest cell's `section:item`; `nil` elsewhere.
     public static func elementPosition(_ view: any CapturedView) -> String? {
-        if case .segmented(let selected, _) = view.kind, selected >= 0 { return String(selected) }
+        if case .segmented(let selected, _) = kind(of: view), selected >= 0 { return String(selected) }
         if view.typeName == tabBarButtonType { return String(view.siblingIndex) }
         var current: (any CapturedView)? = view
         while let node = current {
@@ -246,7 +256,7 @@ public enum CaptureRules {
 
     /// Whether a gesture on `view` can be a click: not on text entry or web content.
     public static func acceptsGestureClicks(_ view: any CapturedView) -> Bool {
-        view.kind != .textInput && !view.typeNames.contains(where: gestureBlacklist.contains)
+        kind(of: view) != .textInput && !view.typeNames.contains(where: gestureBlacklist.contains)
     }
 
     // MARK: - The page of a view
@@ -297,10 +307,10 @@ public enum CaptureRules {
         on view: any CapturedView, childPages: Bool = false, ignore: AutoTrackIgnoreList = AutoTrackIgnoreList()
     ) -> AppClick? {
         let resolution = resolve(view, childPages: childPages)
-        guard !isHidden(view), !isOptedOut(view), !resolution.optedOut, view.kind != .textInput,
+        guard !isHidden(view), !isOptedOut(view), !resolution.optedOut, kind(of: view) != .textInput,
             !isIgnoredType(view, by: ignore)
         else { return nil }
-        if case .segmented(let selected, _) = view.kind, selected < 0 { return nil }
+        if case .segmented(let selected, _) = kind(of: view), selected < 0 { return nil }
         return makeClick(view, type: elementType(view), id: elementID(view), properties: view.customProperties,
                          page: resolution.page, childPages: childPages)
     }
@@ -314,7 +324,7 @@ public enum CaptureRules {
     ) -> AppClick? {
         let resolution = resolve(cell, childPages: childPages)
         var ancestor = cell.parentView
-        while let node = ancestor, node.kind != .list { ancestor = node.parentView }
+        while let node = ancestor, kind(of: node) != .list { ancestor = node.parentView }
         let list = ancestor ?? cell
         guard !isHidden(cell), !isOptedOut(cell), !resolution.optedOut, !isIgnoredType(cell, by: ignore),
             !isIgnoredType(list, by: ignore)

@@ -163,9 +163,9 @@ struct ClickRulesTests {
     private func feedCell() -> (table: FakeView, cell: FakeView) {
         let root = FakeView("UIView")
         root.page = FakePage(Chain.page("MyApp.FeedViewController"), parent: Chain.navigation, navigationItemTitle: "Feed")
-        let table = root.add(FakeView("UITableView", kind: .list, id: "feed"))
+        let table = root.add(FakeView("UITableView", id: "feed"))  // list and cell kinds come from class names
         table.customProperties = ["list": "feed", "shared": "list"]
-        let cell = table.add(FakeView("MyApp.ProductCell", kind: .cell, id: "row"))
+        let cell = table.add(FakeView(["MyApp.ProductCell", "UITableViewCell", "UIView"], id: "row"))
         cell.indexPath = CellIndexPath(section: 2, item: 5)
         cell.customProperties = ["shared": "cell"]
         let content = cell.add(FakeView("UITableViewCellContentView"))
@@ -222,6 +222,16 @@ struct ClickRulesTests {
         #expect(CaptureRules.click(on: root.add(FakeView("UIButton")), ignore: ignore) != nil)
         let (_, cell) = feedCell()
         #expect(CaptureRules.cellClick(on: cell, ignore: AutoTrackIgnoreList(elementTypes: ["UIScrollView"])) == nil)
+    }
+
+    @Test func kindsComeFromTheGlueElseFromClassNames() {
+        #expect(CaptureRules.kind(of: FakeView("UISwitch", kind: .toggle(isOn: true))) == .toggle(isOn: true))
+        #expect(CaptureRules.kind(of: FakeView(["MyApp.NoteField", "UITextField", "UIControl", "UIView"])) == .textInput)
+        #expect(CaptureRules.kind(of: FakeView("UISearchBar")) == .textInput)
+        #expect(CaptureRules.kind(of: FakeView(["MyApp.Grid", "UICollectionView", "UIScrollView", "UIView"])) == .list)
+        #expect(CaptureRules.kind(of: FakeView(["MyApp.Tile", "UICollectionViewCell", "UIView"])) == .cell)
+        #expect(CaptureRules.kind(of: FakeView("UIButton")) == .plain)
+        #expect(CaptureRules.click(on: FakeView(["MyApp.NoteField", "UITextField", "UIControl", "UIView"])) == nil)
     }
 
     @Test func observedClassesKeepTheirName() {

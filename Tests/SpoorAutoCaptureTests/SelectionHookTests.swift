@@ -52,12 +52,12 @@ struct SelectionHookTests {
     /// A table view: its delegate (weak, as UIKit's) and its cells' snapshots.
     final class FakeList {
         weak var delegate: AnyObject?
-        let view = FakeView("UITableView", kind: .list, id: "orders")
+        let view = FakeView("UITableView", id: "orders")
 
         init(on root: FakeView) { root.add(view) }
 
         func cell(at path: CellIndexPath) -> FakeView {
-            let cell = FakeView("UITableViewCell", kind: .cell)
+            let cell = FakeView("UITableViewCell")
             cell.indexPath = path
             cell.add(FakeView("UILabel", text: "Order \(path.item)"))
             view.add(cell)
