@@ -1,3 +1,4 @@
+import Foundation
 internal import Logging
 internal import SpoorModel
 internal import SpoorSystem
@@ -210,6 +211,25 @@ public final class AutoCapture: Sendable {
         clicked(node)
     }
 
+    // MARK: - Entering from a hook
+
+    /// How every UIKit hook reaches the model: runs `body` on the main actor with `capture` (the installed
+    /// one). A hook reached off the main thread captures nothing (UIKit must not be read there), logs once,
+    /// and runs `otherwise`, the original method alone; so does one reached before any install. Never traps.
+    /// `isMainThread` overrides the check of the caller's thread (`Thread.isMainThread`), for tests on a
+    /// main actor that is not the process's main thread.
+    public static func onMainThread<Result: Sendable>(
+        _ hook: UIKitHook, capture: AutoCapture? = installed, isMainThread: Bool? = nil,
+        otherwise: () -> Result, _ body: @MainActor (AutoCapture) -> Result
+    ) -> Result {
+        guard let capture else { return otherwise() }
+        guard isMainThread ?? Thread.isMainThread else {
+            capture.hookReachedOffMainThread(hook.rawValue)
+            return otherwise()
+        }
+        return MainActor.assumeIsolated { body(capture) }
+    }
+
     // MARK: - Diagnostics
 
     /// A hook ran off the main thread, where UIKit must not be read: it captured nothing. Logged once per hook.
@@ -217,9 +237,11 @@ public final class AutoCapture: Sendable {
         warnOnce("off-main:\(hook)", "spoor: the \(hook) hook was reached off the main thread; nothing was captured")
     }
 
-    /// A list's delegate answers selection by forwarding (an `NSProxy`, an RxCocoa-style delegate proxy):
-    /// there is no method to hook, so its cell clicks are not captured. Logged once per class.
-    public func selectionForwarded(byDelegateOfType typeName: String) {
+    /// A table or collection view got a delegate of type `typeName`, whose class the glue tried to hook for
+    /// selection. A delegate that answers selection (`respondsToSelection`) with no method to hook forwards it
+    /// (an `NSProxy`, an RxCocoa-style delegate proxy): its cell clicks are not captured, logged once per type.
+    public func listDelegateSet(ofType typeName: String, hook: HookResult, respondsToSelection: Bool) {
+        guard hook == .noImplementation, respondsToSelection else { return }
         warnOnce(
             "forwarding:\(typeName)",
             "spoor: \(typeName) forwards cell selection instead of implementing it; its cell clicks are not captured (call tracker.trackClick(on:) from the selection handler)"

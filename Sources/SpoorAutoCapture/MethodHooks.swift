@@ -3,17 +3,15 @@ public import SpoorTracker
 /// One method of every class, as a runtime sees it: the Objective-C runtime in the UIKit glue, a fake in
 /// tests. ``MethodHooks`` only goes through this, so its rules are tested on Linux.
 public protocol MethodTable {
-    /// What the runtime calls: an `IMP` for Objective-C.
-    associatedtype Implementation
+    /// What the runtime calls: an `IMP` for Objective-C. Equal implementations are the same code.
+    associatedtype Implementation: Equatable
     /// The implementation `cls`'s instances run: its own, else the nearest superclass's; `nil` when none.
     func implementation(in cls: AnyClass) -> Implementation?
-    /// Whether `cls` defines the method itself, rather than inheriting it.
-    func definesOwn(in cls: AnyClass) -> Bool
     /// `cls`'s superclass, `nil` at a root class.
     func superclass(of cls: AnyClass) -> AnyClass?
     /// Gives `cls` a method of its own with `implementation` (`class_addMethod`); `false` if it has one.
     func add(_ implementation: Implementation, to cls: AnyClass) -> Bool
-    /// Replaces `cls`'s own method's implementation.
+    /// Replaces `cls`'s own method's implementation (`class_replaceMethod`).
     func replace(in cls: AnyClass, with implementation: Implementation)
 }
 
@@ -54,15 +52,15 @@ public struct MethodHooks {
     ) -> HookResult {
         guard let current = table.implementation(in: cls) else { return .noImplementation }
         guard hooked.insert(Key(cls: ObjectIdentifier(cls), method: method)).inserted else { return .alreadyHooked }
-        if table.definesOwn(in: cls) {
-            table.replace(in: cls, with: wrap { current })
-        } else {
-            let superclass: AnyClass? = table.superclass(of: cls)
+        let superclass: AnyClass? = table.superclass(of: cls)
+        // The class runs what its superclass runs: the method is inherited.
+        if current == superclass.flatMap(table.implementation(in:)) {
             // The superclass's implementation at call time, falling back to the one found now (methods are
             // never removed, so the fallback only guards a runtime that misbehaves).
             let inherited = wrap { superclass.flatMap(table.implementation(in:)) ?? current }
-            if !table.add(inherited, to: cls) { table.replace(in: cls, with: wrap { current }) }
+            if table.add(inherited, to: cls) { return .hooked }
         }
+        table.replace(in: cls, with: wrap { current })
         return .hooked
     }
 }
@@ -77,14 +75,12 @@ public enum UIKitHook: String, Sendable, CaseIterable {
     case cellSelection
     /// `UIGestureRecognizer`'s `init(target:action:)`, `addTarget(_:action:)` and `removeTarget(_:action:)`.
     case gestures
-    /// `UIAlertAction(title:style:handler:)`, whose handler is wrapped.
-    case alertActions
 
     /// The hooks `options` asks for: pages for `.pages` (and `.childPages`), everything else for `.clicks`.
     public static func needed(for options: AutoCaptureOptions) -> [UIKitHook] {
         var hooks: [UIKitHook] = []
         if !options.isDisjoint(with: [.pages, .childPages]) { hooks.append(.pages) }
-        if options.contains(.clicks) { hooks += [.actions, .cellSelection, .gestures, .alertActions] }
+        if options.contains(.clicks) { hooks += [.actions, .cellSelection, .gestures] }
         return hooks
     }
 }

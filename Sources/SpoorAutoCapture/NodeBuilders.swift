@@ -56,13 +56,18 @@ extension AutoCapture {
     private static let missingEnvironmentWarned = Locked(false)
 
     /// A SwiftUI modifier found no ``AutoCapture`` in its environment (`.environment(\.spoorAutoCapture, …)`
-    /// missing at the root): warns through `logger`, once per process. Returns whether it warned now.
+    /// missing at the root): in debug builds, warns through `logger` once per process; in release builds,
+    /// never. Returns whether it warned now.
     @discardableResult
     public static func warnMissingEnvironment(logger: Logger = Logger(label: "spoor.autocapture")) -> Bool {
+        #if DEBUG
         guard missingEnvironmentWarned.withLock({ warned in defer { warned = true }; return !warned }) else { return false }
         logger.warning(
             "spoor: a .spoorPage or .spoorClick view has no AutoCapture in its environment; nothing is captured (set .environment(\\.spoorAutoCapture, capture) on the root view)"
         )
         return true
+        #else
+        return false
+        #endif
     }
 }

@@ -228,6 +228,27 @@ struct AutoCaptureTests {
         #expect(AutoCapture.capture(for: other.tracker).tracker === other.tracker)
     }
 
+    @Test @MainActor func aHookOnTheMainThreadRunsOnTheMainActor() throws {
+        // On Linux the main actor's executor need not be the process's main thread, so the test says where it is.
+        let f = try Fixture()
+        #expect(AutoCapture.onMainThread(.actions, capture: f.capture, isMainThread: true, otherwise: { "original alone" }) { _ in "captured" } == "captured")
+        #expect(AutoCapture.onMainThread(.actions, capture: nil, isMainThread: true, otherwise: { "original alone" }) { _ in "captured" } == "original alone")
+        #expect(!f.log.contains(.warning, "off the main thread"))
+    }
+
+    @Test func aHookOffTheMainThreadCapturesNothingAndLogsOnce() async throws {
+        let f = try Fixture()
+        let capture = f.capture
+        let results = await Task.detached {
+            (Thread.isMainThread, (0..<3).map { _ in
+                AutoCapture.onMainThread(.cellSelection, capture: capture, otherwise: { "original alone" }) { _ in "captured" }
+            })
+        }.value
+        try #require(!results.0)
+        #expect(results.1 == ["original alone", "original alone", "original alone"])
+        #expect(f.log.all.filter { $0.message.contains("the cellSelection hook was reached off the main thread") }.count == 1)
+    }
+
     @Test func aHookOffTheMainThreadIsLoggedOnce() throws {
         let f = try Fixture()
         f.capture.hookReachedOffMainThread("actions")

@@ -89,7 +89,7 @@ struct PageRulesTests {
         #expect(UIKitHook.needed(for: []).isEmpty)
         #expect(UIKitHook.needed(for: .pages) == [.pages])
         #expect(UIKitHook.needed(for: .childPages) == [.pages])
-        #expect(UIKitHook.needed(for: .clicks) == [.actions, .cellSelection, .gestures, .alertActions])
-        #expect(UIKitHook.needed(for: [.pages, .clicks]) == [.pages, .actions, .cellSelection, .gestures, .alertActions])
+        #expect(UIKitHook.needed(for: .clicks) == [.actions, .cellSelection, .gestures])
+        #expect(UIKitHook.needed(for: [.pages, .clicks]) == [.pages, .actions, .cellSelection, .gestures])
     }
 }

@@ -11,14 +11,30 @@ struct SelectionHookTests {
     /// The Objective-C runtime's view of one selector: each class's own implementation, inherited ones found
     /// by walking up, as `class_getInstanceMethod` and `objc_msgSend` do.
     final class FakeRuntime: MethodTable {
-        typealias Implementation = (_ receiver: AnyObject, _ list: FakeList, _ path: CellIndexPath) -> Void
+        typealias Body = (_ receiver: AnyObject, _ list: FakeList, _ path: CellIndexPath) -> Void
+
+        /// An `IMP`: a function with an address, so that two are equal only when they are the same function.
+        struct Implementation: Equatable {
+            let address: Int
+            let body: Body
+            static func == (a: Self, b: Self) -> Bool { a.address == b.address }
+            func callAsFunction(_ receiver: AnyObject, _ list: FakeList, _ path: CellIndexPath) { body(receiver, list, path) }
+        }
+
         private(set) var own: [ObjectIdentifier: Implementation] = [:]
         private var superclasses: [ObjectIdentifier: AnyClass] = [:]
+        private var nextAddress = 0x1000
 
-        /// Declares `cls` with `superclass`, and its own `implementation` if it has one.
-        func declare(_ cls: AnyClass, superclass: AnyClass? = nil, implementation: Implementation? = nil) {
+        /// A new function, as `imp_implementationWithBlock` makes one.
+        func implementation(_ body: @escaping Body) -> Implementation {
+            nextAddress += 16
+            return Implementation(address: nextAddress, body: body)
+        }
+
+        /// Declares `cls` with `superclass`, and its own method with `body` if it has one.
+        func declare(_ cls: AnyClass, superclass: AnyClass? = nil, body: Body? = nil) {
             if let superclass { superclasses[ObjectIdentifier(cls)] = superclass }
-            if let implementation { own[ObjectIdentifier(cls)] = implementation }
+            if let body { own[ObjectIdentifier(cls)] = implementation(body) }
         }
 
         func implementation(in cls: AnyClass) -> Implementation? {
@@ -30,16 +46,18 @@ struct SelectionHookTests {
             return nil
         }
 
+        /// Whether `cls` has a method of its own, for the tests to check.
         func definesOwn(in cls: AnyClass) -> Bool { own[ObjectIdentifier(cls)] != nil }
+
         func superclass(of cls: AnyClass) -> AnyClass? { superclasses[ObjectIdentifier(cls)] }
 
-        func add(_ implementation: @escaping Implementation, to cls: AnyClass) -> Bool {
+        func add(_ implementation: Implementation, to cls: AnyClass) -> Bool {
             guard own[ObjectIdentifier(cls)] == nil else { return false }
             own[ObjectIdentifier(cls)] = implementation
             return true
         }
 
-        func replace(in cls: AnyClass, with implementation: @escaping Implementation) {
+        func replace(in cls: AnyClass, with implementation: Implementation) {
             own[ObjectIdentifier(cls)] = implementation
         }
 
@@ -89,7 +107,7 @@ struct SelectionHookTests {
         f = try Fixture()
         root.page = FakePage(Chain.page("MyApp.OrdersViewController"), parent: Chain.navigation)
         let runtime = runtime, app = app
-        runtime.declare(BaseDelegate.self, implementation: { _, _, _ in app.ran.append("base") })
+        runtime.declare(BaseDelegate.self, body: { _, _, _ in app.ran.append("base") })
         let clock = f.clock
         runtime.declare(OverridingDelegate.self, superclass: BaseDelegate.self) { receiver, list, path in
             app.ran.append("override")
@@ -99,14 +117,15 @@ struct SelectionHookTests {
             runtime.implementation(in: BaseDelegate.self)?(receiver, list, path)
         }
         runtime.declare(InheritingDelegate.self, superclass: BaseDelegate.self)
-        runtime.declare(PropertiesDelegate.self, implementation: { _, _, _ in app.ran.append("properties") })
+        runtime.declare(PropertiesDelegate.self, body: { _, _, _ in app.ran.append("properties") })
     }
 
     /// Hooks `cls` as the glue's `setDelegate:` hook does.
     mutating func hook(_ cls: AnyClass) -> HookResult {
         let capture = f.capture
+        let runtime = runtime
         return hooks.hook(cls, method: "tableView:didSelectRowAtIndexPath:", in: runtime) { original in
-            { receiver, list, path in
+            runtime.implementation { receiver, list, path in
                 capture.cellSelected(
                     in: list, at: path, receiver: receiver, listDelegate: list.delegate,
                     cell: { list.cell(at: path) }, perform: { original()(receiver, list, path) })
@@ -172,10 +191,16 @@ struct SelectionHookTests {
 
     @Test mutating func aForwardingDelegateHasNothingToHookAndIsReportedOnce() {
         final class ForwardingProxy {}
-        #expect(hook(ForwardingProxy.self) == .noImplementation)
-        f.capture.selectionForwarded(byDelegateOfType: "MyApp.RxTableViewDelegateProxy")
-        f.capture.selectionForwarded(byDelegateOfType: "MyApp.RxTableViewDelegateProxy")
-        #expect(f.log.all.filter { $0.message.contains("MyApp.RxTableViewDelegateProxy forwards cell selection") }.count == 1)
+        let result = hook(ForwardingProxy.self)
+        #expect(result == .noImplementation)
+        for _ in 0..<2 {
+            f.capture.listDelegateSet(ofType: "MyApp.RxTableViewDelegateProxy", hook: result, respondsToSelection: true)
+        }
+        // A delegate that does not handle selection, or one that was hooked, is not reported.
+        f.capture.listDelegateSet(ofType: "MyApp.StaticListDelegate", hook: .noImplementation, respondsToSelection: false)
+        f.capture.listDelegateSet(ofType: "MyApp.OrdersViewController", hook: .hooked, respondsToSelection: true)
+        #expect(f.log.all.filter { $0.message.contains("forwards cell selection") }.map(\.message).count == 1)
+        #expect(f.log.contains(.warning, "MyApp.RxTableViewDelegateProxy forwards cell selection"))
     }
 
     @Test mutating func theDelegateAddsPropertiesToItsCellsClicks() async throws {
