@@ -93,7 +93,7 @@ enum UIKitHooks {
 
     private static func installActions() {
         typealias Fn = @convention(c) (UIApplication, Selector, Selector, AnyObject?, AnyObject?, UIEvent?) -> Bool
-        let selector = #selector(UIApplication.sendAction(_:to:from:for:))
+        let selector = NSSelectorFromString("sendAction:to:from:forEvent:")  // by name: nothing unavailable to extensions
         hook(UIApplication.self, selector) { original in
             return { application, action, target, sender, event in
                 nonisolated(unsafe) let raw = (sender: sender, event: event)
@@ -230,10 +230,6 @@ enum UIKitHooks {
         case is UITextField, is UITextView, is UISearchBar: .textInput
         default: .plain  // lists and cells: from their class names
         }
-    }
-
-    @MainActor private static func text(of view: UIView) -> String? {
-        (view as? UILabel)?.text ?? (view as? UIButton).flatMap { $0.titleLabel?.text ?? $0.configuration?.title }
     }
 }
 #endif
