@@ -86,7 +86,10 @@ let package = Package(
         ),
 
         // Page and click capture without code: the platform-neutral model, and UIKit/SwiftUI glue.
-        .target(name: "SpoorAutoCapture", dependencies: ["SpoorTracker", "SpoorSystem"], swiftSettings: strictSwift),
+        .target(
+            name: "SpoorAutoCapture", dependencies: ["SpoorModel", "SpoorTracker", "SpoorSystem", logging],
+            swiftSettings: strictSwift
+        ),
         // Test doubles (the way swift-log ships InMemoryLogging): nothing in the shipped targets asks which
         // double it was given.
         .target(
@@ -150,7 +153,7 @@ let package = Package(
         ),
         .testTarget(
             name: "SpoorAutoCaptureTests",
-            dependencies: ["SpoorModel", "SpoorTracker", "SpoorAutoCapture", "SpoorTesting"],
+            dependencies: ["SpoorModel", "SpoorTracker", "SpoorAutoCapture", "SpoorTesting", "SpoorTestSupport"],
             swiftSettings: strictSwift
         ),
     ]

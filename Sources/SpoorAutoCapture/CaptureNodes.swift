@@ -1,32 +1,43 @@
-/// A snapshot of one view, taken on the main thread by the UIKit glue (or built by hand for things that
-/// are not views: alert actions, bar button items, SwiftUI buttons).
+public import SpoorModel
+
+/// A snapshot of one view, taken on the main thread by the glue (or built for things that are not views:
+/// alert actions, SwiftUI controls).
 public final class ViewNode: CapturedView, @unchecked Sendable {
     // @unchecked: every stored property is a `let` set at init, and the tree is only read afterwards.
-    public let typeName: String
+    public let typeNames: [String]
+    public let kind: ViewKind
     public let accessibilityIdentifier: String?
+    public let elementID: String?
     public let text: String?
+    public let isHidden: Bool
     public let siblingIndex: Int
     public let indexPath: CellIndexPath?
     public let parent: ViewNode?
     public let children: [ViewNode]
     public let page: PageNode?
     public let ignoresAutoCapture: Bool
+    public let customProperties: Properties
 
-    /// Creates a node; `parent` is the superview's node, `page` the owning controller's page.
+    /// Creates a node; `parent` is the superview's node, `page` the controller this view is the root view of.
     public init(
-        typeName: String, accessibilityIdentifier: String? = nil, text: String? = nil, siblingIndex: Int = 0,
-        indexPath: CellIndexPath? = nil, parent: ViewNode? = nil, children: [ViewNode] = [], page: PageNode? = nil,
-        ignoresAutoCapture: Bool = false
+        typeNames: [String], kind: ViewKind = .plain, accessibilityIdentifier: String? = nil, elementID: String? = nil,
+        text: String? = nil, isHidden: Bool = false, siblingIndex: Int = 0, indexPath: CellIndexPath? = nil,
+        parent: ViewNode? = nil, children: [ViewNode] = [], page: PageNode? = nil, ignoresAutoCapture: Bool = false,
+        customProperties: Properties = [:]
     ) {
-        self.typeName = typeName
+        self.typeNames = typeNames
+        self.kind = kind
         self.accessibilityIdentifier = accessibilityIdentifier
+        self.elementID = elementID
         self.text = text
+        self.isHidden = isHidden
         self.siblingIndex = siblingIndex
         self.indexPath = indexPath
         self.parent = parent
         self.children = children
         self.page = page
         self.ignoresAutoCapture = ignoresAutoCapture
+        self.customProperties = customProperties
     }
 
     public var parentView: (any CapturedView)? { parent }
@@ -34,27 +45,36 @@ public final class ViewNode: CapturedView, @unchecked Sendable {
     public var owningPage: (any CapturedPage)? { page }
 }
 
-/// A snapshot of one page, taken on the main thread.
-public struct PageNode: CapturedPage, Sendable {
-    public var typeName: String
-    public var navigationTitle: String?
-    public var titleViewText: String?
-    public var custom: CustomPage?
-    public var ignoresAutoCapture: Bool
+/// A snapshot of one view controller, taken on the main thread.
+public final class PageNode: CapturedPage, Sendable {
+    public let typeNames: [String]
+    public let parentTypeNames: [String]?
+    public let titleViewNode: ViewNode?
+    public let navigationItemTitle: String?
+    public let title: String?
+    public let custom: CustomPage?
+    public let ignoresAutoCapture: Bool
+    public let shownChildNode: PageNode?
 
     /// Creates a page snapshot.
     public init(
-        typeName: String, navigationTitle: String? = nil, titleViewText: String? = nil, custom: CustomPage? = nil,
-        ignoresAutoCapture: Bool = false
+        typeNames: [String], parentTypeNames: [String]? = nil, titleView: ViewNode? = nil,
+        navigationItemTitle: String? = nil, title: String? = nil, custom: CustomPage? = nil,
+        ignoresAutoCapture: Bool = false, shownChild: PageNode? = nil
     ) {
-        self.typeName = typeName
-        self.navigationTitle = navigationTitle
-        self.titleViewText = titleViewText
+        self.typeNames = typeNames
+        self.parentTypeNames = parentTypeNames
+        titleViewNode = titleView
+        self.navigationItemTitle = navigationItemTitle
+        self.title = title
         self.custom = custom
         self.ignoresAutoCapture = ignoresAutoCapture
+        shownChildNode = shownChild
     }
 
+    public var titleView: (any CapturedView)? { titleViewNode }
     public var customPage: (any SpoorPage)? { custom }
+    public var shownChild: (any CapturedPage)? { shownChildNode }
 }
 
 /// A ``SpoorPage`` copied out of a controller (or given to `.spoorPage(...)`).
@@ -62,16 +82,20 @@ public struct CustomPage: SpoorPage, Sendable, Hashable {
     public var spoorScreenName: String?
     public var spoorTitle: String?
     public var spoorURL: String?
+    public var spoorProperties: Properties
 
     /// Copies what `page` says about itself.
     public init(_ page: any SpoorPage) {
-        self.init(screenName: page.spoorScreenName, title: page.spoorTitle, url: page.spoorURL)
+        self.init(
+            screenName: page.spoorScreenName, title: page.spoorTitle, url: page.spoorURL,
+            properties: page.spoorProperties)
     }
 
     /// Creates a custom page description.
-    public init(screenName: String? = nil, title: String? = nil, url: String? = nil) {
+    public init(screenName: String? = nil, title: String? = nil, url: String? = nil, properties: Properties = [:]) {
         spoorScreenName = screenName
         spoorTitle = title
         spoorURL = url
+        spoorProperties = properties
     }
 }

@@ -1,73 +1,56 @@
-// Apple-only glue: not compiled on Linux, and not compiled by the author. The rules are CaptureModel's.
+// SwiftUI glue, built only with an Apple SDK (docs/verifying-on-apple.md). The rules are CaptureRules'.
 #if canImport(SwiftUI)
+public import Foundation
+public import SpoorModel
 public import SwiftUI
 
 extension EnvironmentValues {
-    /// The ``AutoCapture`` SwiftUI pages and buttons report to; set it once at the root view.
-    public var spoorAutoCapture: AutoCapture? {
-        get { self[AutoCaptureKey.self] }
-        set { self[AutoCaptureKey.self] = newValue }
-    }
-
-    /// The page the view is on, set by `spoorPage(_:title:url:)`.
-    var spoorPage: PageNode? {
-        get { self[PageKey.self] }
-        set { self[PageKey.self] = newValue }
-    }
-}
-
-private struct AutoCaptureKey: EnvironmentKey {
-    static let defaultValue: AutoCapture? = nil
-}
-
-private struct PageKey: EnvironmentKey {
-    static let defaultValue: PageNode? = nil
+    /// The ``AutoCapture`` SwiftUI pages and controls report to: set it once on the root view.
+    @Entry public var spoorAutoCapture: AutoCapture? = nil
+    /// The page around a view, from the nearest `spoorPage(_:title:url:properties:)`.
+    @Entry var spoorPage: PageNode? = nil
 }
 
 extension View {
-    /// Reports this view as a page: `$AppViewScreen` when it appears, `$AppPageLeave` when it goes.
-    public func spoorPage(_ screenName: String, title: String? = nil, url: String? = nil) -> some View {
-        modifier(SpoorPageModifier(page: PageNode(
-            typeName: screenName, custom: CustomPage(screenName: screenName, title: title, url: url))))
+    /// Reports this view as a page named `screenName`: `$AppViewScreen` when it appears, `$AppPageLeave`
+    /// when it disappears; controls inside it name it in their clicks.
+    public func spoorPage(_ screenName: String, title: String? = nil, url: String? = nil, properties: Properties = [:]) -> some View {
+        modifier(PageModifier(page: CaptureRules.swiftUIPage(screenName: screenName, title: title, url: url, properties: properties)))
+    }
+
+    /// Reports taps on this view as `$AppClick`: put it on a `Button`, `Toggle` (`.toggle(wasOn:)` with the
+    /// value shown), `NavigationLink` or a view with `onTapGesture`. `title`, resolved in the app's current
+    /// language, is `$element_content`. The view's own action still runs, as before.
+    public func spoorClick(_ title: LocalizedStringResource, control: SpoorControl = .button, id: String? = nil, properties: Properties = [:]) -> some View {
+        modifier(ClickModifier(title: String(localized: title), control: control, id: id, properties: properties))
     }
 }
 
-struct SpoorPageModifier: ViewModifier {
+private final class PageIdentity {}
+
+private struct PageModifier: ViewModifier {
     let page: PageNode
     @Environment(\.spoorAutoCapture) private var capture
-    /// One id per appearance of this view in the hierarchy.
-    @State private var id = UUID().uuidString
+    /// The page's identity while this view is in the hierarchy: held weakly by the capture.
+    @State private var identity = PageIdentity()
 
     func body(content: Content) -> some View {
-        content
-            .environment(\.spoorPage, page)
-            .onAppear { capture?.pageAppeared(page, id: id) }
-            .onDisappear { capture?.pageDisappeared(id: id) }
+        content.environment(\.spoorPage, page)
+            .onAppear { if let capture { capture.pageAppeared(page, object: identity) } else { AutoCapture.warnMissingEnvironment() } }
+            .onDisappear { capture?.pageDisappeared(object: identity) }
     }
 }
 
-/// A `Button` that reports `$AppClick` (type `SpoorButton`, content `title`, id `id`) before its action.
-public struct SpoorButton: View {
-    private let title: String
-    private let id: String?
-    private let action: () -> Void
+private struct ClickModifier: ViewModifier {
+    let title: String, control: SpoorControl, id: String?, properties: Properties
     @Environment(\.spoorAutoCapture) private var capture
     @Environment(\.spoorPage) private var page
 
-    /// Creates a button with a text label.
-    public init(_ title: String, id: String? = nil, action: @escaping () -> Void) {
-        self.title = title
-        self.id = id
-        self.action = action
-    }
-
-    public var body: some View {
-        Button(title) {
-            let parent = ViewNode(typeName: page?.typeName ?? "SwiftUIView", page: page)
-            capture?.clicked(ViewNode(typeName: "SpoorButton", accessibilityIdentifier: id, text: title, parent: parent))
-            action()
-        }
-        .accessibilityIdentifier(id ?? "")
+    func body(content: Content) -> some View {
+        content.simultaneousGesture(TapGesture().onEnded {  // simultaneous: the view's own handling is untouched
+            capture?.clicked(CaptureRules.swiftUIControl(control, title: title, id: id, properties: properties, page: page))
+        })
+        .onAppear { if capture == nil { AutoCapture.warnMissingEnvironment() } }
     }
 }
 #endif

@@ -1,314 +1,235 @@
-// Apple-only glue: not compiled on Linux, and not compiled by the author (no Apple SDK on the build machine).
-// See docs/verifying-on-apple.md. Every hook calls the original implementation first or last, translates
-// what UIKit hands it into a snapshot and calls AutoCapture; the rules live in CaptureModel.swift.
-#if canImport(UIKit)
+// UIKit glue, built only with an Apple SDK (docs/verifying-on-apple.md proves it on a device). Each hook
+// snapshots what UIKit hands it and calls AutoCapture, where every rule lives and is tested on Linux.
+#if canImport(UIKit) && (os(iOS) || targetEnvironment(macCatalyst))
+import Foundation
 import ObjectiveC
+internal import SpoorSystem
+public import SpoorTracker
 public import UIKit
 
+extension UIView: SpoorViewOptions {}
+
 extension AutoCapture {
-    /// Installs the UIKit hooks (once per process; later calls only switch the tracker they report to).
-    /// Call from the main thread, early, such as in `application(_:didFinishLaunchingWithOptions:)`.
+    /// Installs the UIKit hooks `autoCapture` asks for (``UIKitHook/needed(for:)``) and makes this the capture
+    /// they report to. Call on the main thread, early. Hooks stay for the process: a later call switches the
+    /// capture and adds the hooks it needs. Nothing it reaches is unavailable to app extensions.
     @MainActor public func installUIKitHooks() {
-        UIKitHooks.capture = self
-        UIKitHooks.installOnce()
+        makeInstalled()
+        for hook in UIKitHook.needed(for: options) where UIKitHooks.installed.withLock({ $0.insert(hook).inserted }) {
+            UIKitHooks.install(hook)
+        }
     }
 }
 
-@MainActor enum UIKitHooks {
-    static var capture: AutoCapture?
-    private static var installed = false
-    /// Methods already replaced, so a class seen twice (or sharing an inherited method) is hooked once.
-    private static var hooked: Set<Method> = []
-
-    static func installOnce() {
-        guard !installed else { return }
-        installed = true
-        hookPages()
-        hookSendAction()
-        hookBackButton()
-        hookListDelegates()
-        hookGestures()
-        hookAlertActions()
+extension Tracker {
+    /// `$AppClick` for `view`, for taps the hooks cannot see (see ``AutoCapture/trackClick(on:)``).
+    @MainActor public func trackClick(on view: UIView) {
+        AutoCapture.capture(for: self).trackClick(on: UIKitHooks.node(view))
     }
 
-    /// Replaces `method` with `makeIMP(original)`, once per method.
-    private static func replace(_ method: Method, _ makeIMP: (IMP) -> IMP) {
-        guard hooked.insert(method).inserted else { return }
-        let original = method_getImplementation(method)
-        method_setImplementation(method, makeIMP(original))
+    /// Shows `controller` as a page whatever the page rules say. It leaves when it disappears (seen by the
+    /// hooks installed for this tracker) or is freed.
+    @MainActor public func trackPage(_ controller: UIViewController) {
+        AutoCapture.capture(for: self).trackPage(UIKitHooks.page(controller), object: controller)
+    }
+}
+
+/// One selector on the Objective-C runtime, for ``MethodHooks``.
+private struct ObjCMethod: MethodTable {
+    let selector: Selector
+    func implementation(in cls: AnyClass) -> IMP? { class_getInstanceMethod(cls, selector).map(method_getImplementation) }
+    func superclass(of cls: AnyClass) -> AnyClass? { class_getSuperclass(cls) }
+    func add(_ implementation: IMP, to cls: AnyClass) -> Bool {
+        class_addMethod(cls, selector, implementation, class_getInstanceMethod(cls, selector).flatMap(method_getTypeEncoding))
+    }
+    func replace(in cls: AnyClass, with implementation: IMP) {
+        class_replaceMethod(cls, selector, implementation, class_getInstanceMethod(cls, selector).flatMap(method_getTypeEncoding))
+    }
+}
+
+/// Receives the actions of the app's tap and long-press recognizers, ahead of the app's own targets.
+private final class GestureObserver: NSObject, Sendable {
+    static let shared = GestureObserver()
+    @objc func recognized(_ recognizer: UIGestureRecognizer) {
+        AutoCapture.onMainThread(.gestures, otherwise: {}) { capture in
+            capture.gestureRecognized(recognizer, ended: recognizer.state == .ended) { recognizer.view.map(UIKitHooks.node) }
+        }
+    }
+}
+
+enum UIKitHooks {
+    static let installed = Locked<Set<UIKitHook>>([])
+    private static let hooks = Locked(MethodHooks())
+
+    /// Hooks `selector` on `cls` with the block `makeBlock` builds around a function giving the original.
+    @discardableResult
+    private static func hook(_ cls: AnyClass, _ selector: Selector, _ makeBlock: (_ original: @escaping () -> IMP) -> Any) -> HookResult {
+        hooks.withLock { hooks in
+            hooks.hook(cls, method: NSStringFromSelector(selector), in: ObjCMethod(selector: selector)) { imp_implementationWithBlock(makeBlock($0)) }
+        }
     }
 
-    // MARK: Pages
+    static func install(_ hook: UIKitHook) {
+        let installers: [UIKitHook: () -> Void] = [
+            .pages: installPages, .actions: installActions, .cellSelection: installCellSelection, .gestures: installGestures,
+        ]
+        installers[hook]?()
+    }
 
-    private static func hookPages() {
+    // The blocks get values that are not Sendable; each goes to the main actor only inside onMainThread,
+    // which checked that this is the main thread, for the synchronous call there: hence nonisolated(unsafe).
+
+    private static func installPages() {
         typealias Fn = @convention(c) (UIViewController, Selector, Bool) -> Void
-        for (name, appeared) in [("viewDidAppear:", true), ("viewDidDisappear:", false)] {
-            let selector = NSSelectorFromString(name)
-            guard let method = class_getInstanceMethod(UIViewController.self, selector) else { continue }
-            replace(method) { imp in
-                let original = unsafeBitCast(imp, to: Fn.self)
-                let block: @convention(block) (UIViewController, Bool) -> Void = { controller, animated in
-                    original(controller, selector, animated)
-                    MainActor.assumeIsolated {
-                        let id = String(describing: ObjectIdentifier(controller))
-                        if appeared {
-                            capture?.pageAppeared(page(controller), id: id)
-                        } else {
-                            capture?.pageDisappeared(id: id)
-                        }
-                    }
-                }
-                return imp_implementationWithBlock(block)
+        for (selector, appeared) in [(#selector(UIViewController.viewDidAppear(_:)), true), (#selector(UIViewController.viewDidDisappear(_:)), false)] {
+            hook(UIViewController.self, selector) { original in
+                return { controller, animated in
+                    unsafeBitCast(original(), to: Fn.self)(controller, selector, animated)
+                    AutoCapture.onMainThread(.pages, otherwise: {}) { appeared ? $0.pageAppeared(page(controller), object: controller) : $0.pageDisappeared(object: controller) }
+                } as @convention(block) (UIViewController, Bool) -> Void
             }
         }
     }
 
-    static func page(_ controller: UIViewController) -> PageNode {
-        PageNode(
-            typeName: String(describing: type(of: controller)),
-            navigationTitle: controller.navigationItem.title ?? controller.title,
-            titleViewText: (controller.navigationItem.titleView as? UILabel)?.text,
-            custom: (controller as? any SpoorPage).map(CustomPage.init),
-            ignoresAutoCapture: controller is any SpoorIgnoresAutoCapture
-        )
-    }
-
-    // MARK: Controls and bar button items
-
-    private static func hookSendAction() {
+    private static func installActions() {
         typealias Fn = @convention(c) (UIApplication, Selector, Selector, AnyObject?, AnyObject?, UIEvent?) -> Bool
-        let selector = NSSelectorFromString("sendAction:to:from:forEvent:")
-        guard let method = class_getInstanceMethod(UIApplication.self, selector) else { return }
-        replace(method) { imp in
-            let original = unsafeBitCast(imp, to: Fn.self)
-            let block: @convention(block) (UIApplication, Selector, AnyObject?, AnyObject?, UIEvent?) -> Bool = {
-                application, action, target, sender, event in
-                let handled = original(application, selector, action, target, sender, event)
-                MainActor.assumeIsolated {
-                    // A control reports on touch up (or without touches, e.g. a switch's value change);
-                    // a control with two targets reports twice, which the tracker's 100 ms debounce merges.
-                    let touchEnded = event?.allTouches?.contains { $0.phase == .ended } ?? true
-                    if let item = sender as? UIBarButtonItem {
-                        capture?.clicked(barButtonNode(item))
-                    } else if let control = sender as? UIControl, touchEnded, !(control is UITextField) {
-                        capture?.clicked(node(control))
-                    }
+        let selector = NSSelectorFromString("sendAction:to:from:forEvent:")  // by name: nothing unavailable to extensions
+        hook(UIApplication.self, selector) { original in
+            return { application, action, target, sender, event in
+                nonisolated(unsafe) let raw = (sender: sender, event: event)
+                nonisolated(unsafe) let send = { unsafeBitCast(original(), to: Fn.self)(application, selector, action, target, sender, event) }
+                return AutoCapture.onMainThread(.actions, otherwise: send) { capture in
+                    let view = raw.sender as? UIView, touches = raw.event?.type == .touches ? raw.event?.allTouches : nil
+                    return capture.actionSent(
+                        by: raw.sender is UIBarItem ? .barItem : view.map { .view(kind(of: $0)) } ?? .other,
+                        event: raw.event == nil ? .noEvent : touches?.contains { $0.phase == .ended } == true ? .touchEnded : .otherEvent,
+                        view: { view.map(node) }, perform: send)
                 }
-                return handled
-            }
-            return imp_implementationWithBlock(block)
+            } as @convention(block) (UIApplication, Selector, AnyObject?, AnyObject?, UIEvent?) -> Bool
         }
     }
 
-    private static func barButtonNode(_ item: UIBarButtonItem) -> ViewNode {
-        let shown = topController().map(page)
-        return ViewNode(
-            typeName: "UIBarButtonItem", accessibilityIdentifier: item.accessibilityIdentifier,
-            text: item.title ?? item.accessibilityLabel, parent: ViewNode(typeName: "UINavigationBar", page: shown)
-        )
-    }
-
-    // MARK: Navigation back button
-
-    private static func hookBackButton() {
-        typealias Fn = @convention(c) (UINavigationController, Selector, UINavigationBar, UINavigationItem) -> Bool
-        let selector = NSSelectorFromString("navigationBar:shouldPopItem:")
-        guard let method = class_getInstanceMethod(UINavigationController.self, selector) else { return }
-        replace(method) { imp in
-            let original = unsafeBitCast(imp, to: Fn.self)
-            let block: @convention(block) (UINavigationController, UINavigationBar, UINavigationItem) -> Bool = {
-                navigation, bar, item in
-                MainActor.assumeIsolated {
-                    // Reported on the page being left, as the seed describes; the text is the back title.
-                    let shown = navigation.topViewController.map(page)
-                    let back = bar.backItem
-                    let text = back?.backButtonTitle ?? back?.title ?? "Back"
-                    let parent = ViewNode(typeName: "UINavigationBar", page: shown)
-                    capture?.clicked(ViewNode(typeName: "UINavigationBackButton", text: text, parent: parent))
-                }
-                return original(navigation, selector, bar, item)
-            }
-            return imp_implementationWithBlock(block)
-        }
-    }
-
-    // MARK: Table and collection selection
-
-    private static func hookListDelegates() {
+    private static func installCellSelection() {
         typealias SetFn = @convention(c) (UIScrollView, Selector, AnyObject?) -> Void
-        let setDelegate = NSSelectorFromString("setDelegate:")
-        for listClass in [UITableView.self, UICollectionView.self] as [AnyClass] {
-            guard let method = class_getInstanceMethod(listClass, setDelegate) else { continue }
-            replace(method) { imp in
-                let original = unsafeBitCast(imp, to: SetFn.self)
-                let block: @convention(block) (UIScrollView, AnyObject?) -> Void = { list, delegate in
-                    original(list, setDelegate, delegate)
-                    guard let delegate else { return }
-                    MainActor.assumeIsolated { hookSelection(in: type(of: delegate)) }
-                }
-                return imp_implementationWithBlock(block)
+        let setDelegate = #selector(setter: UITableView.delegate)
+        for (list, selection): (AnyClass, Selector) in [
+            (UITableView.self, #selector(UITableViewDelegate.tableView(_:didSelectRowAt:))),
+            (UICollectionView.self, #selector(UICollectionViewDelegate.collectionView(_:didSelectItemAt:))),
+        ] {
+            hook(list, setDelegate) { original in
+                return { view, delegate in
+                    unsafeBitCast(original(), to: SetFn.self)(view, setDelegate, delegate)
+                    guard let delegate, let delegateClass = object_getClass(delegate) else { return }
+                    let result = hookSelection(delegateClass, selection)  // per delegate class, once
+                    AutoCapture.installed?.listDelegateSet(
+                        ofType: NSStringFromClass(delegateClass), hook: result,
+                        respondsToSelection: (delegate as? any NSObjectProtocol)?.responds(to: selection) == true)
+                } as @convention(block) (UIScrollView, AnyObject?) -> Void
             }
         }
     }
 
-    private static func hookSelection(in delegateClass: AnyClass) {
+    private static func hookSelection(_ delegateClass: AnyClass, _ selector: Selector) -> HookResult {
         typealias Fn = @convention(c) (AnyObject, Selector, UIScrollView, NSIndexPath) -> Void
-        let selectors = ["tableView:didSelectRowAtIndexPath:", "collectionView:didSelectItemAtIndexPath:"]
-        for name in selectors {
-            let selector = NSSelectorFromString(name)
-            guard let method = class_getInstanceMethod(delegateClass, selector) else { continue }
-            replace(method) { imp in
-                let original = unsafeBitCast(imp, to: Fn.self)
-                let block: @convention(block) (AnyObject, UIScrollView, NSIndexPath) -> Void = { delegate, list, path in
-                    MainActor.assumeIsolated {
-                        let indexPath = path as IndexPath
-                        let cell = (list as? UITableView)?.cellForRow(at: indexPath)
-                            ?? (list as? UICollectionView)?.cellForItem(at: indexPath)
-                        if let cell { capture?.clicked(node(cell)) }
+        return hook(delegateClass, selector) { original in
+            return { receiver, list, path in
+                nonisolated(unsafe) let receiver = receiver
+                nonisolated(unsafe) let select = { unsafeBitCast(original(), to: Fn.self)(receiver, selector, list, path) }
+                let index = path as IndexPath
+                AutoCapture.onMainThread(.cellSelection, otherwise: select) { capture in
+                    let cell = (list as? UITableView)?.cellForRow(at: index) as UIView? ?? (list as? UICollectionView)?.cellForItem(at: index)
+                    capture.cellSelected(
+                        in: list, at: CellIndexPath(section: index.section, item: index.item), receiver: receiver,
+                        listDelegate: list.delegate, cell: { cell.map(node) }, perform: select)
+                }
+            } as @convention(block) (AnyObject, UIScrollView, NSIndexPath) -> Void
+        }
+    }
+
+    private static func installGestures() {
+        typealias InitFn = @convention(c) (Unmanaged<UIGestureRecognizer>, Selector, AnyObject?, Selector?) -> Unmanaged<UIGestureRecognizer>?
+        typealias TargetFn = @convention(c) (UIGestureRecognizer, Selector, AnyObject?, Selector?) -> Void
+        let initializer = #selector(UIGestureRecognizer.init(target:action:))
+        hook(UIGestureRecognizer.self, initializer) { original in
+            // Unmanaged: an initializer consumes its receiver and returns its result retained; only the original acts on them.
+            return { this, target, action in
+                let result = unsafeBitCast(original(), to: InitFn.self)(this, initializer, target, action)
+                guard let recognizer = result?.takeUnretainedValue(), let target, let action else { return result }
+                // The target init added, put back through the hooked addTarget, which puts the observer first.
+                nonisolated(unsafe) let pair = (target, action)
+                AutoCapture.onMainThread(.gestures, otherwise: {}) { _ in
+                    recognizer.removeTarget(pair.0, action: pair.1)
+                    recognizer.addTarget(pair.0, action: pair.1)
+                }
+                return result
+            } as @convention(block) (Unmanaged<UIGestureRecognizer>, AnyObject?, Selector?) -> Unmanaged<UIGestureRecognizer>?
+        }
+        for (selector, adds) in [(#selector(UIGestureRecognizer.addTarget(_:action:)), true), (#selector(UIGestureRecognizer.removeTarget(_:action:)), false)] {
+            hook(UIGestureRecognizer.self, selector) { original in
+                return { recognizer, target, action in
+                    let call = unsafeBitCast(original(), to: TargetFn.self), capture = AutoCapture.installed
+                    let name = action.map(NSStringFromSelector)
+                    if !adds {
+                        capture?.gestureTargetRemoved(from: recognizer, target: target, action: name)
+                    } else if target !== GestureObserver.shared,
+                        capture?.gestureTargetAdded(to: recognizer, typeNames: classNames(type(of: recognizer)), target: target, action: name) == true
+                    {  // the observer first, so the click is recorded before the app's action runs
+                        call(recognizer, selector, GestureObserver.shared, #selector(GestureObserver.recognized(_:)))
                     }
-                    original(delegate, selector, list, path)
-                }
-                return imp_implementationWithBlock(block)
+                    call(recognizer, selector, target, action)
+                } as @convention(block) (UIGestureRecognizer, AnyObject?, Selector?) -> Void
             }
         }
     }
 
-    // MARK: Gestures
+    // MARK: - Snapshots
 
-    /// Receives the taps of the app's tap and long-press recognizers, next to their own targets.
-    @MainActor final class GestureObserver: NSObject {
-        static let shared = GestureObserver()
-
-        @objc func recognized(_ recognizer: UIGestureRecognizer) {
-            guard recognizer.state == .ended, let view = recognizer.view else { return }
-            capture?.clicked(node(view))
-        }
+    static func classNames(_ cls: AnyClass) -> [String] {
+        sequence(first: cls, next: { class_getSuperclass($0) }).map { CaptureRules.className(NSStringFromClass($0)) }
     }
 
-    /// Hooks `addGestureRecognizer(_:)` rather than the recognizer's initializers: replacing an `init`
-    /// from Swift would get its ownership rules wrong. Only the public tap and long-press classes count;
-    /// UIKit's own recognizers are private subclasses.
-    private static func hookGestures() {
-        typealias Fn = @convention(c) (UIView, Selector, UIGestureRecognizer) -> Void
-        let selector = NSSelectorFromString("addGestureRecognizer:")
-        guard let method = class_getInstanceMethod(UIView.self, selector) else { return }
-        replace(method) { imp in
-            let original = unsafeBitCast(imp, to: Fn.self)
-            let block: @convention(block) (UIView, UIGestureRecognizer) -> Void = { view, recognizer in
-                original(view, selector, recognizer)
-                MainActor.assumeIsolated {
-                    let kind = type(of: recognizer)
-                    guard kind == UITapGestureRecognizer.self || kind == UILongPressGestureRecognizer.self else { return }
-                    // Adding the same target and action twice is a no-op in UIKit, so re-adding is harmless.
-                    recognizer.addTarget(GestureObserver.shared, action: #selector(GestureObserver.recognized(_:)))
-                }
-            }
-            return imp_implementationWithBlock(block)
-        }
+    @MainActor static func page(_ controller: UIViewController) -> PageNode {
+        let shown = (controller as? UINavigationController)?.topViewController ?? (controller as? UITabBarController)?.selectedViewController
+        return PageNode(
+            typeNames: classNames(type(of: controller)), parentTypeNames: controller.parent.map { classNames(type(of: $0)) },
+            titleView: controller.navigationItem.titleView.map { snapshot($0, parent: nil, content: true) },
+            navigationItemTitle: controller.navigationItem.title, title: controller.title,
+            custom: (controller as? any SpoorPage).map(CustomPage.init), ignoresAutoCapture: controller is any SpoorIgnoresAutoCapture,
+            shownChild: shown.map(page))
     }
 
-    // MARK: Alert actions
-
-    private static func hookAlertActions() {
-        typealias Handler = @convention(block) (UIAlertAction) -> Void
-        typealias Fn = @convention(c) (AnyClass, Selector, NSString?, Int, Handler?) -> UIAlertAction
-        let selector = NSSelectorFromString("actionWithTitle:style:handler:")
-        guard let method = class_getClassMethod(UIAlertAction.self, selector) else { return }
-        replace(method) { imp in
-            let original = unsafeBitCast(imp, to: Fn.self)
-            let block: @convention(block) (AnyClass, NSString?, Int, Handler?) -> UIAlertAction = { cls, title, style, handler in
-                let wrapped: Handler = { action in
-                    MainActor.assumeIsolated {
-                        let alert = ViewNode(typeName: "UIAlertController", page: topController().map(page))
-                        capture?.clicked(ViewNode(typeName: "UIAlertAction", text: action.title, parent: alert))
-                    }
-                    handler?(action)
-                }
-                return original(cls, selector, title, style, wrapped)
-            }
-            return imp_implementationWithBlock(block)
-        }
+    /// `view` with its content, under its superviews up to the window.
+    @MainActor static func node(_ view: UIView) -> ViewNode {
+        let ancestors = sequence(first: view, next: { $0.superview }).dropFirst().reversed()
+        return snapshot(view, parent: ancestors.reduce(nil) { snapshot($1, parent: $0, content: false) }, content: true)
     }
 
-    // MARK: Snapshots
-
-    /// A snapshot of `view` and its superviews up to its controller's root view, with the controller's page.
-    static func node(_ view: UIView) -> ViewNode {
-        var chain: [UIView] = [view]
-        while let last = chain.last, let superview = last.superview, owner(of: last)?.viewIfLoaded !== last {
-            chain.append(superview)
-        }
-        var parent: ViewNode?
-        for (offset, current) in chain.reversed().enumerated() {
-            let isLeaf = offset == chain.count - 1
-            let controller = owner(of: current).flatMap { $0.viewIfLoaded === current ? $0 : nil }
-            parent = ViewNode(
-                typeName: String(describing: type(of: current)),
-                accessibilityIdentifier: current.accessibilityIdentifier,
-                text: isLeaf ? text(of: current) : nil,
-                siblingIndex: current.superview.map { siblings in
-                    siblings.subviews.filter { type(of: $0) == type(of: current) }.firstIndex { $0 === current } ?? 0
-                } ?? 0,
-                indexPath: indexPath(of: current), parent: parent,
-                children: isLeaf ? current.subviews.map(textNode) : [], page: controller.map(page),
-                ignoresAutoCapture: current is any SpoorIgnoresAutoCapture
-            )
-        }
-        return parent ?? ViewNode(typeName: String(describing: type(of: view)))
+    @MainActor private static func snapshot(_ view: UIView, parent: ViewNode?, content: Bool) -> ViewNode {
+        let list = view.superview
+        let text = (view as? UILabel)?.text ?? (view as? UIButton).flatMap { $0.titleLabel?.text ?? $0.configuration?.title }
+        let path = (view as? UITableViewCell).flatMap { (list as? UITableView)?.indexPath(for: $0) }
+            ?? (view as? UICollectionViewCell).flatMap { (list as? UICollectionView)?.indexPath(for: $0) }
+        return ViewNode(
+            typeNames: classNames(type(of: view)), kind: kind(of: view), accessibilityIdentifier: view.accessibilityIdentifier,
+            elementID: view.spoorElementID, text: content ? text : nil, isHidden: view.isHidden,
+            siblingIndex: list?.subviews.filter { type(of: $0) == type(of: view) }.firstIndex { $0 === view } ?? 0,
+            indexPath: path.map { CellIndexPath(section: $0.section, item: $0.item) }, parent: parent,
+            children: content ? view.subviews.map { snapshot($0, parent: nil, content: true) } : [],
+            page: (view.next as? UIViewController).map(page),
+            ignoresAutoCapture: view.spoorIgnored || view is any SpoorIgnoresAutoCapture, customProperties: view.spoorProperties)
     }
 
-    /// Text-only snapshots of a tapped view's subviews (a cell's labels).
-    private static func textNode(_ view: UIView) -> ViewNode {
-        ViewNode(typeName: String(describing: type(of: view)), text: text(of: view), children: view.subviews.map(textNode))
-    }
-
-    private static func text(of view: UIView) -> String? {
+    @MainActor private static func kind(of view: UIView) -> ViewKind {
         switch view {
-        case let button as UIButton: return button.currentTitle
-        case let label as UILabel: return label.text
-        case let toggle as UISwitch: return CaptureRules.switchText(isOn: toggle.isOn)
+        case let toggle as UISwitch: .toggle(isOn: toggle.isOn)
+        case let stepper as UIStepper: .stepper(value: stepper.value)
+        case let slider as UISlider: .slider(value: Double(slider.value), isTracking: slider.isTracking)
+        case let dots as UIPageControl: .pageControl(current: dots.currentPage)
         case let segments as UISegmentedControl:
-            let titles = (0..<segments.numberOfSegments).map { segments.titleForSegment(at: $0) }
-            return CaptureRules.segmentText(titles: titles, selected: segments.selectedSegmentIndex)
-        default: return nil  // text fields and other input are never captured
+            .segmented(selected: segments.selectedSegmentIndex, titles: (0..<segments.numberOfSegments).map { segments.titleForSegment(at: $0) })
+        case is UITextField, is UITextView, is UISearchBar: .textInput
+        default: .plain  // lists and cells: from their class names
         }
-    }
-
-    private static func indexPath(of view: UIView) -> CellIndexPath? {
-        var list = view.superview
-        while let current = list, !(current is UITableView || current is UICollectionView) { list = current.superview }
-        var path: IndexPath?
-        if let cell = view as? UITableViewCell, let table = list as? UITableView {
-            path = table.indexPath(for: cell)
-        } else if let cell = view as? UICollectionViewCell, let collection = list as? UICollectionView {
-            path = collection.indexPath(for: cell)
-        }
-        return path.map { CellIndexPath(section: $0.section, item: $0.item) }
-    }
-
-    private static func owner(of view: UIView) -> UIViewController? {
-        var responder: UIResponder? = view.next
-        while let current = responder, !(current is UIViewController) { responder = current.next }
-        return responder as? UIViewController
-    }
-
-    /// The controller on top of the key window: the page bar items and alerts are reported on.
-    private static func topController() -> UIViewController? {
-        let windows = UIApplication.shared.connectedScenes.compactMap { $0 as? UIWindowScene }.flatMap(\.windows)
-        var top = windows.first(where: \.isKeyWindow)?.rootViewController
-        while true {
-            if let presented = top?.presentedViewController, !(presented is UIAlertController) {
-                top = presented
-            } else if let navigation = top as? UINavigationController, let visible = navigation.visibleViewController {
-                if visible === top { break }
-                top = visible
-            } else if let tabs = top as? UITabBarController, let selected = tabs.selectedViewController {
-                top = selected
-            } else {
-                break
-            }
-        }
-        return top
     }
 }
 #endif

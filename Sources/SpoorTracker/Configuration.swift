@@ -15,6 +15,9 @@ public struct AutoCaptureOptions: OptionSet, Sendable, Hashable {
     public static let pages = AutoCaptureOptions(rawValue: 1 << 0)
     /// Clicks: control actions, cell selection, gesture targets, alert actions.
     public static let clicks = AutoCaptureOptions(rawValue: 1 << 1)
+    /// Child pages: a view controller whose parent is not a navigation, tab, page or split controller is
+    /// a page of its own too (by default only the top-level controller is, as in the Sensors SDK).
+    public static let childPages = AutoCaptureOptions(rawValue: 1 << 2)
 }
 
 /// The auto-track events a tracker emits (docs/lifecycle.md, "Which events are emitted").

@@ -85,13 +85,20 @@ public struct PageInfo: Sendable, Hashable {
     /// The page opts out of page auto-tracking: no `$AppViewScreen` or `$AppPageLeave` for it (see
     /// ``AutoTrackIgnoreList``). Not an event property.
     public var ignoresAutoTrack: Bool
+    /// The page's own properties, added to its `$AppViewScreen`, `$AppPageLeave` and `$AppClick` events; a
+    /// preset property of the same name wins. Not kept across a crash: a recovered leave has none.
+    public var customProperties: Properties
 
     /// Describes a page.
-    public init(screenName: String, title: String = "", url: String = "", ignoresAutoTrack: Bool = false) {
+    public init(
+        screenName: String, title: String = "", url: String = "", ignoresAutoTrack: Bool = false,
+        customProperties: Properties = [:]
+    ) {
         self.screenName = screenName
         self.title = title
         self.url = url
         self.ignoresAutoTrack = ignoresAutoTrack
+        self.customProperties = customProperties
     }
 }
 
@@ -119,6 +126,7 @@ public struct AppViewScreen: AutoTrackedEvent, Hashable {
         ]
         if let referrer { properties["$referrer"] = .string(referrer) }
         if let referrerTitle { properties["$referrer_title"] = .string(referrerTitle) }
+        properties.merge(page.customProperties) { preset, _ in preset }
         return properties
     }
 }
@@ -151,6 +159,7 @@ public struct AppPageLeave: AutoTrackedEvent, Hashable {
         ]
         if let referrer { properties["$referrer"] = .string(referrer) }
         if let reason { properties["$app_end_reason"] = .string(reason) }
+        properties.merge(page.customProperties) { preset, _ in preset }
         return properties
     }
 }
@@ -171,11 +180,14 @@ public struct AppClick: AutoTrackedEvent, Hashable {
     public var elementPath: String
     /// The page the element is on.
     public var page: PageInfo?
+    /// The element's own properties; they win over the page's custom properties, and preset properties win
+    /// over both.
+    public var customProperties: Properties
 
     /// Creates the event.
     public init(
         elementType: String, elementContent: String = "", elementID: String = "", elementPosition: String? = nil,
-        elementPath: String, page: PageInfo? = nil
+        elementPath: String, page: PageInfo? = nil, customProperties: Properties = [:]
     ) {
         self.elementType = elementType
         self.elementContent = elementContent
@@ -183,6 +195,7 @@ public struct AppClick: AutoTrackedEvent, Hashable {
         self.elementPosition = elementPosition
         self.elementPath = elementPath
         self.page = page
+        self.customProperties = customProperties
     }
 
     public var properties: Properties {
@@ -195,6 +208,9 @@ public struct AppClick: AutoTrackedEvent, Hashable {
             properties["$screen_name"] = .string(page.screenName)
             properties["$title"] = .string(page.title)
         }
+        // Preset properties win, then the element's own, then its page's.
+        properties.merge(customProperties) { preset, _ in preset }
+        if let page { properties.merge(page.customProperties) { preset, _ in preset } }
         return properties
     }
 }

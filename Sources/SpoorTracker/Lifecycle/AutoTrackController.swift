@@ -169,9 +169,17 @@ package final class AutoTrackController: Sendable {
         perform { s, instant in s.engine.pageAppear(id: id, info: info, now: instant) }
     }
 
-    /// A page disappears.
-    func pageDisappear(id: String) {
-        perform { s, instant in s.engine.pageDisappear(id: id, now: instant) }
+    /// A page disappears. With `lastSeen`, the page was found gone after the fact: its leave is timed (and
+    /// its duration ends) at that earlier instant, the last one it was known to be visible.
+    func pageDisappear(id: String, lastSeen: LifecycleInstant? = nil) {
+        perform { s, instant in
+            let effects = s.engine.pageDisappear(id: id, now: lastSeen ?? instant)
+            guard let lastSeen else { return effects }
+            return effects.map { effect in
+                guard case .emit(let kind, let properties, nil) = effect else { return effect }
+                return .emit(kind, properties, time: lastSeen.wall)
+            }
+        }
     }
 
     /// A click on the current page.

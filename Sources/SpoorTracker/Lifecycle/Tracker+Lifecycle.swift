@@ -76,6 +76,13 @@ extension Tracker {
         lifecycle.pageDisappear(id: id)
     }
 
+    /// A page found gone after the fact (its object was freed without a disappear): `$AppPageLeave` timed to
+    /// the last moment it was known visible, `lastSeenWall` epoch milliseconds and `lastSeenMonotonic`
+    /// nanoseconds on the configuration's clocks, instead of now.
+    package func pageDisappear(_ id: String, lastSeenWall: Int64, lastSeenMonotonic: UInt64) {
+        lifecycle.pageDisappear(id: id, lastSeen: LifecycleInstant(wall: lastSeenWall, monotonic: lastSeenMonotonic))
+    }
+
     /// A click on an element: `$AppClick`, with the current page's `$screen_name` and `$title` when the
     /// click names no page. Two clicks on the same element within 100 ms count once.
     public func trackClick(_ click: AppClick) {

@@ -1,0 +1,110 @@
+import SpoorAutoCapture
+import SpoorModel
+import SpoorTracker
+import Testing
+
+/// Gesture clicks: which recognizers are observed, from their targets, and when they fire a click.
+@Suite("gesture clicks")
+struct GestureTests {
+    final class Recognizer {}
+    final class Target {}
+
+    let tap = ["UITapGestureRecognizer", "UIGestureRecognizer", "NSObject"]
+
+    /// An avatar image view on a profile page.
+    private func avatar() -> FakeView {
+        let root = FakeView("UIView")
+        root.page = FakePage(Chain.page("MyApp.ProfileViewController"), parent: Chain.navigation)
+        return root.add(FakeView("UIImageView", id: "avatar"))
+    }
+
+    @Test func aTapWithAnAppTargetIsAClickWhenItEnds() async throws {
+        let f = try Fixture()
+        let recognizer = Recognizer(), target = Target()
+        let view = avatar()
+        #expect(f.capture.gestureTargetAdded(to: recognizer, typeNames: tap, target: target, action: "showProfile:"))
+        f.capture.gestureRecognized(recognizer, ended: false, view: { view })  // began, changed, cancelled
+        f.capture.gestureRecognized(recognizer, ended: true, view: { view })
+        let clicks = await f.events()
+        #expect(clicks.map { $0.string("$element_type") } == ["UIImageView"])
+        #expect(clicks.first?.string("$element_id") == "avatar")
+        #expect(clicks.first?.string("$screen_name") == "MyApp.ProfileViewController")
+        withExtendedLifetime([target]) {}
+    }
+
+    @Test func recognizersWithoutAnAppTargetAreNotObserved() async throws {
+        let f = try Fixture()
+        let recognizer = Recognizer(), cellTable = Target(), app = Target()
+        let view = avatar()
+        // UIKit's own target on a public recognizer (a cell's long press), a pan, a nil target or action.
+        #expect(!f.capture.gestureTargetAdded(to: recognizer, typeNames: ["UILongPressGestureRecognizer"], target: cellTable, action: "_longPressGestureRecognized:"))
+        #expect(!f.capture.gestureTargetAdded(to: recognizer, typeNames: ["UIPanGestureRecognizer"], target: app, action: "drag:"))
+        #expect(!f.capture.gestureTargetAdded(to: recognizer, typeNames: tap, target: nil, action: "tap:"))
+        #expect(!f.capture.gestureTargetAdded(to: recognizer, typeNames: tap, target: app, action: nil))
+        f.capture.gestureRecognized(recognizer, ended: true, view: { view })
+        #expect(await f.events().isEmpty)
+        withExtendedLifetime([cellTable, app]) {}
+    }
+
+    @Test func aRemovedOrFreedTargetNoLongerCounts() async throws {
+        let f = try Fixture()
+        let removed = Recognizer(), emptied = Recognizer(), orphaned = Recognizer()
+        let kept = Target(), other = Target()
+        let view = avatar()
+        f.capture.gestureTargetAdded(to: removed, typeNames: tap, target: kept, action: "open:")
+        f.capture.gestureTargetRemoved(from: removed, target: kept, action: "open:")
+        f.capture.gestureTargetAdded(to: emptied, typeNames: tap, target: kept, action: "open:")
+        f.capture.gestureTargetAdded(to: emptied, typeNames: tap, target: other, action: "close:")
+        f.capture.gestureTargetRemoved(from: emptied, target: nil, action: nil)  // removes every target
+        weak var freed: Target?
+        do {
+            let doomed = Target()
+            freed = doomed
+            f.capture.gestureTargetAdded(to: orphaned, typeNames: tap, target: doomed, action: "open:")
+        }
+        #expect(freed == nil)
+        for recognizer in [removed, emptied, orphaned] {
+            f.capture.gestureRecognized(recognizer, ended: true, view: { view })
+        }
+        #expect(await f.events().isEmpty)
+        withExtendedLifetime([kept, other]) {}
+    }
+
+    @Test func removingOneTargetKeepsTheOthers() async throws {
+        let f = try Fixture()
+        let recognizer = Recognizer(), first = Target(), second = Target()
+        let view = avatar()
+        f.capture.gestureTargetAdded(to: recognizer, typeNames: tap, target: first, action: "open:")
+        f.capture.gestureTargetAdded(to: recognizer, typeNames: tap, target: second, action: "open:")
+        f.capture.gestureTargetRemoved(from: recognizer, target: first, action: nil)
+        f.capture.gestureRecognized(recognizer, ended: true, view: { view })
+        #expect(await f.events().count == 1)
+        withExtendedLifetime([first, second]) {}
+    }
+
+    @Test func gesturesOnTextEntryAndWebContentAreNotClicks() async throws {
+        let f = try Fixture()
+        let recognizer = Recognizer(), target = Target()
+        f.capture.gestureTargetAdded(to: recognizer, typeNames: tap, target: target, action: "dismissKeyboard:")
+        f.capture.gestureRecognized(recognizer, ended: true, view: { FakeView("UITextView", kind: .textInput, text: "typed") })
+        f.capture.gestureRecognized(recognizer, ended: true, view: { FakeView(["MyApp.Browser", "WKWebView", "UIView"]) })
+        #expect(await f.events().isEmpty)
+        withExtendedLifetime(target) {}
+    }
+
+    @Test func manyRecognizersComeAndGo() async throws {
+        // Entries of freed recognizers are dropped as the table grows; live ones keep working.
+        let f = try Fixture()
+        let target = Target()
+        let live = Recognizer()
+        f.capture.gestureTargetAdded(to: live, typeNames: tap, target: target, action: "open:")
+        for _ in 0..<1_000 {
+            let passing = Recognizer()
+            f.capture.gestureTargetAdded(to: passing, typeNames: tap, target: target, action: "open:")
+        }
+        let view = avatar()
+        f.capture.gestureRecognized(live, ended: true, view: { view })
+        #expect(await f.events().count == 1)
+        withExtendedLifetime(target) {}
+    }
+}
