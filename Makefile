@@ -11,6 +11,7 @@ build: bootstrap
 	$(SWIFT) build
 
 test: bootstrap
+	scripts/check-dependencies
 	$(SWIFT) test
 	$(SWIFT) test --package-path Tools
 	$(SWIFT) test --package-path Collector

@@ -6,6 +6,9 @@
 //   swift package benchmark --target TransportBenchmarks      # log appends against write(2), sealing per codec
 //   swift package benchmark --target TrackerBenchmarks        # Tracker.track on the caller, 2 threads into the log
 //
+// The benchmark plugin runs every executable under Benchmarks/ as a benchmark suite, so the load programs,
+// which take their own arguments, live under Load/ instead.
+//
 // TrackerLoad measures the tracker without the framework (per-call latency, mallocs per call, the writer
 // thread's CPU per event, sustained throughput):
 //
@@ -68,13 +71,13 @@ let package = Package(
         benchmark("TransportBenchmarks"),
         benchmark("TrackerBenchmarks"),
         // Counts allocations per thread by defining malloc & co. in the executable.
-        .target(name: "CMallocCounter", path: "Benchmarks/CMallocCounter"),
+        .target(name: "CMallocCounter", path: "Load/CMallocCounter"),
         .executableTarget(
             name: "TrackerLoad",
             dependencies: [
                 "CMallocCounter", .product(name: "Spoor", package: "Spoor"), .product(name: "SpoorWorkload", package: "Spoor"),
             ],
-            path: "Benchmarks/TrackerLoad",
+            path: "Load/TrackerLoad",
             swiftSettings: strictSwift,
             // Export the executable's malloc so shared libraries (the Swift runtime) bind to it.
             linkerSettings: [.unsafeFlags(["-Xlinker", "--export-dynamic"], .when(platforms: [.linux]))]
@@ -83,7 +86,7 @@ let package = Package(
         .executableTarget(
             name: "PipelineLoad",
             dependencies: [.product(name: "Spoor", package: "Spoor"), .product(name: "SpoorWorkload", package: "Spoor")],
-            path: "Benchmarks/PipelineLoad",
+            path: "Load/PipelineLoad",
             swiftSettings: strictSwift
         ),
     ]

@@ -1,9 +1,7 @@
+// Only what the README shows an app importing (and the test doubles): `import SpoorTracker` brings the rest.
 import Foundation
-import SpoorModel
-import SpoorWire
-import SpoorLog
-import SpoorTracker
 import SpoorTesting
+import SpoorTracker
 import Testing
 
 /// The README's example, kept compiling and true.
