@@ -1,9 +1,9 @@
 #if canImport(Glibc)
-import Glibc
+package import Glibc
 #elseif canImport(Musl)
-import Musl
+package import Musl
 #elseif canImport(Darwin)
-import Darwin
+package import Darwin
 #endif
 
 /// The one place system calls are retried when a signal interrupts them.
@@ -20,4 +20,22 @@ package enum SystemCall {
         }
     }
 
+    /// Installs `handler` for `signal` with `flags` (`SA_RESTART`, or 0) and an empty mask; returns the
+    /// disposition it replaced, for the handler to hand the signal on.
+    @discardableResult
+    package static func installHandler(
+        _ handler: @convention(c) (Int32) -> Void, for signal: Int32, flags: Int32
+    ) -> sigaction {
+        var action = sigaction()
+        #if canImport(Darwin)
+        action.__sigaction_u.__sa_handler = handler
+        #else
+        action.__sigaction_handler.sa_handler = handler
+        #endif
+        sigemptyset(&action.sa_mask)
+        action.sa_flags = flags
+        var previous = sigaction()
+        sigaction(signal, &action, &previous)
+        return previous
+    }
 }

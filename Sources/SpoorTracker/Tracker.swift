@@ -46,6 +46,7 @@ public final class Tracker: Sendable {
     public convenience init(configuration: Configuration) throws(ConfigurationError) {
         try configuration.validate()
         try Self.prepareStorage(configuration)
+        ReleasedTrackers.waitUntilClosed(configuration.storageDirectory)
         let store = try EventLogStore(directory: Self.logDirectory(in: configuration.storageDirectory), configuration: configuration)
         try self.init(configuration: configuration, store: store)
     }
@@ -124,7 +125,7 @@ public final class Tracker: Sendable {
         // the storage directory, on its own thread; nothing here waits for it (``shutdown(timeout:)`` is how a
         // program waits). An open session is left to the checkpoint: the next launch recovers its `$AppEnd`.
         uploader?.beginStop()
-        pipeline.requestFlush(stop: true)
+        ReleasedTrackers.closing(configuration.storageDirectory, until: pipeline.requestFlush(stop: true))
     }
 
     // MARK: Events
@@ -518,3 +519,27 @@ public final class Tracker: Sendable {
         return finished
     }
 }
+
+/// Released trackers of this process whose writers are still closing their storage directories.
+///
+/// A released tracker does not wait for its writer; a new tracker over the same directory does, so the log's
+/// directory lock is free when it opens the log (an app that replaces its tracker, a test that reopens one).
+private enum ReleasedTrackers {
+    private static let closing = Locked<[String: Promise<Bool>]>([:])
+
+    /// The longest a new tracker waits for a released one's writer (it stores what was accepted, then closes).
+    static let patience: Duration = .seconds(10)
+
+    static func closing(_ directory: URL, until closed: Promise<Bool>) {
+        closing.withLock { closing in
+            closing = closing.filter { $0.value.current == nil }
+            closing[directory.standardizedFileURL.path] = closed
+        }
+    }
+
+    static func waitUntilClosed(_ directory: URL) {
+        let closed = closing.withLock { $0.removeValue(forKey: directory.standardizedFileURL.path) }
+        _ = closed?.wait(timeout: patience)
+    }
+}
+

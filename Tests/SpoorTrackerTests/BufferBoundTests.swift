@@ -30,8 +30,10 @@ private final class GatedStore: EventStore, @unchecked Sendable {
     }
 
     var appended: Int { lock.withLock { count } }
+    /// Fulfilled when the writer closes the store.
+    let closed = Promise<Void>()
     func sync() throws {}
-    func close() {}
+    func close() { closed.fulfil(()) }
     func lastSequence() -> UInt64? { nil }
     var droppedCount: Int { 0 }
     var corruptCount: Int { 0 }
@@ -41,6 +43,22 @@ private final class GatedStore: EventStore, @unchecked Sendable {
 }
 
 @Suite struct BufferBoundTests {
+    @Test("Releasing a tracker never waits for its writer: the writer stores what was accepted and closes on its own")
+    func releaseDoesNotWaitForAStuckWriter() throws {
+        let store = GatedStore()
+        var configuration = Configuration(storageDirectory: TemporaryDirectory().url)
+        configuration.presetOverrides = testPresets
+        do {
+            let tracker = try Tracker(configuration: configuration, store: store)
+            tracker.track("BeforeRelease")
+        }
+        // The release returned while the writer is stuck in `append`, so the store cannot have been closed yet.
+        #expect(store.closed.current == nil)
+        store.openGate()
+        #expect(store.closed.wait(timeout: .seconds(60)) != nil)
+        #expect(store.appended == 1)
+    }
+
     @Test("Memory is bounded by maxBufferedEvents, not by the log's cap: track waits for a stuck writer")
     func trackWaitsAtTheBufferBound() async throws {
         let store = GatedStore()

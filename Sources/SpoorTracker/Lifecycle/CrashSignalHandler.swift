@@ -1,4 +1,5 @@
 import Foundation
+import SpoorSystem
 
 /// Everything the fatal-signal handler touches, allocated before it is installed so the handler itself
 /// allocates nothing.
@@ -52,15 +53,7 @@ enum CrashSignalHandler {
         crashHandlerState = state
 
         for (signal, _) in fatalSignals {
-            var action = sigaction()
-            #if canImport(Darwin)
-            action.__sigaction_u.__sa_handler = handleFatalSignal
-            #else
-            action.__sigaction_handler.sa_handler = handleFatalSignal
-            #endif
-            sigemptyset(&action.sa_mask)
-            action.sa_flags = 0
-            sigaction(signal, &action, previous + Int(signal))
+            (previous + Int(signal)).pointee = SystemCall.installHandler(handleFatalSignal, for: signal, flags: 0)
         }
     }
 }

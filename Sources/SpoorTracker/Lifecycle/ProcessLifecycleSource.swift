@@ -121,17 +121,7 @@ private enum TerminationSignals {
             reader.name = "spoor.termination"
             reader.start()
             for number in signals {
-                var action = sigaction()
-                #if canImport(Darwin)
-                action.__sigaction_u.__sa_handler = writeSignalToPipe
-                #else
-                action.__sigaction_handler.sa_handler = writeSignalToPipe
-                #endif
-                sigemptyset(&action.sa_mask)
-                action.sa_flags = SA_RESTART
-                var old = sigaction()
-                sigaction(number, &action, &old)
-                s.previous[number] = old
+                s.previous[number] = SystemCall.installHandler(writeSignalToPipe, for: number, flags: SA_RESTART)
             }
         }
     }
