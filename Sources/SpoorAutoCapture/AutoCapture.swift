@@ -253,3 +253,14 @@ public final class AutoCapture: Sendable {
         logger.warning("\(message)")
     }
 }
+
+/// A value an Objective-C hook hands to the main actor. Hooks run on the main thread, and the value is used only
+/// inside ``AutoCapture/onMainThread(_:capture:isMainThread:otherwise:_:)``, after it checked so: the value never
+/// crosses threads, which is what `Sendable` would otherwise prove.
+public struct MainThreadValue<Value>: @unchecked Sendable {
+    /// The value.
+    public let value: Value
+    /// Wraps `value`.
+    public init(_ value: Value) { self.value = value }
+}
+

@@ -77,7 +77,7 @@ enum UIKitHooks {
     }
 
     // The blocks get values that are not Sendable; each goes to the main actor only inside onMainThread,
-    // which checked that this is the main thread, for the synchronous call there: hence nonisolated(unsafe).
+    // which checked that this is the main thread, for the synchronous call there: hence MainThreadValue.
 
     private static func installPages() {
         typealias Fn = @convention(c) (UIViewController, Selector, Bool) -> Void
@@ -96,14 +96,15 @@ enum UIKitHooks {
         let selector = NSSelectorFromString("sendAction:to:from:forEvent:")  // by name: nothing unavailable to extensions
         hook(UIApplication.self, selector) { original in
             return { application, action, target, sender, event in
-                nonisolated(unsafe) let raw = (sender: sender, event: event)
-                nonisolated(unsafe) let send = { unsafeBitCast(original(), to: Fn.self)(application, selector, action, target, sender, event) }
-                return AutoCapture.onMainThread(.actions, otherwise: send) { capture in
-                    let view = raw.sender as? UIView, touches = raw.event?.type == .touches ? raw.event?.allTouches : nil
+                let raw = MainThreadValue((sender: sender, event: event))
+                let send = MainThreadValue { unsafeBitCast(original(), to: Fn.self)(application, selector, action, target, sender, event) }
+                return AutoCapture.onMainThread(.actions, otherwise: send.value) { capture in
+                    let (sender, event) = raw.value
+                    let view = sender as? UIView, touches = event?.type == .touches ? event?.allTouches : nil
                     return capture.actionSent(
-                        by: raw.sender is UIBarItem ? .barItem : view.map { .view(kind(of: $0)) } ?? .other,
-                        event: raw.event == nil ? .noEvent : touches?.contains { $0.phase == .ended } == true ? .touchEnded : .otherEvent,
-                        view: { view.map(node) }, perform: send)
+                        by: sender is UIBarItem ? .barItem : view.map { .view(kind(of: $0)) } ?? .other,
+                        event: event == nil ? .noEvent : touches?.contains { $0.phase == .ended } == true ? .touchEnded : .otherEvent,
+                        view: { view.map(node) }, perform: send.value)
                 }
             } as @convention(block) (UIApplication, Selector, AnyObject?, AnyObject?, UIEvent?) -> Bool
         }
@@ -133,10 +134,12 @@ enum UIKitHooks {
         typealias Fn = @convention(c) (AnyObject, Selector, UIScrollView, NSIndexPath) -> Void
         return hook(delegateClass, selector) { original in
             return { receiver, list, path in
-                nonisolated(unsafe) let receiver = receiver
-                nonisolated(unsafe) let select = { unsafeBitCast(original(), to: Fn.self)(receiver, selector, list, path) }
+                let bound = MainThreadValue((
+                    receiver: receiver, select: { unsafeBitCast(original(), to: Fn.self)(receiver, selector, list, path) }
+                ))
                 let index = path as IndexPath
-                AutoCapture.onMainThread(.cellSelection, otherwise: select) { capture in
+                AutoCapture.onMainThread(.cellSelection, otherwise: bound.value.select) { capture in
+                    let (receiver, select) = bound.value
                     let cell = (list as? UITableView)?.cellForRow(at: index) as UIView? ?? (list as? UICollectionView)?.cellForItem(at: index)
                     capture.cellSelected(
                         in: list, at: CellIndexPath(section: index.section, item: index.item), receiver: receiver,
@@ -156,10 +159,10 @@ enum UIKitHooks {
                 let result = unsafeBitCast(original(), to: InitFn.self)(this, initializer, target, action)
                 guard let recognizer = result?.takeUnretainedValue(), let target, let action else { return result }
                 // The target init added, put back through the hooked addTarget, which puts the observer first.
-                nonisolated(unsafe) let pair = (target, action)
+                let pair = MainThreadValue((target, action))
                 AutoCapture.onMainThread(.gestures, otherwise: {}) { _ in
-                    recognizer.removeTarget(pair.0, action: pair.1)
-                    recognizer.addTarget(pair.0, action: pair.1)
+                    recognizer.removeTarget(pair.value.0, action: pair.value.1)
+                    recognizer.addTarget(pair.value.0, action: pair.value.1)
                 }
                 return result
             } as @convention(block) (Unmanaged<UIGestureRecognizer>, AnyObject?, Selector?) -> Unmanaged<UIGestureRecognizer>?
