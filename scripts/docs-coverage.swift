@@ -27,6 +27,8 @@ for module in arguments.dropFirst() {
         }
         for symbol in symbols {
             guard let access = symbol["accessLevel"] as? String, access == "public" || access == "open" else { continue }
+            // An extension block of another module's type is no declaration of its own: its members are counted.
+            if (symbol["kind"] as? [String: Any])?["identifier"] as? String == "swift.extension" { continue }
             total += 1
             if let comment = symbol["docComment"] as? [String: Any], let lines = comment["lines"] as? [Any], !lines.isEmpty { continue }
             let path = (symbol["pathComponents"] as? [String])?.joined(separator: ".") ?? "?"

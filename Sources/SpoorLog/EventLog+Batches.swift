@@ -50,7 +50,7 @@ extension EventLog {
     /// and duplicates nothing. If the disk refuses the frame, the batch is kept
     /// in memory (``SealedBatch/isDurable`` is false) and the failure counted.
     ///
-    /// With `sharedContext`, what the batch's events share is stored once (``BatchFrame/encode(payload:recordCount:batchID:sealedAt:codec:level:sharedContext:)``).
+    /// With `sharedContext`, what the batch's events share is stored once (``/SpoorWire/BatchFrame/encode(payload:recordCount:batchID:sealedAt:codec:level:sharedContext:)``).
     ///
     /// - Returns: the sealed batch, or nil if the log holds no records.
     /// - Throws: ``StorageError/Kind/outboxFull`` when ``Configuration/maxPendingBatches`` are waiting.

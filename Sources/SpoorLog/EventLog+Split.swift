@@ -6,7 +6,7 @@ extension EventLog {
     ///
     /// The parts are written to the outbox (and forced to disk unless durability is ``Durability/none``) before
     /// the parent is removed, so a crash in between leaves the parent, whose split is redone with the same ids
-    /// (``BatchID/derived(index:)``); parts already pending are not added twice. Part `i` is filed at the
+    /// (`BatchID.derived(index:)`, in SpoorUpload); parts already pending are not added twice. Part `i` is filed at the
     /// parent's end position less the records of the parts after it, so the parts sort in order in the outbox
     /// and after the batches sealed before the parent.
     ///

@@ -5,9 +5,12 @@ public import SpoorWire
 /// A place in the log, for readers that follow it (`spoor events --follow`): everything before it has
 /// been read.
 public struct LogCursor: Sendable, Hashable, Comparable {
+    /// The id of the segment the cursor is in.
     public var segment: UInt64
+    /// The byte offset in that segment.
     public var offset: Int
 
+    /// A cursor at `offset` in segment `segment`; the default is the start of the log.
     public init(segment: UInt64 = 0, offset: Int = 0) {
         self.segment = segment
         self.offset = offset
@@ -70,8 +73,10 @@ public struct LogSnapshot: Sendable {
 extension EventLog {
     /// Reads the sealed batches and the live records in `directory` without taking the lock.
     ///
-    /// - Parameter after: skip what lies before this cursor (batches before it are listed but not read,
-    ///   segments before it are not read).
+    /// - Parameters:
+    ///   - directory: the log directory.
+    ///   - cursor: skip what lies before this cursor (batches before it are listed but not read,
+    ///     segments before it are not read).
     public static func snapshot(directory: URL, after cursor: LogCursor = LogCursor()) throws(StorageError) -> LogSnapshot {
         let path = directory.standardizedFileURL.path
         var isDirectory: ObjCBool = false

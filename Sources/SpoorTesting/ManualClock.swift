@@ -2,10 +2,10 @@ public import SpoorModel
 public import SpoorTracker
 import SpoorSystem
 
-/// A clock that moves only when told to: both a ``WallClock`` and a ``MonotonicClock``.
+/// A clock that moves only when told to: both a ``/SpoorTracker/WallClock`` and a ``/SpoorTracker/MonotonicClock``.
 ///
 /// Advancing moves both readings together, as real time would. A tracker driven by one does not refresh its
-/// lifecycle checkpoint on a timer: set ``Configuration/heartbeatInterval`` to nil and call
+/// lifecycle checkpoint on a timer: set ``/SpoorTracker/Configuration/heartbeatInterval`` to nil and call
 /// `Tracker.noteAlive()` where the scenario says time passed with the app alive.
 /// ```swift
 /// let clock = ManualClock(wall: 1_700_000_000_000)

@@ -20,10 +20,10 @@ extension BatchID {
 /// functions (never the payload bytes), so it follows any change of the payload format.
 public enum BatchSplit {
     /// The two halves of `frame`: the first `count / 2` events, then the rest, each sealed with the parent's
-    /// codec and seal time and the id ``BatchID/derived(index:)`` of the parent's. Nil when the frame holds a
+    /// codec and seal time and the id ``SpoorWire/BatchID/derived(index:)`` of the parent's. Nil when the frame holds a
     /// single event (it cannot be split).
     ///
-    /// - Throws: ``FrameError`` when the frame or its events cannot be decoded or encoded again.
+    /// - Throws: ``/SpoorWire/FrameError`` when the frame or its events cannot be decoded or encoded again.
     public static func halves(of frame: [UInt8]) throws(FrameError) -> [[UInt8]]? {
         let decoded = try FrameDecoder(limits: FrameLimits(maxFrameBytes: .max, maxUncompressedBytes: 1 << 30, maxRecords: 1 << 20))
             .decode(frame)

@@ -4,7 +4,7 @@ import SpoorWire
 import SpoorSystem
 public import SpoorLog
 
-/// Ships the sealed batches of one ``EventLog`` to a collector (docs/upload.md has the triggers and what each answer
+/// Ships the sealed batches of one ``/SpoorLog/EventLog`` to a collector (docs/upload.md has the triggers and what each answer
 /// does).
 ///
 /// One task does all the work, off every caller's thread: it seals a batch when the outbox is empty, POSTs the
@@ -16,7 +16,7 @@ public import SpoorLog
 /// | 408, 429, 5xx, timeout, network error | kept; retried after a backoff with full jitter, or after `Retry-After` (a pause for the whole uploader, at most 1 h) |
 /// | 401, 403 | uploads pause (logged once) until ``setToken(_:)``, ``flush(timeout:)`` or a new launch |
 /// | 413 | the batch is split in two (ids derived from its id) and each half sent; a single event is set aside |
-/// | other 4xx | the batch is set aside in the ``RejectedArea`` |
+/// | other 4xx | the batch is set aside in the ``/SpoorLog/RejectedArea`` |
 ///
 /// One batch is in flight at a time, in outbox order. A request that outlives ``UploadConfiguration/requestTimeout``
 /// counts as failed whatever the HTTP client does, and ``stop()`` abandons an in-flight request at once, so
@@ -68,7 +68,7 @@ public final class Uploader: Sendable {
     ///
     /// The counters of earlier launches are read from the log directory's `upload.json`; a pause for
     /// authorization is not carried over (a new launch resumes).
-    /// - Throws: ``StorageError`` when the rejected area cannot be created.
+    /// - Throws: ``/SpoorLog/StorageError`` when the rejected area cannot be created.
     public init(log: EventLog, configuration: UploadConfiguration, logger: Logger = Logger(label: "spoor.upload")) throws(StorageError) {
         self.log = log
         self.configuration = configuration
