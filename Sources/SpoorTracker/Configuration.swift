@@ -70,15 +70,15 @@ public struct ConfigurationError: Error, Sendable, Hashable, CustomStringConvert
 ///
 /// ```swift
 /// var configuration = Configuration(storageDirectory: URL(fileURLWithPath: "/var/lib/myapp/spoor"))
-/// configuration.serverURL = URL(string: "https://collector.example/v1/events")
+/// configuration.serverURL = URL(string: "https://collector.example")   // its /v1/batch
 /// configuration.autoTrack = [.appStart, .appEnd]
 /// let tracker = try Tracker(configuration: configuration)
 /// ```
 public struct Configuration: Sendable {
-    /// When the durable log forces appended events to disk (the transport's `Durability` in `SpoorTransport`).
+    /// When the durable log forces appended events to disk (`Durability` in SpoorLog).
     public typealias Durability = SpoorLog.Durability
 
-    /// How upload batches are compressed (the transport's `Codec` in `SpoorTransport`).
+    /// How upload batches are compressed (`Codec` in SpoorWire).
     public typealias Codec = SpoorWire.Codec
 
     /// Where the tracker keeps its state file (`state.json`) and its durable event log (the `log` folder,

@@ -29,8 +29,6 @@ public struct ErasedData: Sendable, Hashable {
 extension Tracker {
     /// Whether the user opted out: nothing is recorded, sealed or uploaded until ``optIn()``. Persisted
     /// across launches; a fresh install starts with ``Configuration/startsOptedOut``.
-    ///
-    /// The uploader checks it before it seals or sends a batch.
     public var isOptedOut: Bool { pipeline.hot.withLock { $0.persisted.optedOut } }
 
     /// Stops tracking, for this launch and the next ones, until ``optIn()``.
@@ -45,6 +43,9 @@ extension Tracker {
     /// - Returns: what was erased (all zero unless `deleteStoredData`).
     @discardableResult
     public func optOut(deleteStoredData: Bool = false) async -> ErasedData {
+        // Uploads stop first: nothing stored goes out once the user said no (and with `deleteStoredData`, nothing
+        // goes out before it is erased).
+        uploader?.setConsent(granted: false)
         lifecycle.setQuiet(true)
         let pending = pipeline.withStateChange { s -> Int in
             if !s.persisted.optedOut {
@@ -58,7 +59,7 @@ extension Tracker {
         }
         logger.info("spoor: the user opted out of tracking", metadata: ["deleteStoredData": "\(deleteStoredData)"])
         // Wait for the writer: the group it may be writing lands before the erase, and the state is saved.
-        _ = await flush()
+        _ = await pipeline.requestFlush().value
         guard deleteStoredData else { return ErasedData() }
         do {
             let erased = try pipeline.store.erase()
@@ -85,5 +86,6 @@ extension Tracker {
         guard changed else { return }
         logger.info("spoor: the user opted in to tracking")
         lifecycle.setQuiet(false)
+        uploader?.setConsent(granted: true)
     }
 }

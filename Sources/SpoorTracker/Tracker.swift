@@ -99,6 +99,7 @@ public final class Tracker: Sendable {
             })
         lifecycle.connect(self, isFirstLaunch: consumeFirstLaunch())
         // Leftovers of earlier launches go now.
+        uploader?.setConsent(granted: !state.optedOut)
         uploader?.start()
     }
 

@@ -15,6 +15,8 @@ public enum UploadState: String, Sendable, Hashable, Codable, CustomStringConver
     case pausedForAuthorization
     /// The upload policy (or the network) does not allow uploads now.
     case waitingForPolicy
+    /// The user opted out: nothing is sealed or sent until they opt in again.
+    case pausedForConsent
     /// Stopped; the batches wait in the outbox for the next launch.
     case stopped
 
@@ -74,6 +76,8 @@ public enum PendingReason: Sendable, Hashable, CustomStringConvertible {
     case authorizationRejected(status: Int)
     /// The upload policy does not allow uploads on this network.
     case policy(String)
+    /// The user opted out of tracking; what is stored waits until they opt in.
+    case optedOut
     /// The storage refused an operation.
     case storage(String)
     /// The flush's time ran out first; the upload goes on in the background.
@@ -88,6 +92,7 @@ public enum PendingReason: Sendable, Hashable, CustomStringConvertible {
         case .pausedByServer(let until): "the collector asked for a pause until \(Self.time(until))"
         case .authorizationRejected(let status): "the collector refused the credentials (\(status))"
         case .policy(let name): "the upload policy (\(name)) does not allow uploads now"
+        case .optedOut: "the user opted out; nothing is uploaded until they opt in"
         case .storage(let reason): "storage: \(reason)"
         case .timedOut: "the flush timed out"
         case .stopped: "the uploader is stopped"

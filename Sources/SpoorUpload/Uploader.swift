@@ -53,6 +53,8 @@ public final class Uploader: Sendable {
         var pausedUntil: (monotonic: Duration, wall: Int64)?
         /// 401 or 403: the status, until resumed.
         var authorizationPaused: Int?
+        /// The user opted out: nothing is sealed or sent (``setConsent(granted:)``).
+        var consentWithheld = false
         /// The flush interval is off while the app is not started (``setIntervalActive(_:)``).
         var intervalPaused = false
         /// Failed attempts per batch, for `Spoor-Retry-Count`.
@@ -198,6 +200,16 @@ public final class Uploader: Sendable {
     /// What the uploader has counted so far.
     public var counters: UploadCounters { state.withLock { $0.counters } }
 
+    /// The user's consent: while withheld (they opted out) nothing is sealed or sent, whatever triggers an upload;
+    /// granting it again starts an upload of what waits.
+    public func setConsent(granted: Bool) {
+        let changed = state.withLock { s -> Bool in
+            defer { s.consentWithheld = !granted }
+            return s.consentWithheld == granted
+        }
+        if changed, granted { trigger() }
+    }
+
     /// A network change from the monitor: the policy sees the new status, and a network that is back cuts the
     /// backoff short.
     public func networkChanged(_ status: NetworkStatus) {
@@ -300,6 +312,7 @@ public final class Uploader: Sendable {
             let now = configuration.clock.now()
             let gate = state.withLock { s -> PendingReason?? in
                 if s.stopping { return .some(.stopped) }
+                if s.consentWithheld { return .some(.optedOut) }
                 if let paused = s.pausedUntil {
                     if now < paused.monotonic { return .some(.pausedByServer(until: paused.wall)) }
                     s.pausedUntil = nil
@@ -586,6 +599,7 @@ public final class Uploader: Sendable {
         case .pausedByServer: newState = .pausedByServer
         case .authorizationRejected: newState = .pausedForAuthorization
         case .policy: newState = .waitingForPolicy
+        case .optedOut: newState = .pausedForConsent
         case .stopped: newState = .stopped
         }
         let changed = setState(newState)

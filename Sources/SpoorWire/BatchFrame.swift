@@ -143,7 +143,7 @@ public enum BatchFrame {
     /// Encodes a frame around `payload`, a run of `Batch` entries.
     ///
     /// With `sharedContext`, what the events share is stored once in `Batch.contexts`
-    /// (`SharedContext.factor(_:)` in SpoorSerializer) before compression; every decoder in Spoor makes
+    /// (`SharedContext.factor(_:)`) before compression; every decoder in Spoor makes
     /// the events whole again. It is off by default: after zstd it saves 4–7 % of the bytes for 3.5–5× the
     /// sealing CPU (docs/benchmarks.md, "Frames"); it pays with ``Codec/none`` or a slow link.
     ///
@@ -261,7 +261,7 @@ public struct FrameError: Error, Sendable, Hashable, CustomStringConvertible {
     ///
     /// ```swift
     /// do { _ = try FrameDecoder().decode(body) } catch {
-    ///     print("\(error.field)\(error.offset.map { " at byte \($0)" } ?? ""): \(error.message)")
+    ///     print("\(error.field)\(error.offset.map { " at byte \($0)" } ?? ""): \(error.reason)")
     /// }
     /// ```
     public var offset: Int? {

@@ -40,6 +40,37 @@ struct UploadingTracker {
 }
 
 @Suite struct UploadTrackerTests {
+    @Test func nothingIsUploadedWhileOptedOutAndWhatWaitsGoesOnceOptedIn() async throws {
+        let u = try UploadingTracker()
+        for n in 0..<20 { u.tracker.track("BeforeOptOut", properties: ["n": .int(Int64(n))]) }
+        _ = await u.tracker.optOut()
+        let whileOut = await u.tracker.flush()
+        #expect(whileOut.pendingReason == .optedOut, "\(whileOut)")
+        #expect(u.client.requests.isEmpty)
+        #expect(u.tracker.counters.upload?.state == .pausedForConsent)
+        u.tracker.optIn()
+        let after = await u.tracker.flush()
+        #expect(after.isComplete, "\(after)")
+        #expect(try u.sequencesSent().count == 20)
+    }
+
+    @Test func optingOutWithDeletionSendsNothingBeforeErasing() async throws {
+        let u = try UploadingTracker()
+        for n in 0..<20 { u.tracker.track("Private", properties: ["n": .int(Int64(n))]) }
+        let erased = await u.tracker.optOut(deleteStoredData: true)
+        #expect(erased.pendingEvents + erased.records + erased.batches > 0)
+        #expect(u.client.requests.isEmpty)
+        u.tracker.optIn()
+        #expect(await u.tracker.flush().pendingEvents == 0)
+        #expect(u.client.requests.isEmpty)
+    }
+
+    @Test func aStoreWithoutADurableLogRefusesAServerURL() throws {
+        var configuration = Configuration(storageDirectory: TemporaryDirectory().url)
+        configuration.serverURL = URL(string: "http://collector.test")
+        #expect(throws: ConfigurationError.self) { try Tracker(configuration: configuration, store: InMemoryEventStore()) }
+    }
+
     @Test func flushDeliversEverythingTrackedAndSaysSo() async throws {
         let u = try UploadingTracker()
         for n in 0..<250 { u.tracker.track("Tap", properties: ["n": .int(Int64(n))]) }

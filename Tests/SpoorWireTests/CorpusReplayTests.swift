@@ -7,7 +7,7 @@ import Testing
 /// through the decoder without sanitizers: every input must decode or throw a `DecodeError`,
 /// and whatever decodes must survive an encode-and-decode round trip unchanged.
 @Suite struct CorpusReplayTests {
-    /// The repository's root: this file is Tests/SpoorSerializerTests/CorpusReplayTests.swift.
+    /// The repository's root: this file is Tests/SpoorWireTests/CorpusReplayTests.swift.
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
     /// The input files of one folder under Fuzz/, in name order (README files excluded).
