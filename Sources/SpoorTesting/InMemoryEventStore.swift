@@ -7,7 +7,7 @@ import SpoorSystem
 /// closed. It has no durable log, so a tracker on it cannot upload.
 package final class InMemoryEventStore: EventStore {
     private struct Contents {
-        package var events: [Event] = []
+        var events: [Event] = []
         var appendCalls = 0
         var syncCalls = 0
         var closed = false

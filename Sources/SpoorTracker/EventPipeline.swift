@@ -193,6 +193,9 @@ struct HotState {
 package final class EventPipeline: @unchecked Sendable {
     // @unchecked: `hot` is locked; the rest is immutable.
     let hot: Locked<HotState>
+    // The writer thread parks on `wake` between groups of events, and callers blocked at the buffer bound park on
+    // `space`: counting semaphores, so a signal given before the wait is never lost. The decision to wait or to
+    // signal is always taken under `hot`.
     private let wake = DispatchSemaphore(value: 0)
     private let space = DispatchSemaphore(value: 0)
     package let store: any EventStore
