@@ -361,7 +361,7 @@ public struct BrowserPage: Sendable {
     /// The wait is the page's own: the expression is checked again at each change of the DOM (a
     /// `MutationObserver`), so nothing polls; past `timeout` it fails with the page's text at that moment.
     @discardableResult
-    public func wait(until condition: String, timeout: Duration = .seconds(10)) async throws -> JSONValue {
+    public func wait(until condition: String, timeout: Duration = .seconds(20)) async throws -> JSONValue {
         let milliseconds = timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000
         let described = JSONValue.string(condition).serialized
         let script = """

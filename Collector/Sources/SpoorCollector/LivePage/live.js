@@ -174,7 +174,7 @@
   }
 
   function shortValue(value) {
-    const text = typeof value === "string" ? value : JSON.stringify(value);
+    const text = typeof value === "string" && value !== "" ? value : JSON.stringify(value);
     return text.length > 40 ? text.slice(0, 39) + "…" : text;
   }
 
@@ -276,18 +276,28 @@
   function renderNames(stats) {
     const list = $("names");
     const top = stats.names[0] ? stats.names[0].count : 1;
-    list.replaceChildren(...stats.names.map(({ name, count }) => {
-      const item = element("li");
-      item.dataset.name = name;
-      item.title = `Show only ${name}`;
-      if (name === state.filter.name) item.classList.add("active");
-      const row = element("div", "row");
-      row.append(element("span", "label", name), element("span", "count", numbers.format(count)));
-      const bar = element("div", state.autoNames.has(name) ? "bar auto" : "bar");
+    // The same names in the same order are updated in place, so a click is never lost to a rebuilt list.
+    const same = list.children.length === stats.names.length
+      && stats.names.every(({ name }, index) => list.children[index].dataset.name === name);
+    if (!same) {
+      list.replaceChildren(...stats.names.map(({ name }) => {
+        const item = element("li");
+        item.dataset.name = name;
+        item.title = `Show only ${name}`;
+        const row = element("div", "row");
+        row.append(element("span", "label", name), element("span", "count"));
+        item.append(row, element("div", "bar"));
+        return item;
+      }));
+    }
+    stats.names.forEach(({ name, count }, index) => {
+      const item = list.children[index];
+      item.classList.toggle("active", name === state.filter.name);
+      item.querySelector(".count").textContent = numbers.format(count);
+      const bar = item.querySelector(".bar");
+      bar.classList.toggle("auto", state.autoNames.has(name));
       bar.style.width = `${Math.max((count / top) * 100, 1)}%`;
-      item.append(row, bar);
-      return item;
-    }));
+    });
     const more = [];
     const hiddenNames = stats.distinct_names - stats.names.length;
     if (hiddenNames > 0) more.push(`${numbers.format(hiddenNames)} more ${hiddenNames === 1 ? "name" : "names"}`);
@@ -451,6 +461,11 @@
     const row = click.target.closest("tr");
     if (row) openDetail(entryOfRow.get(row));
   });
+  // A row flashes once when it arrives. The class goes when the flash ends, or is cut short by a filter hiding
+  // the row, so that showing the row again does not flash it.
+  for (const type of ["animationend", "animationcancel"]) {
+    $("rows").addEventListener(type, (animation) => animation.target.classList.remove("fresh"));
+  }
   $("rows").addEventListener("keydown", (key) => {
     const row = key.target.closest("tr");
     if (row && key.key === "Enter") openDetail(entryOfRow.get(row));
