@@ -72,6 +72,8 @@ public final class Chromium: Sendable {
             "--no-first-run", "--no-default-browser-check", "--disable-gpu", "--disable-extensions", "--disable-sync",
             "--disable-background-networking", "--disable-component-update", "--disable-default-apps",
             "--disable-domain-reliability", "--no-pings", "--mute-audio", "--hide-scrollbars", "--force-device-scale-factor=1",
+            // Containers often have a small /dev/shm; chromium then crashes unless it uses /tmp.
+            "--disable-dev-shm-usage",
         ]
         // Chromium's sandbox refuses to run as root.
         if geteuid() == 0 { arguments.append("--no-sandbox") }

@@ -28,7 +28,7 @@
     selected: null, // the entry in the drawer
     filter: { name: "", distinct: "", text: "" },
     nameOptions: "",
-    autoNames: new Set(),
+    autoNames: new Set(), // names of auto-tracked events, among those listed by name
     retryMs: POLL_MS,
     timer: 0,
   };
@@ -274,6 +274,9 @@
   }
 
   function renderNames(stats) {
+    // Kept to the names listed, so that a client sending ever new names cannot grow it.
+    const listed = new Set(stats.names.map(({ name }) => name));
+    state.autoNames = new Set([...state.autoNames].filter((name) => listed.has(name)));
     const list = $("names");
     const top = stats.names[0] ? stats.names[0].count : 1;
     // The same names in the same order are updated in place, so a click is never lost to a rebuilt list.
