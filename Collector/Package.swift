@@ -80,6 +80,8 @@ let package = Package(
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
             ],
+            // The live events page, compiled into the binary (no files to install, nothing fetched).
+            resources: [.embedInCode("LivePage/index.html"), .embedInCode("LivePage/live.css"), .embedInCode("LivePage/live.js")],
             swiftSettings: strictSwift
         ),
         // Driving a collector process from outside: starting it until it listens, blocking HTTP/1.1 on loopback,

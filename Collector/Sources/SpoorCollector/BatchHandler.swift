@@ -12,6 +12,7 @@ final class BatchHandler: Sendable {
     let tokens: Set<String>
     let maxInFlight: Int
     let sink: NDJSONSink?
+    let live: LiveFeed
     private let inFlight = Mutex<Int>(0)
 
     private let eventsStored = Counter(label: "spoor_collector_events_stored_total")
@@ -20,11 +21,12 @@ final class BatchHandler: Sendable {
     private let storeLatency = Metrics.Timer(label: "spoor_collector_store_seconds")
     private let inFlightGauge = Gauge(label: "spoor_collector_batches_in_flight")
 
-    init(ingest: Ingest, tokens: Set<String>, maxInFlight: Int, sink: NDJSONSink?) {
+    init(ingest: Ingest, tokens: Set<String>, maxInFlight: Int, sink: NDJSONSink?, live: LiveFeed) {
         self.ingest = ingest
         self.tokens = tokens
         self.maxInFlight = maxInFlight
         self.sink = sink
+        self.live = live
     }
 
     func handle(_ request: Request) async -> Response {
@@ -34,12 +36,7 @@ final class BatchHandler: Sendable {
     }
 
     private func answer(_ request: Request) async -> IngestResponse {
-        if !tokens.isEmpty {
-            let header = request.headers[.authorization] ?? ""
-            guard header.hasPrefix("Bearer "), tokens.contains(String(header.dropFirst("Bearer ".count))) else {
-                return .error(401, "unauthorized", "a valid Authorization: Bearer token is required")
-            }
-        }
+        guard TokenCheck.admits(request, tokens: tokens) else { return TokenCheck.refusal }
         let limit = ingest.limits.maxBody
         if let declared = request.headers[.contentLength].flatMap(Int.init), declared > limit {
             return .error(413, "body_too_large", "Content-Length \(declared) is past the \(limit)-byte limit")
@@ -83,6 +80,7 @@ final class BatchHandler: Sendable {
             } else {
                 eventsStored.increment(by: answer.storedEventCount)
                 sink?.write(answer.storedEvents)
+                if let batch = answer.storedBatch { live.record(batch) }
             }
         }
         return answer

@@ -41,6 +41,9 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Also write every newly stored event as a JSON line to FILE, or - for standard output.")
     var ndjson: String?
 
+    @Option(name: .customLong("live-events"), help: "Newest events kept in memory for the live events page (GET /).")
+    var liveEvents = 1000
+
     func run() async throws {
         let address = try ListenAddress(parsing: listen)
         let location = try StoreLocation(parsing: store)
@@ -51,6 +54,8 @@ struct ServeCommand: AsyncParsableCommand {
         guard storeTimeout > 0, maxConnections > 0 else {
             throw ValidationError("--store-timeout and --max-connections must be positive")
         }
+        guard (1...10_000).contains(liveEvents) else { throw ValidationError("--live-events must be from 1 to 10000") }
+        let live = LiveFeed(capacity: liveEvents)
         let store = try location.open(
             timeout: .milliseconds(Int64(storeTimeout * 1000)), maxConnections: maxConnections, logger: logger
         )
@@ -58,7 +63,7 @@ struct ServeCommand: AsyncParsableCommand {
         let handler = BatchHandler(
             ingest: Ingest(limits: IngestLimits(maxBody: maxBody, maxDecompressed: maxDecompressed), store: store,
                            keepsEvents: sink != nil),
-            tokens: Set(tokens), maxInFlight: maxInFlight, sink: sink
+            tokens: Set(tokens), maxInFlight: maxInFlight, sink: sink, live: live
         )
         let router = Router(context: BasicRequestContext.self)
         router.add(middleware: JSONErrorMiddleware())
@@ -76,6 +81,7 @@ struct ServeCommand: AsyncParsableCommand {
                 return jsonResponse(.error(503, "store_unavailable", "\(error)", retryAfter: 1))
             }
         }
+        LivePage(feed: live, tokens: Set(tokens), metricsText: { registry.emitToString() }).register(on: router)
         router.get("/metrics") { _, _ in
             var bytes: [UInt8] = []
             registry.emit(into: &bytes)

@@ -88,7 +88,7 @@ public struct EventRow: Sendable, Hashable {
 }
 
 /// A decoded batch, ready for a store: the `batches` row and its events.
-public struct BatchRecord: Sendable {
+public struct BatchRecord: Sendable, Hashable {
     /// The batch id, 32 hex digits.
     public var batchID: String
     /// When the collector received it, epoch milliseconds.

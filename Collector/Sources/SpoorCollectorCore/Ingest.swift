@@ -29,6 +29,8 @@ public struct IngestResponse: Error, Sendable, Hashable {
     public var storedEvents: [Event] = []
     /// The batch was stored before and nothing was written.
     public var duplicate = false
+    /// The batch this request newly stored, for the live events feed; nil when nothing was stored.
+    public var storedBatch: BatchRecord?
 
     /// Creates an answer.
     public init(status: Int, body: String, retryAfter: Int? = nil, storedEventCount: Int = 0, storedEvents: [Event] = [],
@@ -124,8 +126,10 @@ public struct Ingest: Sendable {
             .init("events", .int(Int64(record.events.count))),
             .init("duplicate", .bool(result == .duplicate)),
         ]).serialized
-        return IngestResponse(status: 200, body: body, storedEventCount: result == .stored ? record.events.count : 0,
-                              storedEvents: result == .stored ? events : [], duplicate: result == .duplicate)
+        var answer = IngestResponse(status: 200, body: body, storedEventCount: result == .stored ? record.events.count : 0,
+                                    storedEvents: result == .stored ? events : [], duplicate: result == .duplicate)
+        if result == .stored { answer.storedBatch = record }
+        return answer
     }
 
     /// The status and reason for a bad frame.
