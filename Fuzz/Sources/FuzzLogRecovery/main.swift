@@ -7,6 +7,7 @@ import CFuzzDriver
 import Foundation
 import Logging
 import SpoorLog
+import SpoorWire
 
 let quiet = Logger(label: "fuzz") { _ in SwiftLogNoOpLogHandler() }
 let base = FileManager.default.fileExists(atPath: "/dev/shm") ? "/dev/shm" : NSTemporaryDirectory()
