@@ -45,7 +45,11 @@ let package = Package(
         // so the fuzz target and the tests call it directly.
         .target(
             name: "SpoorCollectorCore",
-            dependencies: [spoorWire, .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")],
+            dependencies: [
+                spoorWire,
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Metrics", package: "swift-metrics"),
+            ],
             swiftSettings: strictSwift
         ),
         // The embedded store: one SQLite file through GRDB.
@@ -54,6 +58,7 @@ let package = Package(
             dependencies: [
                 "SpoorCollectorCore",
                 .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),  // binds rows' bytes with the C API
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             swiftSettings: strictSwift
@@ -124,6 +129,7 @@ let package = Package(
             name: "SpoorCollectorTests",
             dependencies: [
                 "SpoorCollectorCore", "SpoorCollectorSQLite", "SpoorCollectorTestSupport", "SpoorLoopback", spoorWire,
+                .product(name: "SpoorWorkload", package: "Spoor"),  // realistic events for EventRowsTests
                 .product(name: "GRDB", package: "GRDB.swift"),  // StoreFailureTests locks the SQLite file
             ],
             swiftSettings: strictSwift

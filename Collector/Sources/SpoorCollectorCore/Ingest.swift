@@ -66,6 +66,8 @@ public struct Ingest: Sendable {
     }
 
     /// Decodes a body into a batch record (and its events, with ``keepsEvents``), or the error answer it earns.
+    ///
+    /// Every event is checked whatever the store; rows are written only for a store that keeps rows.
     public func decode(_ body: [UInt8], receivedAt: Int64) -> Result<(BatchRecord, [Event]), IngestResponse> {
         guard body.count <= limits.maxBody else {
             return .failure(.error(413, "body_too_large", "\(body.count) bytes is past the \(limits.maxBody)-byte limit"))
@@ -80,19 +82,20 @@ public struct Ingest: Sendable {
             return .failure(Self.answer(for: error))
         }
         var events: [Event] = []
-        var rows: [EventRow] = []
+        var rows = EventRows.empty
+        var count = 0
         do throws(DecodeError) {
             if keepsEvents {
                 events = try EventDecoder().decodeBatch(frame.payload)
-                rows = events.enumerated().map { EventRow($1, idx: $0) }
-            } else {
-                rows.reserveCapacity(Int(frame.header.recordCount))
-                let decoder = EventDecoder()
-                try frame.payload.withUnsafeBytes { payload in
-                    Result { () throws(DecodeError) in
-                        try decoder.forEachEventView(inBatch: payload) { view in rows.append(EventRow(view, idx: rows.count)) }
-                    }
+                count = events.count
+                if !store.keepsFrames { rows = EventRows(events) }
+            } else if store.keepsFrames {
+                try frame.payload.withUnsafeBytes { raw in
+                    Result { () throws(DecodeError) in try EventDecoder().forEachEventView(inBatch: raw) { _ in count += 1 } }
                 }.get()
+            } else {
+                rows = try EventRows(payload: frame.payload)
+                count = rows.count
             }
         } catch {
             let offset = error.offset
@@ -100,7 +103,7 @@ public struct Ingest: Sendable {
         }
         let record = BatchRecord(
             batchID: frame.header.batchID.description, receivedAt: receivedAt, codec: frame.header.codec.description,
-            bytes: body.count, events: rows
+            frame: body, eventCount: count, rows: rows
         )
         return .success((record, events))
     }
@@ -121,10 +124,10 @@ public struct Ingest: Sendable {
         }
         let body = JSONValue.object([
             .init("batch_id", .string(record.batchID)),
-            .init("events", .int(Int64(record.events.count))),
+            .init("events", .int(Int64(record.eventCount))),
             .init("duplicate", .bool(result == .duplicate)),
         ]).serialized
-        return IngestResponse(status: 200, body: body, storedEventCount: result == .stored ? record.events.count : 0,
+        return IngestResponse(status: 200, body: body, storedEventCount: result == .stored ? record.eventCount : 0,
                               storedEvents: result == .stored ? events : [], duplicate: result == .duplicate)
     }
 

@@ -20,7 +20,10 @@ struct LoadCommand: AsyncParsableCommand {
     var collector: String
 
     @Option(name: .customLong("store"), help: "A store to measure (repeat): sqlite:PATH or postgres://USER@HOST:PORT/DB.")
-    var stores: [String]
+    var stores: [String] = []
+
+    @Option(name: .customLong("decode-passes"), help: "Times the decode-only rate goes over the frames (for profiling).")
+    var decodePasses = 1
 
     @Option(help: "Concurrent clients, each with one keep-alive connection.")
     var clients = 8
@@ -45,8 +48,13 @@ struct LoadCommand: AsyncParsableCommand {
         print("\(batches) frames of \(eventsPerBatch) events (iPhone app and Linux service workloads, zstd), "
             + "\(bytes / batches) bytes each on average; \(clients) clients")
 
-        let decodeSeconds = try await decodeOnly(frames)
+        var decodeSeconds = 0.0
+        for _ in 0..<decodePasses { decodeSeconds += try await decodeOnly(frames) }
+        decodeSeconds /= Double(decodePasses)
         let total = Double(batches * eventsPerBatch)
+        let stages = try stageSeconds(frames)
+        print(String(format: "per event: frame (CRC, zstd) %.2f µs, events (validate, views) %.2f µs, rows %.2f µs",
+                     stages.frame / total * 1e6, stages.views / total * 1e6, (decodeSeconds - stages.frame - stages.views) / total * 1e6))
         print("decode: this process on one thread, frame → rows, no HTTP, no store; cores: the collector's CPU time / wall time")
         print(Self.row("store", "batches/s", "events/s", "p50 ms", "p99 ms", "peak RSS", "cores"))
         print(Self.row("decode", Self.rate(Double(batches) / decodeSeconds), Self.rate(total / decodeSeconds), "-", "-", "-", "1"))
@@ -93,6 +101,23 @@ struct LoadCommand: AsyncParsableCommand {
             guard answer.status == 200 else { throw ValidationError("decode failed: \(answer.body)") }
         }
         return (ContinuousClock.now - start).seconds
+    }
+
+    /// Seconds for the frames alone (header, CRC, decompression) and for the events' views without rows.
+    func stageSeconds(_ frames: [[UInt8]]) throws -> (frame: Double, views: Double) {
+        let frameDecoder = FrameDecoder(limits: FrameLimits(maxFrameBytes: 4 << 20, maxUncompressedBytes: 64 << 20, maxRecords: 1_000_000))
+        var start = ContinuousClock.now
+        let payloads = try frames.map { try frameDecoder.decode($0).payload }
+        let frameSeconds = (ContinuousClock.now - start).seconds
+        let decoder = EventDecoder()
+        var count = 0
+        start = ContinuousClock.now
+        for payload in payloads {
+            try payload.withUnsafeBytes { raw in
+                try Result { () throws(DecodeError) in try decoder.forEachEventView(inBatch: raw) { _ in count += 1 } }.get()
+            }
+        }
+        return (frameSeconds, (ContinuousClock.now - start).seconds)
     }
 
     /// Starts a collector on `store`, posts every frame from `clients` connections, and stops it.

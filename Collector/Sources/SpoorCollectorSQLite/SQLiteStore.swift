@@ -1,18 +1,25 @@
 import Foundation
 import GRDB
+import GRDBSQLite
 import ServiceLifecycle
 public import SpoorCollectorCore
 
 /// The embedded store: one SQLite file in WAL mode (or memory, for tests and fuzzing).
 ///
+/// Concurrent requests commit together (``GroupCommit``): one transaction and one fsync per group, the WAL synced
+/// on every commit (`synchronous = FULL`), so a 200 means the batch is on disk. Rows are bound straight from the
+/// batch's bytes into prepared statements.
+///
 /// It serves ``insert(_:)`` from the moment it is created; ``run()`` only closes the database when the service
 /// group shuts down, so tests and tools that open it on their own need not run it.
-public final class SQLiteStore: BatchStore {
+public final class SQLiteStore: GroupStore {
     private let writer: any DatabaseWriter
+    private let group: GroupCommit
 
     /// Opens or creates the database at `path`, or an in-memory one when `path` is nil. A write that waits
     /// longer than `busyTimeout` seconds for another process's lock fails as unavailable.
-    public init(path: String?, busyTimeout: Double = 5) throws(StoreUnavailable) {
+    public init(path: String?, busyTimeout: Double = 5, group limits: GroupCommit.Limits = .init()) throws(StoreUnavailable) {
+        let writer: any DatabaseWriter
         do {
             if let path {
                 var configuration = Configuration()
@@ -21,36 +28,112 @@ public final class SQLiteStore: BatchStore {
             } else {
                 writer = try DatabaseQueue()
             }
-            try writer.write { db in
+            try writer.writeWithoutTransaction { db in
+                // GRDB's WAL default is NORMAL (no sync at commit); a group's one commit can afford the sync.
+                try db.execute(sql: "PRAGMA synchronous = FULL")
                 for statement in Schema.createStatements(.sqlite) { try db.execute(sql: statement) }
             }
         } catch {
             throw StoreUnavailable("cannot open SQLite store: \(error)")
         }
+        self.writer = writer
+        group = GroupCommit(store: "sqlite", limits: limits) { batches throws(StoreUnavailable) in
+            try await Self.insert(batches, into: writer)
+        }
     }
 
     public func insert(_ batch: BatchRecord) async throws(StoreUnavailable) -> InsertResult {
+        try await group.insert(batch)
+    }
+
+    public func insertGroup(_ batches: [BatchRecord]) async throws(StoreUnavailable) -> [InsertResult] {
+        try await Self.insert(batches, into: writer)
+    }
+
+    /// One transaction: each batch row first (`ON CONFLICT DO NOTHING`), its events only when it was new.
+    private static func insert(_ batches: [BatchRecord], into writer: any DatabaseWriter) async throws(StoreUnavailable) -> [InsertResult] {
         do {
             return try await writer.write { db in
-                try db.execute(
-                    sql: "INSERT INTO batches (batch_id, received_at, event_count, codec, bytes) VALUES (?, ?, ?, ?, ?) ON CONFLICT (batch_id) DO NOTHING",
-                    arguments: [batch.batchID, batch.receivedAt, batch.events.count, batch.codec, batch.bytes]
-                )
-                guard db.changesCount == 1 else { return .duplicate }
+                let batchInsert = try db.cachedStatement(sql: """
+                    INSERT INTO batches (batch_id, received_at, event_count, codec, bytes) VALUES (?, ?, ?, ?, ?)
+                    ON CONFLICT (batch_id) DO NOTHING
+                    """)
                 let placeholders = Array(repeating: "?", count: Schema.eventColumns.count).joined(separator: ", ")
-                let statement = try db.cachedStatement(
+                let eventInsert = try db.cachedStatement(
                     sql: "INSERT INTO events (\(Schema.eventColumns.joined(separator: ", "))) VALUES (\(placeholders))"
                 )
-                for row in batch.events {
-                    try statement.execute(arguments: [
-                        batch.batchID, row.idx, row.name, row.type, row.timeMs, row.distinctID, row.anonymousID,
-                        row.loginID, row.sessionID, row.trackID, row.sequence, row.lib, row.properties,
-                    ])
+                var results: [InsertResult] = []
+                results.reserveCapacity(batches.count)
+                for batch in batches {
+                    var id = batch.batchID
+                    var codec = batch.codec
+                    let stored = try id.withUTF8 { id in
+                        try codec.withUTF8 { codec in
+                            let statement = batchInsert.sqliteStatement
+                            sqlite3_reset(statement)
+                            bind(statement, 1, UnsafeRawBufferPointer(id))
+                            sqlite3_bind_int64(statement, 2, batch.receivedAt)
+                            sqlite3_bind_int64(statement, 3, Int64(batch.eventCount))
+                            bind(statement, 4, UnsafeRawBufferPointer(codec))
+                            sqlite3_bind_int64(statement, 5, Int64(batch.bytes))
+                            try step(statement, db)
+                            guard sqlite3_changes(db.sqliteConnection) == 1 else { return false }
+                            try insertEvents(batch.rows, batchID: UnsafeRawBufferPointer(id), eventInsert.sqliteStatement, db)
+                            return true
+                        }
+                    }
+                    results.append(stored ? .stored : .duplicate)
                 }
-                return .stored
+                return results
             }
         } catch {
             throw StoreUnavailable("SQLite: \(error)")
+        }
+    }
+
+    private static func insertEvents(_ rows: EventRows, batchID: UnsafeRawBufferPointer, _ statement: OpaquePointer?, _ db: Database) throws {
+        let text = rows.text
+        for row in rows.rows {
+            sqlite3_reset(statement)
+            bind(statement, 1, batchID)
+            sqlite3_bind_int64(statement, 2, Int64(row.idx))
+            bind(statement, 3, text, row.name)
+            bind(statement, 4, text, row.type)
+            sqlite3_bind_int64(statement, 5, row.timeMs)
+            bind(statement, 6, text, row.distinctID)
+            bind(statement, 7, text, row.anonymousID)
+            bind(statement, 8, text, row.loginID)
+            bind(statement, 9, text, row.sessionID)
+            bind(statement, 10, text, row.trackID)
+            sqlite3_bind_int64(statement, 11, row.sequence)
+            bind(statement, 12, text, row.lib)
+            bind(statement, 13, text, row.properties)
+            try step(statement, db)
+        }
+    }
+
+    /// Binds text that outlives the statement's step (SQLite does not copy it).
+    @inline(__always)
+    private static func bind(_ statement: OpaquePointer?, _ index: Int32, _ bytes: UnsafeRawBufferPointer) {
+        // A NULL pointer would bind NULL; an empty text needs a valid address.
+        let pointer = bytes.baseAddress ?? UnsafeRawPointer(("" as StaticString).utf8Start)
+        // A nil destructor is SQLITE_STATIC: the text stays valid until the statement is reset, so it is not copied.
+        sqlite3_bind_text(statement, index, pointer.assumingMemoryBound(to: CChar.self), Int32(bytes.count), nil)
+    }
+
+    @inline(__always)
+    private static func bind(_ statement: OpaquePointer?, _ index: Int32, _ text: RowText, _ span: TextSpan) {
+        if span.isNull {
+            sqlite3_bind_null(statement, index)
+        } else {
+            bind(statement, index, text.bytes(span))
+        }
+    }
+
+    private static func step(_ statement: OpaquePointer?, _ db: Database) throws {
+        let code = sqlite3_step(statement)
+        guard code == SQLITE_DONE else {
+            throw DatabaseError(resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(db.sqliteConnection)))
         }
     }
 
