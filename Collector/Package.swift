@@ -73,11 +73,24 @@ let package = Package(
             ],
             swiftSettings: strictSwift
         ),
+        // The NATS C client (libnats, `apt install libnats-dev`), for the JetStream store.
+        .systemLibrary(name: "CNats", pkgConfig: "libnats", providers: [.apt(["libnats-dev"])]),
+        // The scale-out store: batch frames published to a NATS JetStream stream, and the drain that moves them into SQL.
+        .target(
+            name: "SpoorCollectorNATS",
+            dependencies: [
+                "SpoorCollectorCore", "CNats",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: strictSwift
+        ),
         // The server: HTTP, command line, the service group that runs the server and its store, /metrics.
         .executableTarget(
             name: "SpoorCollector",
             dependencies: [
-                "SpoorCollectorCore", "SpoorCollectorSQLite", "SpoorCollectorPostgres", spoorWire,
+                "SpoorCollectorCore", "SpoorCollectorSQLite", "SpoorCollectorPostgres", "SpoorCollectorNATS", spoorWire,
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),

@@ -56,7 +56,7 @@ struct LoadCommand: AsyncParsableCommand {
         print(String(format: "per event: frame (CRC, zstd) %.2f µs, events (validate, views) %.2f µs, rows %.2f µs",
                      stages.frame / total * 1e6, stages.views / total * 1e6, (decodeSeconds - stages.frame - stages.views) / total * 1e6))
         print("decode: this process on one thread, frame → rows, no HTTP, no store; cores: the collector's CPU time / wall time")
-        print(Self.row("store", "batches/s", "events/s", "p50 ms", "p99 ms", "peak RSS", "cores"))
+        print(Self.row("store", "batches/s", "events/s", "p50 ms", "p99 ms", "peak RSS", "cores", "group ev", "commit ms"))
         print(Self.row("decode", Self.rate(Double(batches) / decodeSeconds), Self.rate(total / decodeSeconds), "-", "-", "-", "1"))
         for store in stores {
             let result = try runLoad(store: store, frames: frames, warmup: warmup)
@@ -64,7 +64,9 @@ struct LoadCommand: AsyncParsableCommand {
                 store.hasPrefix("postgres") ? "postgresql" : "sqlite",
                 Self.rate(Double(batches) / result.seconds), Self.rate(total / result.seconds),
                 String(format: "%.2f", result.percentile(0.50) * 1000), String(format: "%.2f", result.percentile(0.99) * 1000),
-                "\(result.peakRSS >> 20) MiB", String(format: "%.2f", result.cpuSeconds / result.seconds)
+                "\(result.peakRSS >> 20) MiB", String(format: "%.2f", result.cpuSeconds / result.seconds),
+                result.groups.map { String(format: "%.0f", $0.events) } ?? "-",
+                result.groups.map { String(format: "%.2f", $0.commitSeconds * 1000) } ?? "-"
             ))
         }
     }
@@ -164,8 +166,13 @@ struct LoadCommand: AsyncParsableCommand {
         guard failures.isEmpty else {
             throw ValidationError("\(failures.count) batches failed on \(store), first: \(failures[0])")
         }
-        return LoadResult(seconds: seconds, latencies: clientResults.flatMap(\.latencies).sorted(),
-                          peakRSS: try server.peakRSS(), cpuSeconds: try server.cpuSeconds() - cpuBefore)
+        let events = try server.histogram("spoor_collector_group_events")
+        let commits = try server.histogram("spoor_collector_commit_seconds")
+        return LoadResult(
+            seconds: seconds, latencies: clientResults.flatMap(\.latencies).sorted(), peakRSS: try server.peakRSS(),
+            cpuSeconds: try server.cpuSeconds() - cpuBefore,
+            groups: events.count > 0 ? (events.sum / events.count, commits.sum / max(commits.count, 1)) : nil
+        )
     }
 }
 
@@ -175,6 +182,8 @@ struct LoadResult {
     var latencies: [Double]
     var peakRSS: Int
     var cpuSeconds: Double
+    /// Mean events per group commit and seconds per commit, from the collector's `/metrics` (SQL stores).
+    var groups: (events: Double, commitSeconds: Double)?
 
     func percentile(_ fraction: Double) -> Double {
         latencies[min(latencies.count - 1, Int(Double(latencies.count) * fraction))]

@@ -6,19 +6,34 @@ public import SpoorCollectorCore
 
 /// The embedded store: one SQLite file in WAL mode (or memory, for tests and fuzzing).
 ///
-/// Concurrent requests commit together (``GroupCommit``): one transaction and one fsync per group, the WAL synced
-/// on every commit (`synchronous = FULL`), so a 200 means the batch is on disk. Rows are bound straight from the
-/// batch's bytes into prepared statements.
+/// Concurrent requests commit together (``GroupCommit``): one transaction per group, rows bound straight from the
+/// batch's bytes into prepared statements. What a 200 survives is ``Sync``'s choice.
 ///
-/// It serves ``insert(_:)`` from the moment it is created; ``run()`` only closes the database when the service
-/// group shuts down, so tests and tools that open it on their own need not run it.
+/// While ``run()`` runs, a connection of its own copies the WAL into the database in the background (a passive
+/// checkpoint every 100 ms), so the writer seldom pays for a checkpoint inside a commit; the writer still
+/// checkpoints past 64 MiB of WAL, which bounds the file. It serves ``insert(_:)`` from the moment it is created,
+/// so tests and tools that open it on their own need not run it.
 public final class SQLiteStore: GroupStore {
+    /// When a commit reaches the disk.
+    public enum Sync: String, Sendable, CaseIterable {
+        /// Every commit syncs the WAL (`synchronous = FULL`): a 200 survives a power cut.
+        case full
+        /// Commits sync only at checkpoints (`synchronous = NORMAL`): a 200 survives the process being killed,
+        /// but the last commits before a power cut may be lost.
+        case normal
+    }
+
     private let writer: any DatabaseWriter
     private let group: GroupCommit
+    /// The file, for the background checkpoints; nil in memory.
+    private let path: String?
 
     /// Opens or creates the database at `path`, or an in-memory one when `path` is nil. A write that waits
     /// longer than `busyTimeout` seconds for another process's lock fails as unavailable.
-    public init(path: String?, busyTimeout: Double = 5, group limits: GroupCommit.Limits = .init()) throws(StoreUnavailable) {
+    public init(
+        path: String?, busyTimeout: Double = 5, sync: Sync = .normal, group limits: GroupCommit.Limits = .init()
+    ) throws(StoreUnavailable) {
+        self.path = path
         let writer: any DatabaseWriter
         do {
             if let path {
@@ -29,8 +44,9 @@ public final class SQLiteStore: GroupStore {
                 writer = try DatabaseQueue()
             }
             try writer.writeWithoutTransaction { db in
-                // GRDB's WAL default is NORMAL (no sync at commit); a group's one commit can afford the sync.
-                try db.execute(sql: "PRAGMA synchronous = FULL")
+                try db.execute(sql: "PRAGMA synchronous = \(sync == .full ? "FULL" : "NORMAL")")
+                // 16,384 pages of 4 KiB: the background checkpoints keep the WAL below this under load.
+                try db.execute(sql: "PRAGMA wal_autocheckpoint = 16384")
                 for statement in Schema.createStatements(.sqlite) { try db.execute(sql: statement) }
             }
         } catch {
@@ -145,10 +161,21 @@ public final class SQLiteStore: GroupStore {
         }
     }
 
-    /// Waits for the service group to shut down (gracefully or by cancellation), then closes the database: the
-    /// WAL is checkpointed and the file left whole for the next start.
+    /// Checkpoints in the background until the service group shuts down (gracefully or by cancellation), then
+    /// closes the database: the WAL is checkpointed and the file left whole for the next start.
     public func run() async {
-        try? await gracefulShutdown()
+        if let path, let checkpointer = try? DatabaseQueue(path: path) {
+            await cancelWhenGracefulShutdown {
+                while !Task.isCancelled {
+                    // A passive checkpoint takes no lock the writer waits for; the writer's commits go on meanwhile.
+                    _ = try? await checkpointer.writeWithoutTransaction { db in try db.checkpoint(.passive) }
+                    try? await Task.sleep(for: .milliseconds(100))
+                }
+            }
+            try? checkpointer.close()
+        } else {
+            try? await gracefulShutdown()
+        }
         // A close that fails leaves the file as a crash would, which SQLite's WAL recovery handles on the next open.
         try? writer.close()
     }
