@@ -51,12 +51,11 @@ enum StoreLocation: Equatable {
     /// The store is a service for the server's group: it releases its files and connections when the group stops.
     func open(
         timeout: Duration, maxConnections: Int, group: GroupCommit.Limits = .init(), sqliteSync: SQLiteStore.Sync = .normal,
-        postgresLoad: PostgresLoadMethod = .copy, stream: StreamSettings = .init(), logger: Logger
+        stream: StreamSettings = .init(), logger: Logger
     ) throws -> any BatchStore {
         switch self {
         case .sqlite, .postgres:
-            return try openSQL(timeout: timeout, maxConnections: maxConnections, group: group, sqliteSync: sqliteSync,
-                               postgresLoad: postgresLoad, logger: logger)
+            return try openSQL(timeout: timeout, maxConnections: maxConnections, group: group, sqliteSync: sqliteSync, logger: logger)
         case .nats(let location):
             return try JetStreamStore(location, settings: stream, timeout: timeout)
         }
@@ -65,7 +64,7 @@ enum StoreLocation: Equatable {
     /// Opens a SQL store (the drain's destination); a NATS location is refused.
     func openSQL(
         timeout: Duration, maxConnections: Int, group: GroupCommit.Limits = .init(), sqliteSync: SQLiteStore.Sync = .normal,
-        postgresLoad: PostgresLoadMethod = .copy, logger: Logger
+        logger: Logger
     ) throws -> any GroupStore {
         switch self {
         case .sqlite(let path):
@@ -73,7 +72,7 @@ enum StoreLocation: Equatable {
             return try SQLiteStore(path: path, busyTimeout: seconds, sync: sqliteSync, group: group)
         case .postgres(let location):
             return PostgresStore(
-                location, maxConnections: maxConnections, timeout: timeout, group: group, method: postgresLoad, logger: logger
+                location, maxConnections: maxConnections, timeout: timeout, group: group, logger: logger
             )
         case .nats:
             throw ValidationError("this needs a SQL store: sqlite:PATH or postgres://USER[:PASSWORD]@HOST:PORT/DB")

@@ -41,6 +41,13 @@ struct DrainCommand: AsyncParsableCommand {
     var exitWhenDrained = false
 
     func run() async throws {
+        let services = try makeServices()
+        try await services.run()
+    }
+
+    /// The store and the drain, as the services of one group. Not async: the release build's compiler crashed
+    /// splitting an async `run()` that called these typed-throwing parsers.
+    private func makeServices() throws -> ServiceGroup {
         guard case .nats(let source) = try StoreLocation(parsing: from) else {
             throw ValidationError("--from must be nats://HOST:PORT[,HOST:PORT…]/STREAM")
         }
@@ -65,13 +72,12 @@ struct DrainCommand: AsyncParsableCommand {
             FileHandle.standardOutput.write(Data((line + "\n").utf8))
         }
         // The drain shuts down first, acknowledging what it committed, then the store closes.
-        let services = ServiceGroup(configuration: .init(
+        return ServiceGroup(configuration: .init(
             services: [
                 .init(service: destination),
                 .init(service: drain, successTerminationBehavior: .gracefullyShutdownGroup),
             ],
             gracefulShutdownSignals: [.sigterm, .sigint], logger: logger
         ))
-        try await services.run()
     }
 }

@@ -50,9 +50,6 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("sqlite-sync"), help: "SQLite: normal (a 200 survives the process being killed; commits are synced at checkpoints) or full (every commit synced: a 200 survives a power cut).")
     var sqliteSync = "normal"
 
-    @Option(name: .customLong("postgres-load"), help: "PostgreSQL: how a group's rows are sent, copy or unnest.")
-    var postgresLoad = "copy"
-
     @Option(help: "NATS: replicas of the stream when the collector creates it.")
     var replicas = 3
 
@@ -75,9 +72,6 @@ struct ServeCommand: AsyncParsableCommand {
         guard storeTimeout > 0, maxConnections > 0, groupEvents > 0, groupWait >= 0 else {
             throw ValidationError("--store-timeout, --max-connections and --group-events must be positive, --group-wait not negative")
         }
-        guard let method = PostgresLoadMethod(rawValue: postgresLoad) else {
-            throw ValidationError("--postgres-load must be copy or unnest")
-        }
         guard let sync = SQLiteStore.Sync(rawValue: sqliteSync) else { throw ValidationError("--sqlite-sync must be full or normal") }
         guard [1, 3, 5].contains(replicas) else { throw ValidationError("--replicas must be 1, 3 or 5") }
         let stream = StreamSettings(
@@ -87,7 +81,7 @@ struct ServeCommand: AsyncParsableCommand {
         let store = try location.open(
             timeout: .milliseconds(Int64(storeTimeout * 1000)), maxConnections: maxConnections,
             group: GroupCommit.Limits(maxEvents: groupEvents, maxWait: .microseconds(Int64(groupWait * 1000))),
-            sqliteSync: sync, postgresLoad: method, stream: stream, logger: logger
+            sqliteSync: sync, stream: stream, logger: logger
         )
         let sink = try ndjson.map(NDJSONSink.init(path:))
         let handler = BatchHandler(

@@ -52,11 +52,19 @@ public final class GroupCommit: Sendable {
     private let groupBatches: Recorder
     private let groupEvents: Recorder
     private let commitTime: Metrics.Timer
+    private let waitingGauge: Gauge
+    private let onWaiting: @Sendable (Int) -> Void
 
     /// A group commit for the store named `store` (a metrics dimension), committing through `commit`.
-    public init(store: String, limits: Limits = Limits(), commit: @escaping Commit) {
+    /// `onWaiting` hears, after each change, how many batches wait for the group being written to finish.
+    public init(
+        store: String, limits: Limits = Limits(), onWaiting: @escaping @Sendable (Int) -> Void = { _ in },
+        commit: @escaping Commit
+    ) {
         self.limits = limits
         self.commit = commit
+        self.onWaiting = onWaiting
+        waitingGauge = Gauge(label: "spoor_collector_group_waiting_batches", dimensions: [("store", store)])
         groupBatches = Recorder(label: "spoor_collector_group_batches", dimensions: [("store", store)])
         groupEvents = Recorder(label: "spoor_collector_group_events", dimensions: [("store", store)])
         commitTime = Metrics.Timer(label: "spoor_collector_commit_seconds", dimensions: [("store", store)])
@@ -65,15 +73,19 @@ public final class GroupCommit: Sendable {
     /// Stores `batch` with the group it joins; returns once that group committed.
     public func insert(_ batch: BatchRecord) async throws(StoreUnavailable) -> InsertResult {
         let turn = await withCheckedContinuation { (continuation: CheckedContinuation<Turn, Never>) in
-            let leads = state.withLock { state in
+            let waiting = state.withLock { state -> Int? in
                 guard state.leading else {
                     state.leading = true
-                    return true
+                    return nil
                 }
                 state.waiting.append(Waiter(batch: batch, continuation: continuation))
-                return false
+                return state.waiting.count
             }
-            if leads { continuation.resume(returning: .lead) }
+            if let waiting {
+                report(waiting)
+            } else {
+                continuation.resume(returning: .lead)
+            }
         }
         switch turn {
         case .answered(let result): return try result.get()
@@ -86,7 +98,7 @@ public final class GroupCommit: Sendable {
         if limits.maxWait > .zero, waitingEvents() + own.eventCount < limits.maxEvents {
             try? await Task.sleep(for: limits.maxWait)
         }
-        let joined = state.withLock { state in
+        let (joined, left) = state.withLock { state in
             var events = own.eventCount
             var taken = 0
             for waiter in state.waiting {
@@ -95,8 +107,9 @@ public final class GroupCommit: Sendable {
                 taken += 1
             }
             defer { state.waiting.removeFirst(taken) }
-            return Array(state.waiting.prefix(taken))
+            return (Array(state.waiting.prefix(taken)), state.waiting.count - taken)
         }
+        report(left)
         let group = BatchGroup([own] + joined.map(\.batch))
         let start = ContinuousClock.now
         let results: Result<[InsertResult], StoreUnavailable>
@@ -114,15 +127,21 @@ public final class GroupCommit: Sendable {
         groupEvents.record(group.distinct.reduce(0) { $0 + $1.eventCount })
         let answers = group.answers(results)
         for (index, waiter) in joined.enumerated() { waiter.continuation.resume(returning: .answered(answers[index + 1])) }
-        let next = state.withLock { state -> Waiter? in
+        let (next, waiting) = state.withLock { state -> (Waiter?, Int) in
             guard !state.waiting.isEmpty else {
                 state.leading = false
-                return nil
+                return (nil, 0)
             }
-            return state.waiting.removeFirst()
+            return (state.waiting.removeFirst(), state.waiting.count)
         }
+        report(waiting)
         next?.continuation.resume(returning: .lead)
         return answers[0]
+    }
+
+    private func report(_ waiting: Int) {
+        waitingGauge.record(waiting)
+        onWaiting(waiting)
     }
 
     private func waitingEvents() -> Int {

@@ -11,7 +11,8 @@ import SpoorWire
 struct RowWriter: ~Copyable {
     private var text: GrowableBytes
     private var rows: [EventRows.Row] = []
-    /// Scratch for sorting a view's properties, kept for its capacity.
+    /// Scratch for ordering a view's properties: their keys and the order to write them in, kept for capacity.
+    private var keys: [UnsafeRawBufferPointer] = []
     private var order: [Int] = []
 
     init(capacity: Int) {
@@ -126,35 +127,45 @@ struct RowWriter: ~Copyable {
     ///
     /// Keys are compared as bytes, which is `String`'s order only for ASCII, and a repeated key must keep its
     /// last value as ``Event`` does: an event with a non-ASCII or repeated key is written through `Event`'s
-    /// properties.
+    /// properties. Spoor writes keys in order, so the common cases cost one comparison per key: one sorted run, or
+    /// two (a shared context's, then the event's) merged.
     private mutating func properties(_ view: EventView) {
         let count = view.propertyCount
-        var sorted = true
-        var ascii = true
-        var previous = UnsafeRawBufferPointer(start: nil, count: 0)
+        keys.removeAll(keepingCapacity: true)
+        var descents = 0
+        var split = 0
         for index in 0..<count {
             let key = view.property(index).key
-            if ascii, !Self.isASCII(key) { ascii = false }
-            if index > 0, sorted, Self.compare(previous, key) >= 0 { sorted = false }
-            previous = key
-        }
-        guard ascii else { return slowProperties(view) }
-        if sorted {
-            text.append(UInt8(ascii: "{"))
-            for index in 0..<count {
-                if index > 0 { text.append(UInt8(ascii: ",")) }
-                member(view.property(index))
+            guard Self.isASCII(key) else { return slowProperties(view) }
+            if index > 0, Self.compare(keys[index - 1], key) >= 0 {
+                descents += 1
+                split = index
             }
-            text.append(UInt8(ascii: "}"))
-            return
+            keys.append(key)
         }
-        // Events over a shared context hold its properties, then their own: sort once, refuse repeats.
         order.removeAll(keepingCapacity: true)
-        order.append(contentsOf: 0..<count)
-        order.sort { Self.compare(view.property($0).key, view.property($1).key) < 0 }
-        for position in order.indices.dropFirst()
-        where Self.compare(view.property(order[position - 1]).key, view.property(order[position]).key) == 0 {
-            return slowProperties(view)
+        switch descents {
+        case 0:
+            order.append(contentsOf: 0..<count)
+        case 1:
+            // Events over a shared context hold its properties, then their own: two sorted runs to merge.
+            var left = 0, right = split
+            while left < split || right < count {
+                if right == count || (left < split && Self.compare(keys[left], keys[right]) < 0) {
+                    order.append(left)
+                    left += 1
+                } else {
+                    if left < split, Self.compare(keys[left], keys[right]) == 0 { return slowProperties(view) }
+                    order.append(right)
+                    right += 1
+                }
+            }
+        default:
+            order.append(contentsOf: 0..<count)
+            order.sort { Self.compare(keys[$0], keys[$1]) < 0 }
+            for position in order.indices.dropFirst() where Self.compare(keys[order[position - 1]], keys[order[position]]) == 0 {
+                return slowProperties(view)
+            }
         }
         text.append(UInt8(ascii: "{"))
         for (position, index) in order.enumerated() {

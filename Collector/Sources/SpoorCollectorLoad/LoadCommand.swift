@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import ServiceLifecycle
 import SpoorCollectorCore
+import SpoorLoopback
 import SpoorModel
 import SpoorWire
 import SpoorWorkload
@@ -19,7 +20,10 @@ struct LoadCommand: AsyncParsableCommand {
     @Option(help: "The spoor-collector binary to start.")
     var collector: String
 
-    @Option(name: .customLong("store"), help: "A store to measure (repeat): sqlite:PATH or postgres://USER@HOST:PORT/DB.")
+    @Option(name: .customLong("store"), help: """
+        A store to measure (repeat): sqlite:PATH, postgres://USER@HOST:PORT/DB, or jetstream: a 3-node cluster this \
+        tool starts, then drained into SQLite.
+        """)
     var stores: [String] = []
 
     @Option(name: .customLong("decode-passes"), help: "Times the decode-only rate goes over the frames (for profiling).")
@@ -59,23 +63,53 @@ struct LoadCommand: AsyncParsableCommand {
         print(Self.row("store", "batches/s", "events/s", "p50 ms", "p99 ms", "peak RSS", "cores", "group ev", "commit ms"))
         print(Self.row("decode", Self.rate(Double(batches) / decodeSeconds), Self.rate(total / decodeSeconds), "-", "-", "-", "1"))
         for store in stores {
+            if store == "jetstream" {
+                try await measureJetStream(frames: frames, warmup: warmup)
+                continue
+            }
             let result = try runLoad(store: store, frames: frames, warmup: warmup)
-            print(Self.row(
-                store.hasPrefix("postgres") ? "postgresql" : "sqlite",
-                Self.rate(Double(batches) / result.seconds), Self.rate(total / result.seconds),
-                String(format: "%.2f", result.percentile(0.50) * 1000), String(format: "%.2f", result.percentile(0.99) * 1000),
-                "\(result.peakRSS >> 20) MiB", String(format: "%.2f", result.cpuSeconds / result.seconds),
-                result.groups.map { String(format: "%.0f", $0.events) } ?? "-",
-                result.groups.map { String(format: "%.2f", $0.commitSeconds * 1000) } ?? "-"
-            ))
+            printRow(store.hasPrefix("postgres") ? "postgresql" : "sqlite", result)
         }
+    }
+
+    func printRow(_ label: String, _ result: LoadResult) {
+        let total = Double(batches * eventsPerBatch)
+        print(Self.row(
+            label, Self.rate(Double(batches) / result.seconds), Self.rate(total / result.seconds),
+            result.latencies.isEmpty ? "-" : String(format: "%.2f", result.percentile(0.50) * 1000),
+            result.latencies.isEmpty ? "-" : String(format: "%.2f", result.percentile(0.99) * 1000),
+            "\(result.peakRSS >> 20) MiB", String(format: "%.2f", result.cpuSeconds / result.seconds),
+            result.groups.map { String(format: "%.0f", $0.events) } ?? "-",
+            result.groups.map { String(format: "%.2f", $0.commitSeconds * 1000) } ?? "-"
+        ))
+    }
+
+    /// A 3-node JetStream cluster on this machine (stream R3): the rate collectors accept at, then the rate one drain
+    /// moves the stream into SQLite.
+    func measureJetStream(frames: [[UInt8]], warmup: [UInt8]) async throws {
+        let cluster = try NATSCluster(size: 3)
+        defer { cluster.stop() }
+        let url = cluster.url(stream: "SPOOR")
+        printRow("jetstream", try runLoad(store: url, frames: frames, warmup: warmup))
+        let database = FileManager.default.temporaryDirectory.appendingPathComponent("spoor-load-drain-\(UUID().uuidString).sqlite").path
+        defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: database + suffix) } }
+        let drain = try LineProcess(URL(fileURLWithPath: collector), ["drain", "--from", url, "--store", "sqlite:\(database)"])
+        defer { drain.stop() }
+        let start = ContinuousClock.now
+        let expected = "drained \(frames.count + 1) batches"
+        _ = try await drain.line(timeout: .seconds(600)) { $0.hasPrefix(expected) }
+        let seconds = (ContinuousClock.now - start).seconds
+        printRow("drain→sqlite", LoadResult(
+            seconds: seconds, latencies: [], peakRSS: try ProcessUsage.peakRSS(of: drain.process.processIdentifier),
+            cpuSeconds: try ProcessUsage.cpuSeconds(of: drain.process.processIdentifier), groups: nil
+        ))
     }
 
     static func rate(_ value: Double) -> String { String(Int(value.rounded())) }
 
     /// A table row: the first column left-aligned, the others right-aligned.
     static func row(_ first: String, _ others: String...) -> String {
-        first.padding(toLength: 11, withPad: " ", startingAt: 0)
+        first.padding(toLength: 13, withPad: " ", startingAt: 0)
             + others.map { String(repeating: " ", count: max(0, 11 - $0.count)) + $0 }.joined()
     }
 

@@ -31,19 +31,12 @@ public struct PostgresLocation: Sendable, Hashable {
     }
 }
 
-/// How a group's rows reach PostgreSQL: both are measured by `spoor-collector-load` (docs/collector.md).
-public enum PostgresLoadMethod: String, Sendable, CaseIterable {
-    /// `COPY … FROM STDIN` (text) into a temporary staging table, then one `INSERT … SELECT` of the new batches' rows.
-    case copy
-    /// One statement: the rows as 13 `UNNEST` arrays bound in binary.
-    case unnest
-}
-
 /// The store for scale: any number of collectors share one PostgreSQL database through pooled connections.
 ///
-/// Concurrent requests commit together (``GroupCommit``), one group at a time per collector: the group's `batches`
-/// rows are inserted, in batch id order, with `ON CONFLICT (batch_id) DO NOTHING RETURNING batch_id`, and only the
-/// returned batches' events are inserted, in the same transaction. A batch id already present, or being committed by
+/// Concurrent requests commit together (``GroupCommit``), one group at a time per collector, in one statement: the
+/// group's `batches` rows are inserted, in batch id order, with `ON CONFLICT (batch_id) DO NOTHING RETURNING
+/// batch_id`, and only the returned batches' events are inserted, from 13 `UNNEST` arrays bound in binary (faster
+/// here than `COPY` into a staging table then `INSERT … SELECT`: docs/collector.md, "Measured"). A batch id already present, or being committed by
 /// another collector at the same moment (the second insert waits on the first's index entry, then does nothing),
 /// stores no event. Inserting in id order keeps two collectors' groups from deadlocking on each other's ids.
 ///
@@ -59,7 +52,7 @@ public final class PostgresStore: GroupStore {
     /// until it is back. The tables are created, when missing, by the first operation that reaches the server.
     public init(
         _ location: PostgresLocation, maxConnections: Int = 8, timeout: Duration = .seconds(5),
-        group limits: GroupCommit.Limits = .init(), method: PostgresLoadMethod = .copy, logger: Logger
+        group limits: GroupCommit.Limits = .init(), logger: Logger
     ) {
         var configuration = PostgresClient.Configuration(
             host: location.host, port: location.port, username: location.user, password: location.password,
@@ -68,8 +61,7 @@ public final class PostgresStore: GroupStore {
         configuration.options.maximumConnections = maxConnections
         configuration.options.connectTimeout = timeout
         let database = Database(
-            client: PostgresClient(configuration: configuration, backgroundLogger: logger), timeout: timeout,
-            method: method, logger: logger
+            client: PostgresClient(configuration: configuration, backgroundLogger: logger), timeout: timeout, logger: logger
         )
         self.database = database
         group = GroupCommit(store: "postgres", limits: limits) { batches throws(StoreUnavailable) in
@@ -117,7 +109,6 @@ public final class PostgresStore: GroupStore {
 private struct Database: Sendable {
     let client: PostgresClient
     let timeout: Duration
-    let method: PostgresLoadMethod
     let logger: Logger
     let schema = SchemaReady()
 
@@ -127,20 +118,8 @@ private struct Database: Sendable {
             try await ensureSchema()
             return try await withConnection { connection in
                 var stored = Set<String>()
-                switch method {
-                case .unnest:
-                    let rows = try await connection.query(Self.unnestQuery(batches), logger: logger)
-                    for try await id in rows.decode(String.self) { stored.insert(id) }
-                case .copy:
-                    try await connection.withTransaction(logger: logger) { connection in
-                        try await connection.query(PostgresQuery(unsafeSQL: Self.stagingSQL), logger: logger)
-                        try await connection.copyFrom(table: "spoor_staging", columns: Schema.eventColumns, logger: logger) { writer in
-                            try await CopyText.write(batches, to: writer)
-                        }
-                        let rows = try await connection.query(Self.copyInsertQuery(batches), logger: logger)
-                        for try await id in rows.decode(String.self) { stored.insert(id) }
-                    }
-                }
+                let rows = try await connection.query(Self.insertQuery(batches), logger: logger)
+                for try await id in rows.decode(String.self) { stored.insert(id) }
                 return stored
             }
         }
@@ -192,46 +171,14 @@ private struct Database: Sendable {
         }
     }
 
-    /// The `batches` rows of a group as five arrays ($1–$5), inserted in id order by both methods.
-    private static func appendBatchBinds(_ batches: [BatchRecord], to binds: inout PostgresBindings) {
+    /// The one statement that stores a group; it returns the ids of the batches it stored.
+    static func insertQuery(_ batches: [BatchRecord]) -> PostgresQuery {
+        var binds = PostgresBindings(capacity: 18)
         binds.append(batches.map(\.batchID))
         binds.append(batches.map(\.receivedAt))
         binds.append(batches.map { Int32(clamping: $0.eventCount) })
         binds.append(batches.map(\.codec))
         binds.append(batches.map { Int32(clamping: $0.bytes) })
-    }
-
-    private static let newBatchesSQL = """
-        INSERT INTO batches (batch_id, received_at, event_count, codec, bytes)
-        SELECT * FROM UNNEST($1::text[], $2::int8[], $3::int4[], $4::text[], $5::int4[]) ORDER BY 1
-        ON CONFLICT (batch_id) DO NOTHING
-        RETURNING batch_id
-        """
-
-    /// The staging table of the copy method: one per connection, emptied by each commit.
-    static let stagingSQL = """
-        CREATE TEMPORARY TABLE IF NOT EXISTS spoor_staging (LIKE events) ON COMMIT DELETE ROWS
-        """
-
-    static func copyInsertQuery(_ batches: [BatchRecord]) -> PostgresQuery {
-        var binds = PostgresBindings(capacity: 5)
-        appendBatchBinds(batches, to: &binds)
-        return PostgresQuery(unsafeSQL: copyInsertSQL, binds: binds)
-    }
-
-    static let copyInsertSQL = """
-        WITH batch AS (\(newBatchesSQL)), stored AS (
-            INSERT INTO events (\(Schema.eventColumns.joined(separator: ", ")))
-            SELECT \(Schema.eventColumns.map { "s.\($0)" }.joined(separator: ", "))
-            FROM spoor_staging s JOIN batch ON s.batch_id = batch.batch_id
-        )
-        SELECT batch_id FROM batch
-        """
-
-    /// The one statement of the unnest method; it returns the ids of the batches it stored.
-    static func unnestQuery(_ batches: [BatchRecord]) -> PostgresQuery {
-        var binds = PostgresBindings(capacity: 18)
-        appendBatchBinds(batches, to: &binds)
         binds.append(EventColumn(batches, .batchID))
         binds.append(EventIntColumn(batches, \.idx))
         binds.append(EventColumn(batches, .text(\.name)))
@@ -245,11 +192,16 @@ private struct Database: Sendable {
         binds.append(EventBigintColumn(batches, \.sequence))
         binds.append(EventColumn(batches, .text(\.lib)))
         binds.append(EventColumn(batches, .text(\.properties)))
-        return PostgresQuery(unsafeSQL: unnestSQL, binds: binds)
+        return PostgresQuery(unsafeSQL: insertSQL, binds: binds)
     }
 
-    static let unnestSQL = """
-        WITH batch AS (\(newBatchesSQL)), stored AS (
+    static let insertSQL = """
+        WITH batch AS (
+            INSERT INTO batches (batch_id, received_at, event_count, codec, bytes)
+            SELECT * FROM UNNEST($1::text[], $2::int8[], $3::int4[], $4::text[], $5::int4[]) ORDER BY 1
+            ON CONFLICT (batch_id) DO NOTHING
+            RETURNING batch_id
+        ), stored AS (
             INSERT INTO events (\(Schema.eventColumns.joined(separator: ", ")))
             SELECT e.batch_id, e.idx, e.name, e.type, e.time_ms, e.distinct_id, e.anonymous_id, e.login_id,
                    e.session_id, e.track_id, e.sequence, e.lib::json, e.properties::json

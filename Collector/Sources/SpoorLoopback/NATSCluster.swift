@@ -6,7 +6,7 @@ import Darwin
 #endif
 
 /// A throwaway NATS JetStream cluster on 127.0.0.1: `nats-server` processes with `-js`, each with its own
-/// temporary store directory and free client and route ports, routed to one another. For the tests and the load
+/// temporary store directory and free client and route ports, routed to one another (or one server alone). For the tests and the load
 /// tool; nodes can be killed and started again over their store.
 ///
 /// Creating it fails (never skips) when `nats-server` is missing or the cluster does not elect a metadata leader
@@ -97,19 +97,25 @@ package final class NATSCluster: @unchecked Sendable {
         } catch {
             throw LoopbackError("cannot create \(node.directory.path): \(error)")
         }
-        let routes = nodes.indices.filter { $0 != index }.map { "nats://127.0.0.1:\(nodes[$0].routePort)" }.joined(separator: ",")
-        let process = try LineProcess(binary, [
-            "-js", "-sd", node.directory.path, "-a", "127.0.0.1", "-p", String(node.clientPort), "-n", node.name,
-            "--cluster_name", "spoor", "--cluster", "nats://127.0.0.1:\(node.routePort)", "--routes", routes,
-        ], readingErrors: true)
+        var arguments = ["-js", "-sd", node.directory.path, "-a", "127.0.0.1", "-p", String(node.clientPort), "-n", node.name]
+        if nodes.count > 1 {
+            let routes = nodes.indices.filter { $0 != index }.map { "nats://127.0.0.1:\(nodes[$0].routePort)" }.joined(separator: ",")
+            arguments += ["--cluster_name", "spoor", "--cluster", "nats://127.0.0.1:\(node.routePort)", "--routes", routes]
+        }
+        let process = try LineProcess(binary, arguments, readingErrors: true)
         lock.withLock { processes[index] = process }
     }
 
     /// Waits until node `index` logged the metadata leader (itself or another): the cluster can serve JetStream.
+    /// A single server serves JetStream once it is ready.
     private func waitForLeader(_ index: Int, timeout: Duration) throws(LoopbackError) {
         guard let process = lock.withLock({ processes[index] }) else { throw LoopbackError("node \(index) is not running") }
+        let single = nodes.count == 1
         do {
-            _ = try process.waitForLine(timeout: timeout) { $0.contains("JetStream cluster metadata leader") || $0.contains("new metadata leader") }
+            _ = try process.waitForLine(timeout: timeout) { line in
+                single ? line.contains("Server is ready")
+                    : line.contains("JetStream cluster metadata leader") || line.contains("new metadata leader")
+            }
         } catch {
             let log = process.output.suffix(15).joined(separator: "\n")
             throw LoopbackError("nats-server \(nodes[index].name) did not join a JetStream cluster: \(error)\n\(log)")
