@@ -45,7 +45,11 @@ let package = Package(
         // so the fuzz target and the tests call it directly.
         .target(
             name: "SpoorCollectorCore",
-            dependencies: [spoorWire, .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")],
+            dependencies: [
+                spoorWire,
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Metrics", package: "swift-metrics"),
+            ],
             swiftSettings: strictSwift
         ),
         // The embedded store: one SQLite file through GRDB.
@@ -54,6 +58,7 @@ let package = Package(
             dependencies: [
                 "SpoorCollectorCore",
                 .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),  // binds rows' bytes with the C API
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             swiftSettings: strictSwift
@@ -68,11 +73,24 @@ let package = Package(
             ],
             swiftSettings: strictSwift
         ),
+        // The NATS C client (libnats, `apt install libnats-dev`), for the JetStream store.
+        .systemLibrary(name: "CNats", pkgConfig: "libnats", providers: [.apt(["libnats-dev"])]),
+        // The scale-out store: batch frames published to a NATS JetStream stream, and the drain that moves them into SQL.
+        .target(
+            name: "SpoorCollectorNATS",
+            dependencies: [
+                "SpoorCollectorCore", "CNats",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: strictSwift
+        ),
         // The server: HTTP, command line, the service group that runs the server and its store, /metrics.
         .executableTarget(
             name: "SpoorCollector",
             dependencies: [
-                "SpoorCollectorCore", "SpoorCollectorSQLite", "SpoorCollectorPostgres", spoorWire,
+                "SpoorCollectorCore", "SpoorCollectorSQLite", "SpoorCollectorPostgres", "SpoorCollectorNATS", spoorWire,
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -126,6 +144,7 @@ let package = Package(
             name: "SpoorCollectorTests",
             dependencies: [
                 "SpoorCollectorCore", "SpoorCollectorSQLite", "SpoorCollectorTestSupport", "SpoorLoopback", spoorWire,
+                .product(name: "SpoorWorkload", package: "Spoor"),  // realistic events for EventRowsTests
                 .product(name: "GRDB", package: "GRDB.swift"),  // StoreFailureTests locks the SQLite file
             ],
             swiftSettings: strictSwift

@@ -46,6 +46,7 @@ let package = Package(
                 "CFuzzDriver",
                 .product(name: "SpoorCollectorCore", package: "SpoorCollector"),
                 .product(name: "SpoorCollectorSQLite", package: "SpoorCollector"),
+                .product(name: "SpoorWire", package: "Spoor"),
             ],
             swiftSettings: strictSwift
         ),

@@ -39,9 +39,11 @@ public final class EventDecoder {
             fatalError("Spoor: out of memory creating an event decoder")
         }
         self.decoder = decoder
+        viewReader = ViewReader(limits: Self.cLimits(limits))
     }
 
     deinit {
+        viewReader.deallocate()
         spoor_decoder_free(decoder)
         if let contextDecoder { spoor_decoder_free(contextDecoder) }
     }
@@ -60,6 +62,14 @@ public final class EventDecoder {
     @_spi(Testing) public var alwaysMergesBytes = false
     /// How many events were decoded over a context decoded once (not through the merged bytes).
     @_spi(Testing) public private(set) var eventsDecodedOverContext = 0
+
+    /// Decodes views of plainly shaped events in one pass in Swift; anything else takes the C scan and protobuf-c.
+    private var viewReader: ViewReader
+    /// Makes ``forEachEventView(inBatch:_:)`` decode every event through the C scan and protobuf-c, as events are:
+    /// for tests and fuzzing that hold the Swift pass to the same views and errors.
+    @_spi(Testing) public var viewsThroughProtobufC = false
+    /// How many views the Swift pass decoded (the others went through protobuf-c).
+    @_spi(Testing) public private(set) var viewsReadInSwift = 0
 
     /// Holds the context the events of a batch extend, decoded once (created when first needed).
     private var contextDecoder: OpaquePointer?
@@ -103,7 +113,7 @@ public final class EventDecoder {
         inBatch bytes: UnsafeRawBufferPointer,
         _ body: (Event) throws(DecodeError) -> Void
     ) throws(DecodeError) {
-        try forEachView(inBatch: bytes) { view throws(DecodeError) in try body(makeEvent(view)) }
+        try forEachView(inBatch: bytes, fast: false) { view throws(DecodeError) in try body(makeEvent(view)) }
     }
 
     /// Decodes a protobuf `Batch` one event at a time as borrowed views, without building `Event`s: the same
@@ -113,16 +123,17 @@ public final class EventDecoder {
         inBatch bytes: UnsafeRawBufferPointer,
         _ body: (EventView) throws(DecodeError) -> Void
     ) throws(DecodeError) {
-        try forEachView(inBatch: bytes) { view throws(DecodeError) in try body(EventView(view)) }
+        try forEachView(inBatch: bytes, fast: !viewsThroughProtobufC) { view throws(DecodeError) in try body(EventView(view)) }
     }
 
     private func forEachView(
-        inBatch bytes: UnsafeRawBufferPointer,
+        inBatch bytes: UnsafeRawBufferPointer, fast: Bool,
         _ body: (spoor_event_view) throws(DecodeError) -> Void
     ) throws(DecodeError) {
         guard let base = bytes.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return }
         let contexts = Self.contexts(inBatch: bytes)
         decodedContext = nil
+        viewReader.resetContext()
         var offset = 0
         var index = 0
         var error = spoor_decode_error()
@@ -132,7 +143,7 @@ public final class EventDecoder {
             guard status == SPOOR_DECODE_OK else { throw DecodeError(error, eventIndex: index) }
             if start == bytes.count { break }
             let slice = UnsafeRawBufferPointer(start: base + start, count: length)
-            try body(try decodeView(slice, base: start, eventIndex: index, contexts: contexts, batch: bytes))
+            try body(try decodeView(slice, base: start, eventIndex: index, contexts: contexts, batch: bytes, fast: fast))
             offset = next
             index += 1
         }
@@ -184,10 +195,13 @@ public final class EventDecoder {
     /// The view of one event of a batch, merged over its shared context when it refers to one. It points into
     /// the decoder's arena: valid until the next decode.
     private func decodeView(
-        _ bytes: UnsafeRawBufferPointer, base: Int, eventIndex: Int?, contexts: [Range<Int>], batch: UnsafeRawBufferPointer
+        _ bytes: UnsafeRawBufferPointer, base: Int, eventIndex: Int?, contexts: [Range<Int>], batch: UnsafeRawBufferPointer,
+        fast: Bool
     ) throws(DecodeError) -> spoor_event_view {
         let reference = contexts.isEmpty ? 0 : Self.contextReference(bytes)
         guard reference != 0 else {
+            // A view that names a context with none in the batch goes on to the error below.
+            if fast, let view = fastView(bytes, context: nil, batch: batch), view.context == 0 { return view }
             let view = try decodeView(bytes, base: base, eventIndex: eventIndex)
             guard view.context == 0 else {
                 throw DecodeError(kind: .unknownContext, field: "context", offset: base, detail: UInt64(view.context), eventIndex: eventIndex)
@@ -198,6 +212,10 @@ public final class EventDecoder {
             throw DecodeError(kind: .unknownContext, field: "context", offset: base, detail: reference, eventIndex: eventIndex)
         }
         let context = contexts[Int(reference - 1)]
+        if fast, let view = fastView(bytes, context: (Int(reference - 1), context), batch: batch) {
+            eventsDecodedOverContext += 1
+            return view
+        }
         // Most events (all the tracker writes) merge over their context as a plain override of fields: then the
         // context, decoded once per batch, is not parsed again for every event.
         if let view = decodeOverContext(bytes, context: Int(reference - 1), range: context, batch: batch) { return view }
@@ -218,6 +236,22 @@ public final class EventDecoder {
             error.offset = error.offset < contextLength ? context.lowerBound + error.offset : base + error.offset - contextLength
             return error
         }.get()
+    }
+
+    /// The view of a plainly shaped event (over a context of the batch) by one pass in Swift, or nil: the C path
+    /// then decodes it, or reports its error.
+    private func fastView(
+        _ bytes: UnsafeRawBufferPointer, context: (index: Int, range: Range<Int>)?, batch: UnsafeRawBufferPointer
+    ) -> spoor_event_view? {
+        if let context, viewReader.contextIndex != context.index {
+            guard viewReader.refusedContext != context.index,
+                  viewReader.readContext(UnsafeRawBufferPointer(rebasing: batch[context.range]), index: context.index)
+            else { return nil }
+        }
+        var view = spoor_event_view()
+        guard viewReader.read(bytes, overContext: context != nil, into: &view) else { return nil }
+        viewsReadInSwift += 1
+        return view
     }
 
     /// The view of an event over context `index` of the batch by `spoor_decode_event_over`, or nil when the

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Logging
 import SpoorCollectorCore
+import SpoorCollectorNATS
 import SpoorCollectorPostgres
 import SpoorCollectorSQLite
 
@@ -11,7 +12,7 @@ struct CollectorCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "spoor-collector",
         abstract: "Receives Spoor batch frames over HTTP and stores their events exactly once.",
-        subcommands: [ServeCommand.self, EventsCommand.self, FrameCommand.self],
+        subcommands: [ServeCommand.self, DrainCommand.self, EventsCommand.self, FrameCommand.self],
         defaultSubcommand: ServeCommand.self
     )
 }
@@ -20,6 +21,9 @@ struct CollectorCommand: AsyncParsableCommand {
 enum StoreLocation: Equatable {
     case sqlite(path: String)
     case postgres(PostgresLocation)
+    case nats(NATSLocation)
+
+    static let forms = "sqlite:PATH, postgres://USER[:PASSWORD]@HOST:PORT/DB or nats://HOST:PORT[,HOST:PORT…]/STREAM"
 
     init(parsing text: String) throws(ValidationError) {
         if text.hasPrefix("sqlite:") {
@@ -33,20 +37,45 @@ enum StoreLocation: Equatable {
                 user: user, password: url.password,
                 host: host, port: port, database: database
             ))
+        } else if text.hasPrefix("nats://") {
+            guard let location = NATSLocation(parsing: text) else {
+                throw ValidationError("a NATS store is nats://HOST:PORT[,HOST:PORT…]/STREAM (a stream name of letters, digits, - and _), not \(text)")
+            }
+            self = .nats(location)
         } else {
-            throw ValidationError("--store must be sqlite:PATH or postgres://USER[:PASSWORD]@HOST:PORT/DB, not \(text)")
+            throw ValidationError("--store must be \(Self.forms), not \(text)")
         }
     }
 
     /// Opens the store; an operation waiting longer than `timeout` on a lock or the server fails (503).
     /// The store is a service for the server's group: it releases its files and connections when the group stops.
-    func open(timeout: Duration, maxConnections: Int, logger: Logger) throws -> any BatchStore {
+    func open(
+        timeout: Duration, maxConnections: Int, group: GroupCommit.Limits = .init(), sqliteSync: SQLiteStore.Sync = .normal,
+        stream: StreamSettings = .init(), logger: Logger
+    ) throws -> any BatchStore {
+        switch self {
+        case .sqlite, .postgres:
+            return try openSQL(timeout: timeout, maxConnections: maxConnections, group: group, sqliteSync: sqliteSync, logger: logger)
+        case .nats(let location):
+            return try JetStreamStore(location, settings: stream, timeout: timeout)
+        }
+    }
+
+    /// Opens a SQL store (the drain's destination); a NATS location is refused.
+    func openSQL(
+        timeout: Duration, maxConnections: Int, group: GroupCommit.Limits = .init(), sqliteSync: SQLiteStore.Sync = .normal,
+        logger: Logger
+    ) throws -> any GroupStore {
         switch self {
         case .sqlite(let path):
             let seconds = Double(timeout.components.seconds) + Double(timeout.components.attoseconds) / 1e18
-            return try SQLiteStore(path: path, busyTimeout: seconds)
+            return try SQLiteStore(path: path, busyTimeout: seconds, sync: sqliteSync, group: group)
         case .postgres(let location):
-            return PostgresStore(location, maxConnections: maxConnections, timeout: timeout, logger: logger)
+            return PostgresStore(
+                location, maxConnections: maxConnections, timeout: timeout, group: group, logger: logger
+            )
+        case .nats:
+            throw ValidationError("this needs a SQL store: sqlite:PATH or postgres://USER[:PASSWORD]@HOST:PORT/DB")
         }
     }
 }
@@ -76,6 +105,8 @@ struct EventsCommand: AsyncParsableCommand {
     func run() async throws {
         let counts: [(name: String, count: Int)]
         switch try StoreLocation(parsing: store) {
+        case .nats:
+            throw ValidationError("events counts what a SQL store holds; drain the stream into one first")
         case .sqlite(let path):
             counts = try SQLiteStore(path: path).countsByName()
         case .postgres(let location):
@@ -89,4 +120,16 @@ struct EventsCommand: AsyncParsableCommand {
         }
         for (name, count) in counts { print("\(count)\t\(name)") }
     }
+}
+
+/// A duration from the command line: a number with `ms`, `s`, `m` or `h` (`24h`, `90s`, `500ms`), or seconds.
+func parseDuration(_ text: String, option: String) throws(ValidationError) -> Duration {
+    let units: [(suffix: String, seconds: Double)] = [("ms", 0.001), ("s", 1), ("m", 60), ("h", 3600)]
+    for unit in units where text.hasSuffix(unit.suffix) {
+        if let value = Double(text.dropLast(unit.suffix.count)), value >= 0 { return .milliseconds(Int64(value * unit.seconds * 1000)) }
+    }
+    guard let seconds = Double(text), seconds >= 0 else {
+        throw ValidationError("\(option) must be a duration such as 24h, 90s or 500ms, not \(text)")
+    }
+    return .milliseconds(Int64(seconds * 1000))
 }

@@ -6,6 +6,9 @@ import Metrics
 import Prometheus
 import ServiceLifecycle
 import SpoorCollectorCore
+import SpoorCollectorNATS
+import SpoorCollectorPostgres
+import SpoorCollectorSQLite
 
 /// `spoor-collector serve`: the HTTP server and its store, as services of one group.
 ///
@@ -17,7 +20,7 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Address to listen on, HOST:PORT (port 0 picks a free one).")
     var listen = "127.0.0.1:8080"
 
-    @Option(help: "The store: sqlite:PATH or postgres://USER[:PASSWORD]@HOST:PORT/DB.")
+    @Option(help: "The store: sqlite:PATH, postgres://USER[:PASSWORD]@HOST:PORT/DB or nats://HOST:PORT[,HOST:PORT…]/STREAM.")
     var store = "sqlite:spoor-events.sqlite"
 
     @Option(name: .customLong("store-timeout"), help: "Seconds a store operation may wait (a lock, a down server) before the answer is 503.")
@@ -38,6 +41,24 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("max-in-flight"), help: "Batches handled at once before answering 503.")
     var maxInFlight = 64
 
+    @Option(name: .customLong("group-events"), help: "SQL stores: the most events one group commit holds.")
+    var groupEvents = 20_000
+
+    @Option(name: .customLong("group-wait"), help: "SQL stores: milliseconds a group waits for more batches before it commits (0: at once).")
+    var groupWait = 0.0
+
+    @Option(name: .customLong("sqlite-sync"), help: "SQLite: normal (a 200 survives the process being killed; commits are synced at checkpoints) or full (every commit synced: a 200 survives a power cut).")
+    var sqliteSync = "normal"
+
+    @Option(help: "NATS: replicas of the stream when the collector creates it.")
+    var replicas = 3
+
+    @Option(name: .customLong("duplicate-window"), help: "NATS: how long the stream refuses a batch id it holds (24h, 90m, …).")
+    var duplicateWindow = "24h"
+
+    @Option(name: .customLong("max-age"), help: "NATS: how long the stream keeps a batch, drained or not (7d is 168h).")
+    var maxAge = "168h"
+
     @Option(help: "Also write every newly stored event as a JSON line to FILE, or - for standard output.")
     var ndjson: String?
 
@@ -51,18 +72,26 @@ struct ServeCommand: AsyncParsableCommand {
         logger.logLevel = .info
         let registry = PrometheusCollectorRegistry()
         MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
-        guard storeTimeout > 0, maxConnections > 0 else {
-            throw ValidationError("--store-timeout and --max-connections must be positive")
+        guard storeTimeout > 0, maxConnections > 0, groupEvents > 0, groupWait >= 0 else {
+            throw ValidationError("--store-timeout, --max-connections and --group-events must be positive, --group-wait not negative")
         }
         guard (1...10_000).contains(liveEvents) else { throw ValidationError("--live-events must be from 1 to 10000") }
         let live = LiveFeed(capacity: liveEvents)
+        guard let sync = SQLiteStore.Sync(rawValue: sqliteSync) else { throw ValidationError("--sqlite-sync must be full or normal") }
+        guard [1, 3, 5].contains(replicas) else { throw ValidationError("--replicas must be 1, 3 or 5") }
+        let stream = StreamSettings(
+            replicas: replicas, duplicateWindow: try parseDuration(duplicateWindow, option: "--duplicate-window"),
+            maxAge: try parseDuration(maxAge, option: "--max-age")
+        )
         let store = try location.open(
-            timeout: .milliseconds(Int64(storeTimeout * 1000)), maxConnections: maxConnections, logger: logger
+            timeout: .milliseconds(Int64(storeTimeout * 1000)), maxConnections: maxConnections,
+            group: GroupCommit.Limits(maxEvents: groupEvents, maxWait: .microseconds(Int64(groupWait * 1000))),
+            sqliteSync: sync, stream: stream, logger: logger
         )
         let sink = try ndjson.map(NDJSONSink.init(path:))
         let handler = BatchHandler(
             ingest: Ingest(limits: IngestLimits(maxBody: maxBody, maxDecompressed: maxDecompressed), store: store,
-                           keepsEvents: sink != nil),
+                           keepsEvents: sink != nil, keepsRows: true),
             tokens: Set(tokens), maxInFlight: maxInFlight, sink: sink, live: live
         )
         let router = Router(context: BasicRequestContext.self)

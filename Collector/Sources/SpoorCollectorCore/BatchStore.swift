@@ -9,7 +9,7 @@ public enum InsertResult: Sendable, Hashable {
 }
 
 /// A store that cannot answer now (down, locked, full, too slow); the client should retry later.
-public struct StoreUnavailable: Error, Sendable, CustomStringConvertible {
+public struct StoreUnavailable: Error, Sendable, Hashable, CustomStringConvertible {
     /// What went wrong.
     public var message: String
     /// Creates the error.
@@ -17,11 +17,11 @@ public struct StoreUnavailable: Error, Sendable, CustomStringConvertible {
     public var description: String { message }
 }
 
-/// Where the collector puts batches: SQLite (`SQLiteStore`) or PostgreSQL (`PostgresStore`).
+/// Where the collector puts batches: SQLite (`SQLiteStore`), PostgreSQL (`PostgresStore`) or a NATS JetStream
+/// stream (`JetStreamStore`).
 ///
-/// Every implementation writes the batch row and its events in one transaction, and a batch id already present
-/// stores nothing and answers ``InsertResult/duplicate``, so a batch is stored exactly once however often a
-/// client sends it.
+/// Every implementation stores a batch exactly once by its id: a batch id already present stores nothing and
+/// answers ``InsertResult/duplicate``, so a batch is stored once however often a client sends it.
 ///
 /// A store is a `Service`: ``run()`` holds what the store keeps in the background (a connection pool) and
 /// releases it (closes its files and connections) when the service group shuts down gracefully or is cancelled.
@@ -29,8 +29,23 @@ public struct StoreUnavailable: Error, Sendable, CustomStringConvertible {
 /// flight are committed before the store closes. A store that keeps nothing in the background serves
 /// ``insert(_:)`` without ``run()``; one that needs it says so.
 public protocol BatchStore: Service {
+    /// Whether the store keeps each batch's frame as it came (a log of frames, drained into SQL later) rather than
+    /// its rows: then ingest checks every event but writes no rows.
+    var keepsFrames: Bool { get }
     /// Stores a batch exactly once; 200 is answered only after this returned.
     func insert(_ batch: BatchRecord) async throws(StoreUnavailable) -> InsertResult
     /// Checks that the store answers, for `/healthz`.
     func ping() async throws(StoreUnavailable)
+}
+
+extension BatchStore {
+    public var keepsFrames: Bool { false }
+}
+
+/// A SQL store, which commits a group of batches in one transaction: the unit of its group commit
+/// (``GroupCommit``) and of a drain from a stream.
+public protocol GroupStore: BatchStore {
+    /// Commits `batches`, whose ids differ, in one transaction, and says for each whether it was stored or was
+    /// there before. Nothing is stored when it throws.
+    func insertGroup(_ batches: [BatchRecord]) async throws(StoreUnavailable) -> [InsertResult]
 }

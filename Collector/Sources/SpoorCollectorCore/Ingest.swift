@@ -16,7 +16,7 @@ public struct IngestLimits: Sendable, Hashable {
 }
 
 /// The answer to one request: an HTTP status and a JSON body.
-public struct IngestResponse: Error, Sendable, Hashable {
+public struct IngestResponse: Error, Sendable {
     /// The HTTP status code.
     public var status: Int
     /// The JSON body.
@@ -59,15 +59,21 @@ public struct Ingest: Sendable {
     /// Whether answers carry the stored ``Event``s (for `--ndjson`); without it rows are written straight from
     /// the decoder's views, with no `Event` per event: about 1.6× faster to decode.
     public let keepsEvents: Bool
+    /// Whether rows are written even for a store that keeps frames, for the live events page, which shows what
+    /// this collector stored whatever its store.
+    public let keepsRows: Bool
 
     /// Creates the request core over a store.
-    public init(limits: IngestLimits = IngestLimits(), store: any BatchStore, keepsEvents: Bool = false) {
+    public init(limits: IngestLimits = IngestLimits(), store: any BatchStore, keepsEvents: Bool = false, keepsRows: Bool = false) {
         self.limits = limits
         self.store = store
         self.keepsEvents = keepsEvents
+        self.keepsRows = keepsRows
     }
 
     /// Decodes a body into a batch record (and its events, with ``keepsEvents``), or the error answer it earns.
+    ///
+    /// Every event is checked whatever the store; rows are written only for a store that keeps rows.
     public func decode(_ body: [UInt8], receivedAt: Int64) -> Result<(BatchRecord, [Event]), IngestResponse> {
         guard body.count <= limits.maxBody else {
             return .failure(.error(413, "body_too_large", "\(body.count) bytes is past the \(limits.maxBody)-byte limit"))
@@ -82,19 +88,20 @@ public struct Ingest: Sendable {
             return .failure(Self.answer(for: error))
         }
         var events: [Event] = []
-        var rows: [EventRow] = []
+        var rows = EventRows.empty
+        var count = 0
         do throws(DecodeError) {
             if keepsEvents {
                 events = try EventDecoder().decodeBatch(frame.payload)
-                rows = events.enumerated().map { EventRow($1, idx: $0) }
-            } else {
-                rows.reserveCapacity(Int(frame.header.recordCount))
-                let decoder = EventDecoder()
-                try frame.payload.withUnsafeBytes { payload in
-                    Result { () throws(DecodeError) in
-                        try decoder.forEachEventView(inBatch: payload) { view in rows.append(EventRow(view, idx: rows.count)) }
-                    }
+                count = events.count
+                if !store.keepsFrames || keepsRows { rows = EventRows(events) }
+            } else if store.keepsFrames && !keepsRows {
+                try frame.payload.withUnsafeBytes { raw in
+                    Result { () throws(DecodeError) in try EventDecoder().forEachEventView(inBatch: raw) { _ in count += 1 } }
                 }.get()
+            } else {
+                rows = try EventRows(payload: frame.payload)
+                count = rows.count
             }
         } catch {
             let offset = error.offset
@@ -102,7 +109,7 @@ public struct Ingest: Sendable {
         }
         let record = BatchRecord(
             batchID: frame.header.batchID.description, receivedAt: receivedAt, codec: frame.header.codec.description,
-            bytes: body.count, events: rows
+            frame: body, eventCount: count, rows: rows
         )
         return .success((record, events))
     }
@@ -123,10 +130,10 @@ public struct Ingest: Sendable {
         }
         let body = JSONValue.object([
             .init("batch_id", .string(record.batchID)),
-            .init("events", .int(Int64(record.events.count))),
+            .init("events", .int(Int64(record.eventCount))),
             .init("duplicate", .bool(result == .duplicate)),
         ]).serialized
-        var answer = IngestResponse(status: 200, body: body, storedEventCount: result == .stored ? record.events.count : 0,
+        var answer = IngestResponse(status: 200, body: body, storedEventCount: result == .stored ? record.eventCount : 0,
                                     storedEvents: result == .stored ? events : [], duplicate: result == .duplicate)
         if result == .stored { answer.storedBatch = record }
         return answer

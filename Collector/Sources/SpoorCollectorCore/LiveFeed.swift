@@ -1,4 +1,5 @@
 import Synchronization
+import SpoorWire
 
 /// The newest events this collector stored, and the numbers the live events page draws, kept in memory.
 ///
@@ -64,12 +65,17 @@ public final class LiveFeed: Sendable {
 
     /// Adds the events of a batch the store has just committed (not a duplicate: nothing was stored then).
     public func record(_ batch: BatchRecord) {
-        guard !batch.events.isEmpty else { return }
-        // Sizes and stubs are worked out before taking the lock, so the lock covers bookkeeping only.
-        let entries = batch.events.map { row in
-            LiveEvent(position: 0, batchID: batch.batchID, receivedAt: batch.receivedAt, row: row, limit: maxEventBytes)
+        guard batch.rows.count > 0 else { return }
+        // Only the newest `capacity` events can stay; earlier ones of a big batch are counted, not kept. Rows become
+        // strings (and sizes, stubs) before taking the lock, so the lock covers bookkeeping only.
+        let kept = max(0, batch.rows.count - capacity)..<batch.rows.count
+        let entries = kept.map { index in
+            LiveEvent(position: 0, batchID: batch.batchID, receivedAt: batch.receivedAt, row: batch.rows.row(index), limit: maxEventBytes)
         }
+        let skipped = (0..<kept.lowerBound).map { batch.rows.text.string(batch.rows.rows[$0].name) }
         state.withLock { state in
+            // The events a big batch had before the kept ones still take their positions, so a page sees the gap.
+            state.next += UInt64(skipped.count)
             for var entry in entries {
                 entry.position = state.next
                 state.next += 1
@@ -89,6 +95,13 @@ public final class LiveFeed: Sendable {
                     state.unlistedEvents += 1
                 }
             }
+            for name in skipped {
+                if state.names[name] != nil || state.names.count < Self.maxNames {
+                    state.names[name, default: 0] += 1
+                } else {
+                    state.unlistedEvents += 1
+                }
+            }
             let second = Self.floorDiv(batch.receivedAt, 1000)
             let slot = Int(second - Self.floorDiv(second, Int64(Self.rateSeconds)) * Int64(Self.rateSeconds))
             if state.perSecond[slot].second < second {
@@ -96,7 +109,7 @@ public final class LiveFeed: Sendable {
             }
             // A batch stamped before the slot's second (the wall clock stepped back) is older than the window.
             if state.perSecond[slot].second == second {
-                state.perSecond[slot].count += entries.count
+                state.perSecond[slot].count += batch.rows.count
             }
         }
     }
@@ -226,7 +239,7 @@ public struct LiveRead: Sendable {
 
     /// The JSON answer of `GET /v1/events/recent`, with the collector's own counters.
     public func json(counters: LiveCounters) -> String {
-        var out = RowJSON(capacity: 8192 + events.count * 768)
+        var out = FeedJSON(capacity: 8192 + events.count * 768)
         out.raw(#"{"feed":"#)
         out.string(feedID)
         out.raw(#","latest":"#)
@@ -267,9 +280,19 @@ public struct LiveRead: Sendable {
     }
 }
 
-extension RowJSON {
+/// The feed's JSON answer, written as bytes: strings are quoted and escaped by SpoorWire's JSON, and the rows'
+/// `lib` and `properties`, JSON text already, go in as they are.
+struct FeedJSON {
+    var bytes: [UInt8] = []
+
+    init(capacity: Int) { bytes.reserveCapacity(capacity) }
+
     mutating func raw(_ text: String) {
         bytes.append(contentsOf: text.utf8)
+    }
+
+    mutating func string(_ text: String) {
+        raw(JSONValue.string(text).serialized)
     }
 
     /// One feed event: the stored row's columns (their names as in the schema), its batch, and its position.
@@ -301,7 +324,7 @@ extension RowJSON {
         string(row.trackID)
         raw(#","sequence":"#)
         raw(String(UInt64(bitPattern: row.sequence)))
-        // Both columns are JSON text already (RowJSON wrote them when the row was built).
+        // Both columns are JSON text already (written when the row was built).
         raw(#","lib":"#)
         raw(row.lib)
         raw(#","properties":"#)

@@ -21,6 +21,18 @@ struct BatchPoster {
 
     func close() { connection.close() }
 
+    /// `GET path` and its body.
+    func get(_ path: String) throws -> String {
+        guard connection.write(Array("GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".utf8)) else {
+            throw ValidationError("the collector closed the connection (errno \(errno))")
+        }
+        do {
+            return String(decoding: try connection.readResponse().body, as: UTF8.self)
+        } catch {
+            throw ValidationError("reading the collector's answer: \(error)")
+        }
+    }
+
     /// Posts one frame and reads the whole answer.
     func post(_ body: [UInt8]) throws -> (status: Int, body: String) {
         let head = "POST /v1/batch HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/octet-stream\r\n"
@@ -51,6 +63,19 @@ final class CollectorUnderLoad {
 
     /// The collector's user + system CPU time so far.
     func cpuSeconds() throws -> Double { try ProcessUsage.cpuSeconds(of: process.processIdentifier) }
+
+    /// The sum and count of a Prometheus histogram (all its series) on `/metrics`.
+    func histogram(_ name: String) throws -> (sum: Double, count: Double) {
+        let client = try BatchPoster(port: port)
+        defer { client.close() }
+        var sum = 0.0, count = 0.0
+        for line in try client.get("/metrics").split(separator: "\n") where !line.hasPrefix("#") {
+            guard let value = line.split(separator: " ").last.flatMap({ Double($0) }) else { continue }
+            if line.hasPrefix(name + "_sum") { sum += value }
+            if line.hasPrefix(name + "_count") { count += value }
+        }
+        return (sum, count)
+    }
 
     /// Stops it with SIGTERM, gracefully, and waits for it to exit.
     func stop() {

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import ServiceLifecycle
 import SpoorCollectorCore
+import SpoorLoopback
 import SpoorModel
 import SpoorWire
 import SpoorWorkload
@@ -19,8 +20,14 @@ struct LoadCommand: AsyncParsableCommand {
     @Option(help: "The spoor-collector binary to start.")
     var collector: String
 
-    @Option(name: .customLong("store"), help: "A store to measure (repeat): sqlite:PATH or postgres://USER@HOST:PORT/DB.")
-    var stores: [String]
+    @Option(name: .customLong("store"), help: """
+        A store to measure (repeat): sqlite:PATH, postgres://USER@HOST:PORT/DB, or jetstream: a 3-node cluster this \
+        tool starts, then drained into SQLite.
+        """)
+    var stores: [String] = []
+
+    @Option(name: .customLong("decode-passes"), help: "Times the decode-only rate goes over the frames (for profiling).")
+    var decodePasses = 1
 
     @Option(help: "Concurrent clients, each with one keep-alive connection.")
     var clients = 8
@@ -45,27 +52,64 @@ struct LoadCommand: AsyncParsableCommand {
         print("\(batches) frames of \(eventsPerBatch) events (iPhone app and Linux service workloads, zstd), "
             + "\(bytes / batches) bytes each on average; \(clients) clients")
 
-        let decodeSeconds = try await decodeOnly(frames)
+        var decodeSeconds = 0.0
+        for _ in 0..<decodePasses { decodeSeconds += try await decodeOnly(frames) }
+        decodeSeconds /= Double(decodePasses)
         let total = Double(batches * eventsPerBatch)
+        let stages = try stageSeconds(frames)
+        print(String(format: "per event: frame (CRC, zstd) %.2f µs, events (validate, views) %.2f µs, rows %.2f µs",
+                     stages.frame / total * 1e6, stages.views / total * 1e6, (decodeSeconds - stages.frame - stages.views) / total * 1e6))
         print("decode: this process on one thread, frame → rows, no HTTP, no store; cores: the collector's CPU time / wall time")
-        print(Self.row("store", "batches/s", "events/s", "p50 ms", "p99 ms", "peak RSS", "cores"))
+        print(Self.row("store", "batches/s", "events/s", "p50 ms", "p99 ms", "peak RSS", "cores", "group ev", "commit ms"))
         print(Self.row("decode", Self.rate(Double(batches) / decodeSeconds), Self.rate(total / decodeSeconds), "-", "-", "-", "1"))
         for store in stores {
+            if store == "jetstream" {
+                try await measureJetStream(frames: frames, warmup: warmup)
+                continue
+            }
             let result = try runLoad(store: store, frames: frames, warmup: warmup)
-            print(Self.row(
-                store.hasPrefix("postgres") ? "postgresql" : "sqlite",
-                Self.rate(Double(batches) / result.seconds), Self.rate(total / result.seconds),
-                String(format: "%.2f", result.percentile(0.50) * 1000), String(format: "%.2f", result.percentile(0.99) * 1000),
-                "\(result.peakRSS >> 20) MiB", String(format: "%.2f", result.cpuSeconds / result.seconds)
-            ))
+            printRow(store.hasPrefix("postgres") ? "postgresql" : "sqlite", result)
         }
+    }
+
+    func printRow(_ label: String, _ result: LoadResult) {
+        let total = Double(batches * eventsPerBatch)
+        print(Self.row(
+            label, Self.rate(Double(batches) / result.seconds), Self.rate(total / result.seconds),
+            result.latencies.isEmpty ? "-" : String(format: "%.2f", result.percentile(0.50) * 1000),
+            result.latencies.isEmpty ? "-" : String(format: "%.2f", result.percentile(0.99) * 1000),
+            "\(result.peakRSS >> 20) MiB", String(format: "%.2f", result.cpuSeconds / result.seconds),
+            result.groups.map { String(format: "%.0f", $0.events) } ?? "-",
+            result.groups.map { String(format: "%.2f", $0.commitSeconds * 1000) } ?? "-"
+        ))
+    }
+
+    /// A 3-node JetStream cluster on this machine (stream R3): the rate collectors accept at, then the rate one drain
+    /// moves the stream into SQLite.
+    func measureJetStream(frames: [[UInt8]], warmup: [UInt8]) async throws {
+        let cluster = try NATSCluster(size: 3)
+        defer { cluster.stop() }
+        let url = cluster.url(stream: "SPOOR")
+        printRow("jetstream", try runLoad(store: url, frames: frames, warmup: warmup))
+        let database = FileManager.default.temporaryDirectory.appendingPathComponent("spoor-load-drain-\(UUID().uuidString).sqlite").path
+        defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: database + suffix) } }
+        let drain = try LineProcess(URL(fileURLWithPath: collector), ["drain", "--from", url, "--store", "sqlite:\(database)"])
+        defer { drain.stop() }
+        let start = ContinuousClock.now
+        let expected = "drained \(frames.count + 1) batches"
+        _ = try await drain.line(timeout: .seconds(600)) { $0.hasPrefix(expected) }
+        let seconds = (ContinuousClock.now - start).seconds
+        printRow("drain→sqlite", LoadResult(
+            seconds: seconds, latencies: [], peakRSS: try ProcessUsage.peakRSS(of: drain.process.processIdentifier),
+            cpuSeconds: try ProcessUsage.cpuSeconds(of: drain.process.processIdentifier), groups: nil
+        ))
     }
 
     static func rate(_ value: Double) -> String { String(Int(value.rounded())) }
 
     /// A table row: the first column left-aligned, the others right-aligned.
     static func row(_ first: String, _ others: String...) -> String {
-        first.padding(toLength: 11, withPad: " ", startingAt: 0)
+        first.padding(toLength: 13, withPad: " ", startingAt: 0)
             + others.map { String(repeating: " ", count: max(0, 11 - $0.count)) + $0 }.joined()
     }
 
@@ -93,6 +137,23 @@ struct LoadCommand: AsyncParsableCommand {
             guard answer.status == 200 else { throw ValidationError("decode failed: \(answer.body)") }
         }
         return (ContinuousClock.now - start).seconds
+    }
+
+    /// Seconds for the frames alone (header, CRC, decompression) and for the events' views without rows.
+    func stageSeconds(_ frames: [[UInt8]]) throws -> (frame: Double, views: Double) {
+        let frameDecoder = FrameDecoder(limits: FrameLimits(maxFrameBytes: 4 << 20, maxUncompressedBytes: 64 << 20, maxRecords: 1_000_000))
+        var start = ContinuousClock.now
+        let payloads = try frames.map { try frameDecoder.decode($0).payload }
+        let frameSeconds = (ContinuousClock.now - start).seconds
+        let decoder = EventDecoder()
+        var count = 0
+        start = ContinuousClock.now
+        for payload in payloads {
+            try payload.withUnsafeBytes { raw in
+                try Result { () throws(DecodeError) in try decoder.forEachEventView(inBatch: raw) { _ in count += 1 } }.get()
+            }
+        }
+        return (frameSeconds, (ContinuousClock.now - start).seconds)
     }
 
     /// Starts a collector on `store`, posts every frame from `clients` connections, and stops it.
@@ -139,8 +200,13 @@ struct LoadCommand: AsyncParsableCommand {
         guard failures.isEmpty else {
             throw ValidationError("\(failures.count) batches failed on \(store), first: \(failures[0])")
         }
-        return LoadResult(seconds: seconds, latencies: clientResults.flatMap(\.latencies).sorted(),
-                          peakRSS: try server.peakRSS(), cpuSeconds: try server.cpuSeconds() - cpuBefore)
+        let events = try server.histogram("spoor_collector_group_events")
+        let commits = try server.histogram("spoor_collector_commit_seconds")
+        return LoadResult(
+            seconds: seconds, latencies: clientResults.flatMap(\.latencies).sorted(), peakRSS: try server.peakRSS(),
+            cpuSeconds: try server.cpuSeconds() - cpuBefore,
+            groups: events.count > 0 ? (events.sum / events.count, commits.sum / max(commits.count, 1)) : nil
+        )
     }
 }
 
@@ -150,6 +216,8 @@ struct LoadResult {
     var latencies: [Double]
     var peakRSS: Int
     var cpuSeconds: Double
+    /// Mean events per group commit and seconds per commit, from the collector's `/metrics` (SQL stores).
+    var groups: (events: Double, commitSeconds: Double)?
 
     func percentile(_ fraction: Double) -> Double {
         latencies[min(latencies.count - 1, Int(Double(latencies.count) * fraction))]

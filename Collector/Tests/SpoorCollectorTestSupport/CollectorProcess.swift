@@ -185,6 +185,14 @@ public enum Frames {
         }
     }
 
+    /// The body a `FuzzCollectorIngest` corpus input stands for, as the fuzz target reads it: an input that starts
+    /// with 0xFE is `0xFE, record count, Batch payload`, sealed into a valid frame (codec none); others are bodies.
+    public static func body(forFuzzInput input: [UInt8]) -> [UInt8] {
+        guard input.count >= 2, input[0] == 0xFE else { return input }
+        return (try? BatchFrame.encode(payload: Array(input.dropFirst(2)), recordCount: Int(input[1]),
+                                       batchID: BatchID(high: 7, low: UInt64(input.count)), sealedAt: 0, codec: .none)) ?? input
+    }
+
     /// The events sealed into one frame.
     public static func frame(_ events: [Event], batchID: BatchID = .random(), codec: Codec = .zstd) throws -> [UInt8] {
         let encoder = EventEncoder()

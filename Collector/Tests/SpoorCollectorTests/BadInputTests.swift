@@ -33,9 +33,18 @@ struct BadInputTests {
         return frame + stored
     }
 
-    @Test("truncated and random bodies, the frame fuzz corpus, a zstd bomb and a 100 MiB body: right status, nothing stored, RSS < 256 MiB")
-    func hostileBodies() async throws {
-        let collector = try CollectorProcess()
+    /// The stores the hostile bodies are sent to: SQLite, and a JetStream stream (one node) drained afterwards.
+    enum Store: String, CaseIterable, Sendable {
+        case sqlite, jetstream
+    }
+
+    @Test("truncated and random bodies, the frame fuzz corpus, a zstd bomb and a 100 MiB body: right status, nothing stored, RSS < 256 MiB",
+          arguments: Store.allCases)
+    func hostileBodies(store: Store) async throws {
+        let cluster = store == .jetstream ? try NATSCluster(size: 1) : nil
+        let collector = try CollectorProcess(
+            store: cluster?.url(stream: "HOSTILE"), arguments: cluster == nil ? [] : ["--replicas", "1"]
+        )
         // The request core decides each status in-process, over its own store; the server must
         // answer the same and end up holding the same events (valid corpus frames share batch ids).
         let oracleStore = try SQLiteStore(path: nil)
@@ -68,6 +77,13 @@ struct BadInputTests {
         #expect(hugeAnswer.status == 413)
         let health = try await collector.request("GET", "/healthz")
         #expect(health.status == 200)
+        if let cluster {
+            // What the stream holds, drained into SQLite.
+            let drain = try LineProcess(try CollectorProcess.binary(), [
+                "drain", "--from", cluster.url(stream: "HOSTILE"), "--store", "sqlite:\(collector.databasePath)", "--exit-when-drained",
+            ])
+            #expect(try await drain.exitStatus(timeout: .seconds(60)) == 0)
+        }
         let stored = try SQLiteStore(path: collector.databasePath).countsByName().map(\.count).reduce(0, +)
         #expect(stored == (try oracleStore.countsByName().map(\.count).reduce(0, +)))
         let rss = try ProcessUsage.peakRSS(of: collector.process.processIdentifier)

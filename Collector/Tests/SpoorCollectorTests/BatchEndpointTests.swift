@@ -25,6 +25,22 @@ struct BatchEndpointTests {
         #expect(Dictionary(uniqueKeysWithValues: counts.map { ($0.name, $0.count) }) == ["$AppStart": 3, "ViewProduct": 4])
     }
 
+    @Test("the same batch from eight clients at once: stored once, seven duplicates; /metrics shows the groups")
+    func concurrentDuplicates() async throws {
+        let collector = try CollectorProcess()
+        let frame = try Frames.frame(Frames.events(30))
+        let answers = try await withThrowingTaskGroup(of: String.self) { group in
+            for _ in 0..<8 { group.addTask { try await collector.request(body: frame).body } }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(answers.filter { $0.hasSuffix(#""duplicate":false}"#) }.count == 1)
+        #expect(answers.filter { $0.hasSuffix(#""duplicate":true}"#) }.count == 7)
+        #expect(try SQLiteStore(path: collector.databasePath).countsByName().map(\.count).reduce(0, +) == 30)
+        let metrics = try await collector.request("GET", "/metrics").body
+        #expect(metrics.contains(#"spoor_collector_group_events_count{store="sqlite"}"#))
+        #expect(metrics.contains(#"spoor_collector_commit_seconds_count{store="sqlite"}"#))
+    }
+
     @Test("a malformed frame gets 400 naming the field and byte, and stores nothing")
     func malformedFrame() async throws {
         let collector = try CollectorProcess()

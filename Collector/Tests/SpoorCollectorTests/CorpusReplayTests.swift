@@ -1,6 +1,7 @@
 import Foundation
 import SpoorCollectorCore
 import SpoorCollectorSQLite
+import SpoorCollectorTestSupport
 import Testing
 
 @Suite("The FuzzCollectorIngest corpus, replayed through the request core")
@@ -14,7 +15,7 @@ struct CorpusReplayTests {
         let ingest = Ingest(limits: IngestLimits(maxBody: 1 << 20, maxDecompressed: 1 << 20), store: store)
         func stored() throws -> Int { try store.countsByName().map(\.count).reduce(0, +) }
         for file in files {
-            let body = [UInt8](try Data(contentsOf: corpus.appendingPathComponent(file)))
+            let body = Frames.body(forFuzzInput: [UInt8](try Data(contentsOf: corpus.appendingPathComponent(file))))
             let before = try stored()
             let answer = await ingest.handle(body, receivedAt: 0)
             #expect([200, 400, 413, 415].contains(answer.status), "\(file): \(answer.body)")

@@ -10,7 +10,7 @@ struct LinkTests {
     static let products: [(name: String, override: String, allowed: Set<String>)] = [
         (
             "spoor-collector", "SPOOR_COLLECTOR_BIN",
-            ["SpoorCollector", "SpoorCollectorCore", "SpoorCollectorSQLite", "SpoorCollectorPostgres", "SpoorWire", "SpoorModel"]
+            ["SpoorCollector", "SpoorCollectorCore", "SpoorCollectorSQLite", "SpoorCollectorPostgres", "SpoorCollectorNATS", "SpoorWire", "SpoorModel"]
         ),
         (
             "spoor-collector-load", "SPOOR_COLLECTOR_LOAD_BIN",

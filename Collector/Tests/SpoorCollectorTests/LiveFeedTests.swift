@@ -11,13 +11,15 @@ struct LiveFeedTests {
     /// A stored batch of events named `names`, received at `receivedAt`.
     static func batch(_ names: [String], receivedAt: Int64 = now, properties: Properties = ["price": .double(2.5)],
                       distinctID: String = "user-1") -> BatchRecord {
-        let rows = names.enumerated().map { index, name in
-            EventRow(Event(name: name, time: 1_767_225_600_000 + Int64(index), trackID: UInt64(index + 1), sequence: UInt64(index),
-                           distinctID: distinctID, anonymousID: "anon-1",
-                           lib: LibInfo(lib: "Linux", libVersion: "0.1.0", method: name.hasPrefix("$") ? .autoTrack : .code),
-                           properties: properties), idx: index)
+        let events = names.enumerated().map { index, name in
+            Event(name: name, time: 1_767_225_600_000 + Int64(index), trackID: UInt64(index + 1), sequence: UInt64(index),
+                  distinctID: distinctID, anonymousID: "anon-1",
+                  lib: LibInfo(lib: "Linux", libVersion: "0.1.0", method: name.hasPrefix("$") ? .autoTrack : .code),
+                  properties: properties)
         }
-        return BatchRecord(batchID: BatchID.random().description, receivedAt: receivedAt, codec: "zstd", bytes: 100, events: rows)
+        return BatchRecord(
+            batchID: BatchID.random().description, receivedAt: receivedAt, codec: "zstd", frame: [], eventCount: events.count,
+            rows: EventRows(events))
     }
 
     @Test("Positions count from 1 in the order stored; a reader gets what is after its position, oldest first")
@@ -31,7 +33,7 @@ struct LiveFeedTests {
         #expect(all.events.map(\.position) == [1, 2, 3, 4])
         #expect(all.events.map(\.row.name) == ["A", "B", "C", "D"])
         #expect(all.events.prefix(3).allSatisfy { $0.batchID == first.batchID && $0.receivedAt == Self.now })
-        #expect(all.events.prefix(3).map(\.row) == first.events)
+        #expect(all.events.prefix(3).map(\.row) == first.rows.all)
         #expect(all.latest == 4 && all.skipped == 0 && all.feedID == feed.id)
         #expect(feed.read(after: 2, limit: 500, now: Self.now).events.map(\.position) == [3, 4])
         let caughtUp = feed.read(after: 4, limit: 500, now: Self.now)
@@ -146,7 +148,7 @@ struct LiveFeedTests {
         #expect(json["latest"] == .int(2) && json["skipped"] == .int(0))
         let events = try #require(json["events"]?.elements)
         #expect(events.count == 2)
-        for (event, row) in zip(events, record.events) {
+        for (event, row) in zip(events, record.rows.all) {
             #expect(event["batch_id"] == .string(record.batchID))
             #expect(event["received_at"] == .int(Self.now - 1_000))
             #expect(event["idx"] == .int(Int64(row.idx)))

@@ -162,7 +162,7 @@ struct LivePageBrowserTests {
         try await page.evaluate(#"document.getElementById("filter-distinct").value = ""; document.getElementById("filters").dispatchEvent(new Event("input"))"#)
 
         let word = "sencha"
-        let withWord = events.indices.filter { EventRow(events[$0], idx: 0).properties.lowercased().contains(word) }
+        let withWord = events.indices.filter { EventRows([events[$0]]).row(0).properties.lowercased().contains(word) }
         #expect(withWord.count > 0 && withWord.count < 35)
         try await page.click("#filter-text")
         try await page.type(word)
@@ -183,7 +183,7 @@ struct LivePageBrowserTests {
         try await page.click("#rows tr[data-position=\"\(index + 1)\"]")
         try await page.wait(until: #"!document.getElementById("detail").hidden"#)
         let shown = try JSONValue.parse(try #require(try await page.evaluate(Self.text("detail-json")).text))
-        let row = EventRow(event, idx: 0)
+        let row = EventRows([event]).row(0)
         #expect(shown["name"] == .string("AddToCart"))
         #expect(shown["position"]?.integer == index + 1)
         #expect(shown["batch_id"] == .string(batchOf[index]))

@@ -1,0 +1,187 @@
+import Metrics
+import Synchronization
+
+/// Group commit: the batches of concurrent requests go into one transaction, one group at a time, so a store
+/// pays one commit (one fsync, one round trip) per group instead of per request.
+///
+/// There is no writer task: the request that finds no group being written becomes the leader, commits its own
+/// batch with every batch waiting (up to ``Limits/maxEvents`` events), answers them all, and hands the lead to the
+/// oldest request still waiting, whose batch heads the next group. Meanwhile new requests wait, so under load a
+/// group holds what arrived during the previous commit, and alone a request commits at once. Each request is
+/// answered only after the group holding its batch committed; a batch id twice in one group is stored once and
+/// its later copies are answered as duplicates. Decoding stays in each request's task, on every core; writing
+/// is one group at a time.
+public final class GroupCommit: Sendable {
+    /// How large a group may grow.
+    public struct Limits: Sendable, Hashable {
+        /// The most events in one group (a group holds at least one batch, however large).
+        public var maxEvents: Int
+        /// How long a leader waits for more batches before committing when its group is not full; zero commits at
+        /// once, which under load already gathers what arrived during the previous commit.
+        public var maxWait: Duration
+
+        /// Creates limits: by default 20,000 events and no wait.
+        public init(maxEvents: Int = 20_000, maxWait: Duration = .zero) {
+            self.maxEvents = maxEvents
+            self.maxWait = maxWait
+        }
+    }
+
+    /// Commits one group (distinct batch ids) in one transaction.
+    public typealias Commit = @Sendable ([BatchRecord]) async throws(StoreUnavailable) -> [InsertResult]
+
+    private enum Turn: Sendable {
+        case answered(Result<InsertResult, StoreUnavailable>)
+        case lead
+    }
+
+    private struct Waiter: Sendable {
+        var batch: BatchRecord
+        var continuation: CheckedContinuation<Turn, Never>
+    }
+
+    private struct State: Sendable {
+        var waiting: [Waiter] = []
+        var leading = false
+    }
+
+    /// The limits each group keeps to.
+    public let limits: Limits
+    private let commit: Commit
+    private let state = Mutex(State())
+    private let groupBatches: Recorder
+    private let groupEvents: Recorder
+    private let commitTime: Metrics.Timer
+    private let waitingGauge: Gauge
+    private let onWaiting: @Sendable (Int) -> Void
+
+    /// A group commit for the store named `store` (a metrics dimension), committing through `commit`.
+    /// `onWaiting` hears, after each change, how many batches wait for the group being written to finish.
+    public init(
+        store: String, limits: Limits = Limits(), onWaiting: @escaping @Sendable (Int) -> Void = { _ in },
+        commit: @escaping Commit
+    ) {
+        self.limits = limits
+        self.commit = commit
+        self.onWaiting = onWaiting
+        waitingGauge = Gauge(label: "spoor_collector_group_waiting_batches", dimensions: [("store", store)])
+        groupBatches = Recorder(label: "spoor_collector_group_batches", dimensions: [("store", store)])
+        groupEvents = Recorder(label: "spoor_collector_group_events", dimensions: [("store", store)])
+        commitTime = Metrics.Timer(label: "spoor_collector_commit_seconds", dimensions: [("store", store)])
+    }
+
+    /// Stores `batch` with the group it joins; returns once that group committed.
+    public func insert(_ batch: BatchRecord) async throws(StoreUnavailable) -> InsertResult {
+        let turn = await withCheckedContinuation { (continuation: CheckedContinuation<Turn, Never>) in
+            let waiting = state.withLock { state -> Int? in
+                guard state.leading else {
+                    state.leading = true
+                    return nil
+                }
+                state.waiting.append(Waiter(batch: batch, continuation: continuation))
+                return state.waiting.count
+            }
+            if let waiting {
+                report(waiting)
+            } else {
+                continuation.resume(returning: .lead)
+            }
+        }
+        switch turn {
+        case .answered(let result): return try result.get()
+        case .lead: return try await lead(with: batch).get()
+        }
+    }
+
+    /// Commits `own` with the batches waiting, answers them, and hands the lead on.
+    private func lead(with own: BatchRecord) async -> Result<InsertResult, StoreUnavailable> {
+        if limits.maxWait > .zero, waitingEvents() + own.eventCount < limits.maxEvents {
+            try? await Task.sleep(for: limits.maxWait)
+        }
+        let (joined, left) = state.withLock { state in
+            var events = own.eventCount
+            var taken = 0
+            for waiter in state.waiting {
+                guard events + waiter.batch.eventCount <= limits.maxEvents else { break }
+                events += waiter.batch.eventCount
+                taken += 1
+            }
+            defer { state.waiting.removeFirst(taken) }
+            return (Array(state.waiting.prefix(taken)), state.waiting.count - taken)
+        }
+        report(left)
+        let group = BatchGroup([own] + joined.map(\.batch))
+        let start = ContinuousClock.now
+        let results: Result<[InsertResult], StoreUnavailable>
+        do throws(StoreUnavailable) {
+            let committed = try await commit(group.distinct)
+            guard committed.count == group.distinct.count else {
+                throw StoreUnavailable("the store answered \(committed.count) results for \(group.distinct.count) batches")
+            }
+            results = .success(committed)
+        } catch {
+            results = .failure(error)
+        }
+        commitTime.recordInterval(since: start)
+        groupBatches.record(group.distinct.count)
+        groupEvents.record(group.distinct.reduce(0) { $0 + $1.eventCount })
+        let answers = group.answers(results)
+        for (index, waiter) in joined.enumerated() { waiter.continuation.resume(returning: .answered(answers[index + 1])) }
+        let (next, waiting) = state.withLock { state -> (Waiter?, Int) in
+            guard !state.waiting.isEmpty else {
+                state.leading = false
+                return (nil, 0)
+            }
+            return (state.waiting.removeFirst(), state.waiting.count)
+        }
+        report(waiting)
+        next?.continuation.resume(returning: .lead)
+        return answers[0]
+    }
+
+    private func report(_ waiting: Int) {
+        waitingGauge.record(waiting)
+        onWaiting(waiting)
+    }
+
+    private func waitingEvents() -> Int {
+        state.withLock { $0.waiting.reduce(0) { $0 + $1.batch.eventCount } }
+    }
+}
+
+/// A group of batches whose ids may repeat: each id is committed once, its later copies answered as duplicates.
+public struct BatchGroup: Sendable {
+    /// The batches to commit, one per id, in first-seen order.
+    public private(set) var distinct: [BatchRecord] = []
+    /// For each batch given, the index of its id in ``distinct`` and whether it is a later copy.
+    private var slots: [(index: Int, repeated: Bool)] = []
+
+    /// Groups `batches`.
+    public init(_ batches: [BatchRecord]) {
+        var seen: [String: Int] = [:]
+        for batch in batches {
+            if let index = seen[batch.batchID] {
+                slots.append((index, true))
+            } else {
+                seen[batch.batchID] = distinct.count
+                slots.append((distinct.count, false))
+                distinct.append(batch)
+            }
+        }
+    }
+
+    /// The answer for each batch given, from the commit's results for ``distinct``.
+    public func answers(_ results: Result<[InsertResult], StoreUnavailable>) -> [Result<InsertResult, StoreUnavailable>] {
+        slots.map { slot in
+            results.map { results in slot.repeated ? .duplicate : results[slot.index] }
+        }
+    }
+}
+
+extension Metrics.Timer {
+    /// Records the time since `start`.
+    func recordInterval(since start: ContinuousClock.Instant) {
+        let elapsed = (ContinuousClock.now - start).components
+        recordNanoseconds(elapsed.seconds * 1_000_000_000 + elapsed.attoseconds / 1_000_000_000)
+    }
+}
