@@ -47,6 +47,9 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("group-wait"), help: "SQL stores: milliseconds a group waits for more batches before it commits (0: at once).")
     var groupWait = 0.0
 
+    @Option(name: .customLong("writers"), help: "PostgreSQL: groups written at once, each on its own connection (SQLite has one writer).")
+    var writers = 1
+
     @Option(name: .customLong("sqlite-sync"), help: "SQLite: normal (a 200 survives the process being killed; commits are synced at checkpoints) or full (every commit synced: a 200 survives a power cut).")
     var sqliteSync = "normal"
 
@@ -69,8 +72,11 @@ struct ServeCommand: AsyncParsableCommand {
         logger.logLevel = .info
         let registry = PrometheusCollectorRegistry()
         MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
-        guard storeTimeout > 0, maxConnections > 0, groupEvents > 0, groupWait >= 0 else {
-            throw ValidationError("--store-timeout, --max-connections and --group-events must be positive, --group-wait not negative")
+        guard storeTimeout > 0, maxConnections > 0, groupEvents > 0, groupWait >= 0, (1...maxConnections).contains(writers) else {
+            throw ValidationError("""
+                --store-timeout, --max-connections and --group-events must be positive, --group-wait not negative, \
+                --writers between 1 and --max-connections
+                """)
         }
         guard let sync = SQLiteStore.Sync(rawValue: sqliteSync) else { throw ValidationError("--sqlite-sync must be full or normal") }
         guard [1, 3, 5].contains(replicas) else { throw ValidationError("--replicas must be 1, 3 or 5") }
@@ -80,7 +86,10 @@ struct ServeCommand: AsyncParsableCommand {
         )
         let store = try location.open(
             timeout: .milliseconds(Int64(storeTimeout * 1000)), maxConnections: maxConnections,
-            group: GroupCommit.Limits(maxEvents: groupEvents, maxWait: .microseconds(Int64(groupWait * 1000))),
+            group: GroupCommit.Limits(
+                maxEvents: groupEvents, maxWait: .microseconds(Int64(groupWait * 1000)),
+                writers: location.isPostgres ? writers : 1
+            ),
             sqliteSync: sync, stream: stream, logger: logger
         )
         let sink = try ndjson.map(NDJSONSink.init(path:))
