@@ -109,7 +109,7 @@ let package = Package(
         .executableTarget(
             name: "SpoorCollectorLoad",
             dependencies: [
-                "SpoorCollectorCore", "SpoorLoopback", spoorWire,
+                "SpoorCollectorCore", "SpoorCollectorSQLite", "SpoorLoopback", spoorWire,
                 .product(name: "SpoorWorkload", package: "Spoor"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

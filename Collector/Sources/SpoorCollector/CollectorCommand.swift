@@ -23,6 +23,10 @@ enum StoreLocation: Equatable {
     case postgres(PostgresLocation)
     case nats(NATSLocation)
 
+    var isPostgres: Bool {
+        if case .postgres = self { true } else { false }
+    }
+
     static let forms = "sqlite:PATH, postgres://USER[:PASSWORD]@HOST:PORT/DB or nats://HOST:PORT[,HOST:PORT…]/STREAM"
 
     init(parsing text: String) throws(ValidationError) {

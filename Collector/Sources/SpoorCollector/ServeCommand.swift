@@ -47,6 +47,9 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("group-wait"), help: "SQL stores: milliseconds a group waits for more batches before it commits (0: at once).")
     var groupWait = 0.0
 
+    @Option(name: .customLong("writers"), help: "PostgreSQL: groups written at once, each on its own connection (SQLite has one writer).")
+    var writers = 1
+
     @Option(name: .customLong("sqlite-sync"), help: "SQLite: normal (a 200 survives the process being killed; commits are synced at checkpoints) or full (every commit synced: a 200 survives a power cut).")
     var sqliteSync = "normal"
 
@@ -72,8 +75,11 @@ struct ServeCommand: AsyncParsableCommand {
         logger.logLevel = .info
         let registry = PrometheusCollectorRegistry()
         MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
-        guard storeTimeout > 0, maxConnections > 0, groupEvents > 0, groupWait >= 0 else {
-            throw ValidationError("--store-timeout, --max-connections and --group-events must be positive, --group-wait not negative")
+        guard storeTimeout > 0, maxConnections > 0, groupEvents > 0, groupWait >= 0, (1...maxConnections).contains(writers) else {
+            throw ValidationError("""
+                --store-timeout, --max-connections and --group-events must be positive, --group-wait not negative, \
+                --writers between 1 and --max-connections
+                """)
         }
         guard (1...10_000).contains(liveEvents) else { throw ValidationError("--live-events must be from 1 to 10000") }
         let live = LiveFeed(capacity: liveEvents)
@@ -85,7 +91,10 @@ struct ServeCommand: AsyncParsableCommand {
         )
         let store = try location.open(
             timeout: .milliseconds(Int64(storeTimeout * 1000)), maxConnections: maxConnections,
-            group: GroupCommit.Limits(maxEvents: groupEvents, maxWait: .microseconds(Int64(groupWait * 1000))),
+            group: GroupCommit.Limits(
+                maxEvents: groupEvents, maxWait: .microseconds(Int64(groupWait * 1000)),
+                writers: location.isPostgres ? writers : 1
+            ),
             sqliteSync: sync, stream: stream, logger: logger
         )
         let sink = try ndjson.map(NDJSONSink.init(path:))

@@ -19,11 +19,15 @@ public final class GroupCommit: Sendable {
         /// How long a leader waits for more batches before committing when its group is not full; zero commits at
         /// once, which under load already gathers what arrived during the previous commit.
         public var maxWait: Duration
+        /// How many groups may be written at once: 1, one writer per store, unless the store's server can take
+        /// more (PostgreSQL uses one connection, and so one server process, per group being written).
+        public var writers: Int
 
-        /// Creates limits: by default 20,000 events and no wait.
-        public init(maxEvents: Int = 20_000, maxWait: Duration = .zero) {
+        /// Creates limits: by default 20,000 events, no wait and one writer.
+        public init(maxEvents: Int = 20_000, maxWait: Duration = .zero, writers: Int = 1) {
             self.maxEvents = maxEvents
             self.maxWait = maxWait
+            self.writers = max(1, writers)
         }
     }
 
@@ -42,7 +46,8 @@ public final class GroupCommit: Sendable {
 
     private struct State: Sendable {
         var waiting: [Waiter] = []
-        var leading = false
+        /// Groups being written now, at most `Limits.writers`.
+        var leaders = 0
     }
 
     /// The limits each group keeps to.
@@ -74,8 +79,8 @@ public final class GroupCommit: Sendable {
     public func insert(_ batch: BatchRecord) async throws(StoreUnavailable) -> InsertResult {
         let turn = await withCheckedContinuation { (continuation: CheckedContinuation<Turn, Never>) in
             let waiting = state.withLock { state -> Int? in
-                guard state.leading else {
-                    state.leading = true
+                guard state.leaders == limits.writers else {
+                    state.leaders += 1
                     return nil
                 }
                 state.waiting.append(Waiter(batch: batch, continuation: continuation))
@@ -129,7 +134,7 @@ public final class GroupCommit: Sendable {
         for (index, waiter) in joined.enumerated() { waiter.continuation.resume(returning: .answered(answers[index + 1])) }
         let (next, waiting) = state.withLock { state -> (Waiter?, Int) in
             guard !state.waiting.isEmpty else {
-                state.leading = false
+                state.leaders -= 1
                 return (nil, 0)
             }
             return (state.waiting.removeFirst(), state.waiting.count)

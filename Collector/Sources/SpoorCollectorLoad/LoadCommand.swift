@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import ServiceLifecycle
 import SpoorCollectorCore
+import SpoorCollectorSQLite
 import SpoorLoopback
 import SpoorModel
 import SpoorWire
@@ -59,6 +60,9 @@ struct LoadCommand: AsyncParsableCommand {
         let stages = try stageSeconds(frames)
         print(String(format: "per event: frame (CRC, zstd) %.2f µs, events (validate, views) %.2f µs, rows %.2f µs",
                      stages.frame / total * 1e6, stages.views / total * 1e6, (decodeSeconds - stages.frame - stages.views) / total * 1e6))
+        let insertSeconds = try await sqliteInsertOnly(frames)
+        print(String(format: "SQLite alone, this process: %.2f µs per event inserting the rows in groups of %d batches (no HTTP, no decoding)",
+                     insertSeconds / total * 1e6, clients))
         print("decode: this process on one thread, frame → rows, no HTTP, no store; cores: the collector's CPU time / wall time")
         print(Self.row("store", "batches/s", "events/s", "p50 ms", "p99 ms", "peak RSS", "cores", "group ev", "commit ms"))
         print(Self.row("decode", Self.rate(Double(batches) / decodeSeconds), Self.rate(total / decodeSeconds), "-", "-", "-", "1"))
@@ -154,6 +158,27 @@ struct LoadCommand: AsyncParsableCommand {
             }
         }
         return (frameSeconds, (ContinuousClock.now - start).seconds)
+    }
+
+    /// Seconds to insert the frames' rows into a new SQLite file in groups of `clients` batches, as the collector's
+    /// group commit does under this load, with nothing else in the way.
+    func sqliteInsertOnly(_ frames: [[UInt8]]) async throws -> Double {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("spoor-load-insert-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let store = try SQLiteStore(path: directory.appendingPathComponent("events.sqlite").path)
+        let ingest = Ingest(store: store)
+        let records = try frames.map { frame in
+            switch ingest.decode(frame, receivedAt: 0) {
+            case .success(let decoded): return decoded.0
+            case .failure(let answer): throw ValidationError("decode failed: \(answer.body)")
+            }
+        }
+        let start = ContinuousClock.now
+        for group in stride(from: 0, to: records.count, by: clients) {
+            _ = try await store.insertGroup(Array(records[group..<min(group + clients, records.count)]))
+        }
+        return (ContinuousClock.now - start).seconds
     }
 
     /// Starts a collector on `store`, posts every frame from `clients` connections, and stops it.

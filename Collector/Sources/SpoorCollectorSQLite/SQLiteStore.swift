@@ -39,6 +39,12 @@ public final class SQLiteStore: GroupStore {
             if let path {
                 var configuration = Configuration()
                 configuration.busyMode = .timeout(busyTimeout)
+                configuration.prepareDatabase { db in
+                    // A new file gets 32 KiB pages: rows are about 1 KiB, and the writer's time went mostly to the
+                    // kernel's write path, one call per page (1.7× faster inserts than 4 KiB pages in
+                    // spoor-collector-load's "SQLite alone"). An existing file keeps its page size.
+                    try db.execute(sql: "PRAGMA page_size = 32768")
+                }
                 writer = try DatabasePool(path: path, configuration: configuration)  // DatabasePool uses WAL.
             } else {
                 writer = try DatabaseQueue()

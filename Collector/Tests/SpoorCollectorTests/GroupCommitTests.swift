@@ -110,4 +110,16 @@ struct GroupCommitTests {
         await #expect(throws: StoreUnavailable("refused")) { try await withBad.value }
         #expect(try await group.insert(Self.batch("b")) == .stored, "nothing of the failed group was kept")
     }
+
+    @Test("with two writers a second group commits while the first is still being written")
+    func twoWriters() async throws {
+        let recorder = Recorder()
+        let (group, _) = Self.groupCommit(recorder, limits: .init(writers: 2))
+        async let first = group.insert(Self.batch("a"))
+        for await _ in recorder.entered { break }
+        #expect(try await group.insert(Self.batch("b")) == .stored, "answered while the first group is held")
+        recorder.release()
+        #expect(try await first == .stored)
+        #expect(recorder.groups == [["a"], ["b"]])
+    }
 }

@@ -5,16 +5,23 @@ import Testing
 @Suite("What the shipped executables link")
 struct LinkTests {
     /// The shipped executables and the Spoor modules each may hold code of: the package's own, and the root's
-    /// `SpoorWire` product (`SpoorWire`, `SpoorModel`); the load tool also makes its events with `SpoorWorkload`.
+    /// `SpoorWire` product (`SpoorWire`, `SpoorModel`); the load tool also makes its events with `SpoorWorkload`
+    /// and times SQLite alone with `SpoorCollectorSQLite`.
     /// `override` names the environment variable that points at another build of it.
     static let products: [(name: String, override: String, allowed: Set<String>)] = [
         (
             "spoor-collector", "SPOOR_COLLECTOR_BIN",
-            ["SpoorCollector", "SpoorCollectorCore", "SpoorCollectorSQLite", "SpoorCollectorPostgres", "SpoorCollectorNATS", "SpoorWire", "SpoorModel"]
+            [
+                "SpoorCollector", "SpoorCollectorCore", "SpoorCollectorSQLite", "SpoorCollectorPostgres", "SpoorCollectorNATS",
+                "SpoorWire", "SpoorModel",
+            ]
         ),
         (
             "spoor-collector-load", "SPOOR_COLLECTOR_LOAD_BIN",
-            ["SpoorCollectorLoad", "SpoorCollectorCore", "SpoorLoopback", "SpoorWire", "SpoorModel", "SpoorWorkload"]
+            [
+                "SpoorCollectorLoad", "SpoorCollectorCore", "SpoorCollectorSQLite", "SpoorLoopback", "SpoorWire", "SpoorModel",
+                "SpoorWorkload",
+            ]
         ),
     ]
 
