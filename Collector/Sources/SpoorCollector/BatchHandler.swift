@@ -40,7 +40,7 @@ final class BatchHandler: Sendable {
                 return .error(401, "unauthorized", "a valid Authorization: Bearer token is required")
             }
         }
-        let limit = ingest.limits.maxBody
+        let limit = ingest.maxBody
         if let declared = request.headers[.contentLength].flatMap(Int.init), declared > limit {
             return .error(413, "body_too_large", "Content-Length \(declared) is past the \(limit)-byte limit")
         }

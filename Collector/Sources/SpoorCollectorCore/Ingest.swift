@@ -58,6 +58,9 @@ public struct Ingest: Sendable {
     /// the decoder's views, with no `Event` per event: about 1.6× faster to decode.
     public let keepsEvents: Bool
 
+    /// The largest body accepted: the limit, or less when the store takes no larger frame.
+    public var maxBody: Int { min(limits.maxBody, store.maxFrameBytes) }
+
     /// Creates the request core over a store.
     public init(limits: IngestLimits = IngestLimits(), store: any BatchStore, keepsEvents: Bool = false) {
         self.limits = limits
@@ -69,11 +72,12 @@ public struct Ingest: Sendable {
     ///
     /// Every event is checked whatever the store; rows are written only for a store that keeps rows.
     public func decode(_ body: [UInt8], receivedAt: Int64) -> Result<(BatchRecord, [Event]), IngestResponse> {
-        guard body.count <= limits.maxBody else {
-            return .failure(.error(413, "body_too_large", "\(body.count) bytes is past the \(limits.maxBody)-byte limit"))
+        let maxBody = self.maxBody
+        guard body.count <= maxBody else {
+            return .failure(.error(413, "body_too_large", "\(body.count) bytes is past the \(maxBody)-byte limit"))
         }
         let decoder = FrameDecoder(limits: FrameLimits(
-            maxFrameBytes: limits.maxBody, maxUncompressedBytes: limits.maxDecompressed, maxRecords: 1_000_000
+            maxFrameBytes: maxBody, maxUncompressedBytes: limits.maxDecompressed, maxRecords: 1_000_000
         ))
         let frame: DecodedFrame
         do {
