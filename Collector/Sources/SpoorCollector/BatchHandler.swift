@@ -37,7 +37,7 @@ final class BatchHandler: Sendable {
 
     private func answer(_ request: Request) async -> IngestResponse {
         guard TokenCheck.admits(request, tokens: tokens) else { return TokenCheck.refusal }
-        let limit = ingest.limits.maxBody
+        let limit = ingest.maxBody
         if let declared = request.headers[.contentLength].flatMap(Int.init), declared > limit {
             return .error(413, "body_too_large", "Content-Length \(declared) is past the \(limit)-byte limit")
         }

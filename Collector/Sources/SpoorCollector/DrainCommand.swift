@@ -34,7 +34,7 @@ struct DrainCommand: AsyncParsableCommand {
     @Option(name: .customLong("sqlite-sync"), help: "SQLite: normal or full (see serve).")
     var sqliteSync = "normal"
 
-    @Option(name: .customLong("max-decompressed"), help: "Largest decompressed payload in bytes.")
+    @Option(name: .customLong("max-decompressed"), help: "Largest decompressed payload in bytes: at least the collectors' own (a larger batch is refused and terminated).")
     var maxDecompressed = 64 << 20
 
     @Flag(name: .customLong("exit-when-drained"), help: "Stop once the stream holds nothing more for the consumer.")

@@ -32,6 +32,9 @@ public protocol BatchStore: Service {
     /// Whether the store keeps each batch's frame as it came (a log of frames, drained into SQL later) rather than
     /// its rows: then ingest checks every event but writes no rows.
     var keepsFrames: Bool { get }
+    /// The largest frame the store can take, or `Int.max`; a larger body is answered 413 like one past the
+    /// server's `--max-body` (the client splits it), not 503 again and again.
+    var maxFrameBytes: Int { get }
     /// Stores a batch exactly once; 200 is answered only after this returned.
     func insert(_ batch: BatchRecord) async throws(StoreUnavailable) -> InsertResult
     /// Checks that the store answers, for `/healthz`.
@@ -40,6 +43,7 @@ public protocol BatchStore: Service {
 
 extension BatchStore {
     public var keepsFrames: Bool { false }
+    public var maxFrameBytes: Int { .max }
 }
 
 /// A SQL store, which commits a group of batches in one transaction: the unit of its group commit

@@ -63,6 +63,9 @@ public struct Ingest: Sendable {
     /// this collector stored whatever its store.
     public let keepsRows: Bool
 
+    /// The largest body accepted: the limit, or less when the store takes no larger frame.
+    public var maxBody: Int { min(limits.maxBody, store.maxFrameBytes) }
+
     /// Creates the request core over a store.
     public init(limits: IngestLimits = IngestLimits(), store: any BatchStore, keepsEvents: Bool = false, keepsRows: Bool = false) {
         self.limits = limits
@@ -75,11 +78,12 @@ public struct Ingest: Sendable {
     ///
     /// Every event is checked whatever the store; rows are written only for a store that keeps rows.
     public func decode(_ body: [UInt8], receivedAt: Int64) -> Result<(BatchRecord, [Event]), IngestResponse> {
-        guard body.count <= limits.maxBody else {
-            return .failure(.error(413, "body_too_large", "\(body.count) bytes is past the \(limits.maxBody)-byte limit"))
+        let maxBody = self.maxBody
+        guard body.count <= maxBody else {
+            return .failure(.error(413, "body_too_large", "\(body.count) bytes is past the \(maxBody)-byte limit"))
         }
         let decoder = FrameDecoder(limits: FrameLimits(
-            maxFrameBytes: limits.maxBody, maxUncompressedBytes: limits.maxDecompressed, maxRecords: 1_000_000
+            maxFrameBytes: maxBody, maxUncompressedBytes: limits.maxDecompressed, maxRecords: 1_000_000
         ))
         let frame: DecodedFrame
         do {

@@ -21,6 +21,13 @@ public final class JetStreamStore: BatchStore {
 
     public var keepsFrames: Bool { true }
 
+    /// The connected server's largest message (nats-server's `max_payload`, 1 MiB unless configured), less room
+    /// for the headers; 1 MiB's worth while not connected.
+    public var maxFrameBytes: Int {
+        let payload = client.maxPayload
+        return (payload > 0 ? payload : 1 << 20) - 1024
+    }
+
     private let client: NATSClient
     private let settings: StreamSettings
     private let timeout: Duration

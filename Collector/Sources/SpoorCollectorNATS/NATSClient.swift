@@ -133,6 +133,9 @@ final class NATSClient: @unchecked Sendable {
         waiters.failAll(StoreUnavailable("NATS: the connection is closed"))
     }
 
+    /// The largest message the connected server takes, or 0 before a connection.
+    var maxPayload: Int { closed.withLock { $0 ? 0 : Int(natsConnection_GetMaxPayload(connection)) } }
+
     /// Whether the client is connected to a server now.
     var isConnected: Bool { natsConnection_Status(connection) == NATS_CONN_STATUS_CONNECTED }
 
