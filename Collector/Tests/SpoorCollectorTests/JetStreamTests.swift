@@ -86,6 +86,9 @@ struct JetStreamTests {
         // The same batch again: the stream remembers its id.
         let again = try await Self.postUntilAccepted(frames[7], to: collectors[1], deadline: .now + .seconds(30))
         #expect(again.hasSuffix(#""duplicate":true}"#))
+        let metrics = try await collectors[1].request("GET", "/metrics").body
+        #expect(metrics.contains(#"spoor_collector_nats_acks_total{duplicate="true"} 1"#), "the stream's duplicate flag is counted")
+        #expect(metrics.contains("spoor_collector_nats_ack_seconds_count"))
 
         drain = try Self.drain(cluster, into: database, exitWhenDrained: true)
         #expect(try await drain.exitStatus(timeout: .seconds(60)) == 0)

@@ -30,6 +30,9 @@ struct PostgresStoreTests {
         #expect(row == "1|ViewProduct|track|1700000000001|user-1|anon-1|login-7|-|0000000000009e37|1|Swift|1.0")
         #expect(try cluster.query("SELECT properties->>'note' FROM events WHERE idx = 2") == "quote \" and \u{1F600}")
 
+        let metrics = try await collector.request("GET", "/metrics").body
+        #expect(metrics.contains(#"spoor_collector_group_events_count{store="postgres"} 2"#), "two groups committed")
+
         // `spoor-collector events` reads the same database.
         let counts = try Command.run(try CollectorProcess.binary().path, ["events", "--store", cluster.url])
         #expect(counts == "4\tViewProduct\n2\t$AppStart\n")
