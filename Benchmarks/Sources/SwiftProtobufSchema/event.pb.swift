@@ -31,7 +31,7 @@ fileprivate nonisolated struct _GeneratedWithProtocGenSwiftVersion: SwiftProtobu
   typealias Version = _2
 }
 
-/// What kind of record an event is (events.md §1).
+/// What kind of record an event is (docs/events.md, "The record").
 public nonisolated enum Spoor_V1_EventType: SwiftProtobuf.Enum, Swift.CaseIterable {
   public typealias RawValue = Int
 
@@ -176,7 +176,7 @@ public nonisolated struct Spoor_V1_StringList: Sendable {
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  /// At most 500 values (events.md §3).
+  /// At most 500 values (docs/events.md, "Validation").
   public var values: [String] = []
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
@@ -267,7 +267,7 @@ public nonisolated struct Spoor_V1_Value: Sendable {
   public init() {}
 }
 
-/// One event record (events.md §1).
+/// One event record (docs/events.md, "The record").
 public nonisolated struct Spoor_V1_Event: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for

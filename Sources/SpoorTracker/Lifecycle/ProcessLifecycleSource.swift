@@ -1,5 +1,6 @@
 import Foundation
 import SpoorSystem
+import Synchronization
 
 /// The lifecycle source for programs without UIKit: Linux servers, command-line tools, desktop apps.
 ///
@@ -115,7 +116,7 @@ private enum TerminationSignals {
             s.installed = true
             var fds: [Int32] = [0, 0]
             guard pipe(&fds) == 0 else { return }
-            terminationPipeWrite = fds[1]
+            terminationPipeWrite.store(fds[1], ordering: .releasing)
             let readEnd = fds[0]
             let reader = Thread { TerminationSignals.waitForSignals(readEnd) }
             reader.name = "spoor.termination"
@@ -145,13 +146,13 @@ private enum TerminationSignals {
     }
 }
 
-/// The termination pipe's write end, read by the signal handler: a plain global, because a signal handler
-/// may not take a lock.
-nonisolated(unsafe) private var terminationPipeWrite: Int32 = -1
+/// The termination pipe's write end, read by the signal handler: an atomic, because a signal handler may not
+/// take a lock (lock-free atomic loads are async-signal-safe).
+private let terminationPipeWrite = Atomic<Int32>(-1)
 
 private func writeSignalToPipe(_ signal: Int32) {
     var byte = UInt8(truncatingIfNeeded: signal)
     let savedErrno = errno
-    _ = write(terminationPipeWrite, &byte, 1)
+    _ = write(terminationPipeWrite.load(ordering: .acquiring), &byte, 1)
     errno = savedErrno
 }
