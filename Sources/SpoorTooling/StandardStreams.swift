@@ -28,30 +28,20 @@ public enum StandardOutput {
 
 /// SIGINT and SIGTERM, turned from process-ending signals into a request to stop, for a command that follows a
 /// log until told to stop and then ends cleanly (its last lines written whole).
+///
+/// The handlers are in place when `init` returns: a signal sent right after it is never lost.
 public final class StopSignals: Sendable {
     private let stopped = Promise<Void>()
-    /// The dispatch sources, kept alive as long as this object.
-    private let sources: Locked<[any DispatchSourceSignal]>
+    private let route: SignalRoutes.Route
 
     /// Starts handling the signals; they no longer end the process.
     public init() {
-        let queue = DispatchQueue(label: "spoor.stop-signals")
-        var sources: [any DispatchSourceSignal] = []
         let stopped = stopped
-        for signalNumber in [SIGINT, SIGTERM] {
-            signal(signalNumber, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: queue)
-            source.setEventHandler { stopped.fulfil(()) }
-            source.resume()
-            sources.append(source)
-        }
-        self.sources = Locked(sources)
-        // A process started by a test runner may inherit a mask that blocks them.
-        var set = sigset_t()
-        sigemptyset(&set)
-        sigaddset(&set, SIGINT)
-        sigaddset(&set, SIGTERM)
-        pthread_sigmask(SIG_UNBLOCK, &set, nil)
+        route = SignalRoutes.route([SIGINT, SIGTERM]) { _ in stopped.fulfil(()) }
+    }
+
+    deinit {
+        SignalRoutes.remove(route)
     }
 
     /// Waits up to `timeout`; true when a stop signal has come.

@@ -101,6 +101,9 @@ public struct Configuration: Sendable {
     /// Watches the network for the upload policy and a prompt retry when it returns; `nil` uses `NWPathMonitor` on
     /// Apple platforms and nothing elsewhere.
     public var networkMonitor: (any NetworkMonitor)?
+    /// The delays between failed upload attempts: exponential with full jitter, 1 s base and 5 min cap by
+    /// default.
+    public var uploadBackoff = Backoff()
     /// The uploader's time (backoff, `Retry-After`, request timeouts); `nil` uses the system clocks. For tests.
     public var uploadClock: (any UploadClock)?
     /// The uploader's jitter; `nil` uses the system generator. For tests.

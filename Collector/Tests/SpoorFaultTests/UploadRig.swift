@@ -31,8 +31,15 @@ final class UploadRig {
         storage = FileManager.default.temporaryDirectory.appendingPathComponent("spoor-fault-\(UUID().uuidString)")
         var configuration = Configuration(storageDirectory: storage)
         configuration.serverURL = proxy.batchURL
-        if !systemClock { configuration.uploadClock = clock }
-        configuration.uploadRandom = SplitMix64(seed: 9)
+        if systemClock {
+            // On real time nothing may retry while the test looks: a full-jitter draw near 0 would let the retry
+            // after a timeout fire before `flush()` returns. Every draw here is the ceiling: the retry waits 1 h.
+            configuration.uploadBackoff = Backoff(base: .seconds(3600), cap: .seconds(3600))
+            configuration.uploadRandom = AlwaysTheCeiling()
+        } else {
+            configuration.uploadClock = clock
+            configuration.uploadRandom = SplitMix64(seed: 9)
+        }
         configuration.requestTimeout = requestTimeout
         configuration.flushBulkSize = flushBulkSize
         configuration.durability = .none
@@ -80,4 +87,9 @@ final class UploadRig {
 
     /// The upload counters.
     var upload: UploadCounters { tracker.counters.upload ?? UploadCounters() }
+}
+
+/// A generator whose every draw is the largest word: a full-jitter backoff then waits its whole ceiling.
+private struct AlwaysTheCeiling: RandomNumberGenerator, Sendable {
+    mutating func next() -> UInt64 { .max }
 }

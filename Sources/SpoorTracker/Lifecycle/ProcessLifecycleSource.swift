@@ -1,6 +1,5 @@
 import Foundation
 import SpoorSystem
-import Synchronization
 
 /// The lifecycle source for programs without UIKit: Linux servers, command-line tools, desktop apps.
 ///
@@ -93,36 +92,25 @@ private enum ProcessExitHooks {
 }
 
 /// Ends the session of every registered source on `SIGTERM` or `SIGINT`, then lets the signal do what it
-/// would have done (the previous handler, or the default: the process ends).
-///
-/// The handler only writes the signal number to a pipe (async-signal-safe); a thread of ours reads it and
-/// does the work outside signal context. (A dispatch signal source cannot be used on Linux: it needs the
-/// signal ignored, and the kernel discards ignored signals.)
+/// would have done (the previous handler, or the default: the process ends). The work runs on the package's
+/// signal thread, outside signal context (``SignalRoutes``).
 private enum TerminationSignals {
-    static let signals: [Int32] = [SIGTERM, SIGINT]
     private struct State {
         var sources: [ObjectIdentifier: ProcessLifecycleSource] = [:]
-        var installed = false
-        /// The dispositions the handler replaced, restored before the signal is raised again.
-        var previous: [Int32: sigaction] = [:]
+        var routed = false
     }
     private static let state = Locked(State())
 
     static func register(_ source: ProcessLifecycleSource) {
-        // Installing under the lock: a second source must not see `installed` before the handlers are in place.
+        // Routing under the lock: a second source must not see `routed` before the handlers are in place.
         state.withLock { s in
             s.sources[ObjectIdentifier(source)] = source
-            guard !s.installed else { return }
-            s.installed = true
-            var fds: [Int32] = [0, 0]
-            guard pipe(&fds) == 0 else { return }
-            terminationPipeWrite.store(fds[1], ordering: .releasing)
-            let readEnd = fds[0]
-            let reader = Thread { TerminationSignals.waitForSignals(readEnd) }
-            reader.name = "spoor.termination"
-            reader.start()
-            for number in signals {
-                s.previous[number] = SystemCall.installHandler(writeSignalToPipe, for: number, flags: SA_RESTART)
+            guard !s.routed else { return }
+            s.routed = true
+            SignalRoutes.route([SIGTERM, SIGINT]) { number in
+                let all = TerminationSignals.state.withLock { Array($0.sources.values) }
+                for source in all { source.terminate() }
+                SignalRoutes.handOn(number)
             }
         }
     }
@@ -130,29 +118,4 @@ private enum TerminationSignals {
     static func unregister(_ source: ProcessLifecycleSource) {
         _ = state.withLock { $0.sources.removeValue(forKey: ObjectIdentifier(source)) }
     }
-
-    private static func waitForSignals(_ readEnd: Int32) {
-        var byte: UInt8 = 0
-        while true {
-            let count = SystemCall.retryingInterrupts { read(readEnd, &byte, 1) }
-            guard count == 1 else { return }
-            let number = Int32(byte)
-            let (all, old) = state.withLock { s in (Array(s.sources.values), s.previous[number]) }
-            for source in all { source.terminate() }
-            // Hand the signal on: put the previous disposition back and raise it again.
-            if var old { sigaction(number, &old, nil) } else { signal(number, SIG_DFL) }
-            raise(number)
-        }
-    }
-}
-
-/// The termination pipe's write end, read by the signal handler: an atomic, because a signal handler may not
-/// take a lock (lock-free atomic loads are async-signal-safe).
-private let terminationPipeWrite = Atomic<Int32>(-1)
-
-private func writeSignalToPipe(_ signal: Int32) {
-    var byte = UInt8(truncatingIfNeeded: signal)
-    let savedErrno = errno
-    _ = write(terminationPipeWrite.load(ordering: .acquiring), &byte, 1)
-    errno = savedErrno
 }

@@ -136,6 +136,24 @@ struct EventsCommandTests {
         #expect(follower.stop(with: SIGINT) == 0)
     }
 
+    /// A stop signal sent the moment the first line is out still ends the follow cleanly (exit 0): the handlers
+    /// are in place before anything is printed, so no signal falls into a gap where it is ignored. Twenty
+    /// rounds, alternating SIGTERM and SIGINT; the earlier dispatch-source handling lost some of them.
+    @Test func aStopSignalRightAfterTheFirstLineEndsTheFollow() throws {
+        let directory = Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let log = try EventLog(directory: directory)
+        try Self.append(0..<3, to: log)
+        log.close()
+        for round in 0..<20 {
+            let follower = try FollowedProcess(["events", directory.path, "--follow", "--interval", "60000"])
+            let lines = follower.waitForLines { !$0.isEmpty }
+            #expect(Self.sequences(Array(lines.prefix(1))) == [0], "round \(round): \(lines)")
+            let signal = round.isMultiple(of: 2) ? SIGTERM : SIGINT
+            #expect(follower.stop(with: signal) == 0, "round \(round): \(follower.standardError)")
+        }
+    }
+
     /// `spoor events --follow | head -n 2` ends when head does, even while no event comes.
     @Test func followStopsWhenItsReaderGoesAway() throws {
         let directory = Self.temporaryDirectory()
