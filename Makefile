@@ -12,6 +12,7 @@ build: bootstrap
 
 test: bootstrap
 	scripts/check-dependencies
+	scripts/typecheck-apple-glue
 	$(SWIFT) test
 	$(SWIFT) test --package-path Tools
 	$(SWIFT) test --package-path Collector
