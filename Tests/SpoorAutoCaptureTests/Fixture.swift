@@ -36,7 +36,7 @@ final class Fixture {
 
     /// The page and click events recorded, after a flush and a shutdown (so nothing writes to the directory
     /// once the fixture removes it; the shutdown's own page leaves are left out).
-    func events() async -> [Event] {
+    nonisolated(nonsending) func events() async -> [Event] {
         await tracker.flush()
         let recorded = store.events.filter { ["$AppViewScreen", "$AppClick", "$AppPageLeave"].contains($0.name) }
         await tracker.shutdown()

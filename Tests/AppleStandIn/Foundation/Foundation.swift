@@ -26,12 +26,8 @@ extension Set: @retroactive _ObjectiveCBridgeable {
     public static func _unconditionallyBridgeFromObjectiveC(_ source: NSSet?) -> Set { fatalError() }
 }
 
-/// A path into a tree of indexes; UIKit's lists give sections and rows (or items).
-public struct IndexPath: Hashable, Sendable {
-    public var section: Int { fatalError() }
-    public var item: Int { fatalError() }
-    public var row: Int { fatalError() }
-}
+/// A path into a tree of indexes (UIKit's overlay gives it sections and items).
+public struct IndexPath: Hashable, Sendable {}
 
 extension IndexPath: _ObjectiveCBridgeable {
     public func _bridgeToObjectiveC() -> NSIndexPath { fatalError() }

@@ -13,13 +13,9 @@ typedef id _Nullable (*IMP)(id _Nonnull, SEL _Nonnull, ...);
 typedef unsigned long NSUInteger;
 typedef long NSInteger;
 
-#pragma clang assume_nonnull begin
-
-@class NSString;
-
+// <objc/NSObject.h> is not audited for nullability: Swift sees `responds(to: Selector!)` and
+// `perform(_: Selector!) -> Unmanaged<AnyObject>!`.
 @protocol NSObject
-- (BOOL)isEqual:(nullable id)object;
-@property (readonly) NSUInteger hash;
 - (BOOL)respondsToSelector:(SEL)aSelector;
 - (id)performSelector:(SEL)aSelector;
 @end
@@ -27,9 +23,9 @@ typedef long NSInteger;
 __attribute__((objc_root_class))
 @interface NSObject <NSObject>
 - (instancetype)init;
-+ (instancetype)new;
-+ (instancetype)alloc;
 @end
+
+#pragma clang assume_nonnull begin
 
 Class _Nullable object_getClass(id _Nullable obj);
 Class _Nullable class_getSuperclass(Class _Nullable cls);

@@ -1,7 +1,7 @@
 // The SpoorTracker declarations the auto-capture module uses, with their signatures in Sources/SpoorTracker,
 // for scripts/typecheck-apple-glue (see SpoorModel.swift for why). Bodies trap: nothing here runs.
 public import Logging
-public import SpoorModel
+@_exported public import SpoorModel  // as SpoorTracker re-exports it
 
 public struct AutoCaptureOptions: OptionSet, Sendable, Hashable {
     public let rawValue: UInt8

@@ -20,6 +20,7 @@ NS_SWIFT_UI_ACTOR
 @property (nonatomic, readonly, copy) NSArray<__kindof UIView *> *subviews;
 @property (nonatomic, getter=isHidden) BOOL hidden;
 @property (nullable, nonatomic, copy) NSString *accessibilityIdentifier;
+- (void)layoutIfNeeded;
 @end
 
 NS_SWIFT_UI_ACTOR
@@ -28,8 +29,17 @@ NS_SWIFT_UI_ACTOR
 @end
 
 NS_SWIFT_UI_ACTOR
+@interface UIMenuElement : NSObject
+@end
+
+NS_SWIFT_UI_ACTOR API_AVAILABLE_IOS(13.0)
+@interface UIAction : UIMenuElement
+@end
+
+NS_SWIFT_UI_ACTOR
 @interface UIControl : UIView
 @property (nonatomic, readonly, getter=isTracking) BOOL tracking;
+- (void)sendAction:(UIAction *)action NS_SWIFT_NAME(sendAction(_:)) API_AVAILABLE_IOS(14.0);  // named so by UIKit.apinotes
 @end
 
 // A struct in Swift (UIKit's overlay bridges it); its `title` reads the same either way.
@@ -40,7 +50,7 @@ NS_SWIFT_UI_ACTOR NS_SWIFT_NAME(UIButton.Configuration) API_AVAILABLE_IOS(15.0)
 
 NS_SWIFT_UI_ACTOR
 @interface UIButton : UIControl
-@property (nullable, nonatomic, readonly, strong) UILabel *titleLabel;
+@property (nullable, nonatomic, readonly, strong) NSString *currentTitle;
 @property (nullable, nonatomic, copy) UIButtonConfiguration *configuration API_AVAILABLE_IOS(15.0);
 @end
 
@@ -153,6 +163,11 @@ NS_SWIFT_UI_ACTOR
 NS_SWIFT_UI_ACTOR
 @interface UITabBarController : UIViewController
 @property (nullable, nonatomic, assign) __kindof UIViewController *selectedViewController;
+@end
+
+NS_SWIFT_UI_ACTOR
+@interface UIPageViewController : UIViewController
+@property (nullable, nonatomic, readonly) NSArray<__kindof UIViewController *> *viewControllers;
 @end
 
 NS_SWIFT_UI_ACTOR
