@@ -222,14 +222,16 @@ public enum CaptureRules {
     /// Whether an action sent through `sendAction` is a click. Bar and tab bar items never are (the bar's
     /// button sent the same tap first); text entry never is; value controls (switch, stepper, segmented and
     /// page control) always are, even sent from code; a slider is once the finger lifts; any other control
-    /// is when the tap's touch ended, so `sendActions(for:)` from code is not a click.
+    /// is when the tap's touch ended, so `sendActions(for:)` from code is not a click. A control's `UIAction`
+    /// (``ActionEvent/actionHandler``) comes with no event: it counts as a tap that ended.
     public static func isClick(sender: ActionSender, event: ActionEvent) -> Bool {
         guard case .view(let kind) = sender else { return false }
+        let tapped = event == .touchEnded || event == .actionHandler
         switch kind {
         case .textInput: return false
         case .toggle, .stepper, .segmented, .pageControl: return true
-        case .slider(_, let isTracking): return event == .touchEnded && !isTracking
-        case .plain, .list, .cell: return event == .touchEnded
+        case .slider(_, let isTracking): return tapped && !isTracking
+        case .plain, .list, .cell: return tapped
         }
     }
 
