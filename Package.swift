@@ -82,6 +82,8 @@ let package = Package(
         .target(
             name: "SpoorTracker",
             dependencies: ["SpoorModel", "SpoorWire", "SpoorSystem", "SpoorLog", "SpoorUpload", logging, metrics],
+            // The privacy manifest of everything an app links (docs/privacy-manifest.md).
+            resources: [.copy("PrivacyInfo.xcprivacy")],
             swiftSettings: strictSwift
         ),
 

@@ -162,11 +162,11 @@ struct GestureTests {
         let recognizer = Recognizer(), target = Target()
         let view = avatar()
         f.capture.gestureTargetAdded(to: recognizer, typeNames: tap, target: target, action: "open:")
-        var phase = GesturePhase.other
-        let reader = GestureReader<Recognizer>(phase: { _ in phase }, view: { _ in view.node() })
-        AutoCapture.gestureHook(recognizer: recognizer, isMainThread: true, capture: f.capture, reader: reader)
-        phase = .ended
-        AutoCapture.gestureHook(recognizer: recognizer, isMainThread: true, capture: f.capture, reader: reader)
+        let node = view.node()
+        for phase in [GesturePhase.other, .ended] {
+            let reader = GestureReader<Recognizer>(phase: { _ in phase }, view: { _ in node })
+            AutoCapture.gestureHook(recognizer: recognizer, isMainThread: true, capture: f.capture, reader: reader)
+        }
         #expect(await f.events().map { $0.string("$element_id") } == ["avatar"])
         withExtendedLifetime(target) {}
     }

@@ -111,7 +111,7 @@ struct HookBodyTests {
         let hosting = window.add(LiveView("_TtGC7SwiftUI14_UIHostingViewV5MyApp8RootView_"))
         let platform = hosting.add(LiveView("_TtC7SwiftUIP33_A34643117F00277B93DEBAB70EC0697116_UIShapeHitTestingView"))
         let toggle = platform.add(LiveView("UISwitch", kind: .toggle(isOn: true)))
-        AutoCapture.sendActionHook(sender: toggle, event: FakeEvent(ended: true), isMainThread: true, capture: f.capture, reader: Self.actions) { true }
+        _ = AutoCapture.sendActionHook(sender: toggle, event: FakeEvent(ended: true), isMainThread: true, capture: f.capture, reader: Self.actions) { true }
         AutoCapture.actionHandlerHook(control: toggle as AnyObject, isMainThread: true, capture: f.capture, reader: Self.actions) {}
         let page = CaptureRules.swiftUIPage(screenName: "Settings", title: nil, url: nil, properties: [:])
         f.capture.clicked(CaptureRules.swiftUIControl(.toggle(wasOn: false), title: "Wi-Fi", id: nil, properties: [:], page: page))
