@@ -13,6 +13,7 @@ build: bootstrap
 test: bootstrap
 	scripts/check-dependencies
 	scripts/typecheck-apple-glue
+	scripts/lint-workflows
 	$(SWIFT) test
 	$(SWIFT) test --package-path Tools
 	$(SWIFT) test --package-path Collector
