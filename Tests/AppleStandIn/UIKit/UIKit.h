@@ -82,22 +82,7 @@ NS_SWIFT_UI_ACTOR
 @end
 
 NS_SWIFT_UI_ACTOR
-@interface UITextField : UIControl
-@end
-
-@protocol UIScrollViewDelegate;
-
-NS_SWIFT_UI_ACTOR
 @interface UIScrollView : UIView
-@property (nullable, nonatomic, weak) id<UIScrollViewDelegate> delegate;
-@end
-
-NS_SWIFT_UI_ACTOR
-@interface UITextView : UIScrollView
-@end
-
-NS_SWIFT_UI_ACTOR
-@interface UISearchBar : UIView
 @end
 
 NS_SWIFT_UI_ACTOR
