@@ -82,7 +82,7 @@ import Testing
                 }
             }
         }
-        #expect(inputs > 1800)
+        #expect(inputs > 3000)
     }
 
     @Test func mutatedEventsAndBatchesDecodeAlike() throws {
