@@ -17,6 +17,7 @@ test: bootstrap
 	$(SWIFT) test
 	$(SWIFT) test --package-path Tools
 	$(SWIFT) test --package-path Collector
+	scripts/apple-configuration
 
 demo: bootstrap
 	@scripts/demo

@@ -14,6 +14,7 @@ let fuzzTargets = [
     "FuzzEventDecoder",
     "FuzzFrameDecoder",
     "FuzzLogRecovery",
+    "FuzzWirePaths",
 ]
 
 let strictSwift: [SwiftSetting] = [
