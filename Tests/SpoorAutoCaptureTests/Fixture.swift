@@ -39,7 +39,7 @@ final class Fixture {
     func events() async -> [Event] {
         await tracker.flush()
         let recorded = store.events.filter { ["$AppViewScreen", "$AppClick", "$AppPageLeave"].contains($0.name) }
-        await tracker.shutdown()
+        await tracker.shutdown(timeout: testBound)
         return recorded
     }
 

@@ -88,7 +88,7 @@ private final class OrderCheckingStore: EventStore {
             for await accepted in group { total += accepted }
             #expect(total == tasks * Int(perTask))
         }
-        #expect(await tracker.shutdown(timeout: .seconds(60)))
+        #expect(await tracker.shutdown(timeout: testBound))
         let seen = store.result
         let counters = tracker.counters
         #expect(seen.count == tasks * Int(perTask))
