@@ -149,11 +149,9 @@ struct LifecycleHarness {
     /// that each action takes full effect before the next (as in `spoor simulate`), and a process "killed"
     /// between two actions has handed everything over — whatever the load on the machine. A writer that
     /// does not get there within the bound fails the test (never the whole test process).
-    private func settle(sourceLocation: SourceLocation = #_sourceLocation) async {
+    private func settle() async {
         guard let tracker else { return }
-        if !(await tracker.stored()) {
-            Issue.record("the tracker's writer did not store the events within \(testBound)", sourceLocation: sourceLocation)
-        }
+        if !(await tracker.stored()) { Issue.record("the tracker's writer did not store the events within \(testBound)") }
     }
 
     func advance(_ milliseconds: Int64) { clock.advance(by: .milliseconds(milliseconds)) }
