@@ -45,7 +45,7 @@ public final class Uploader: Sendable {
         var waiting: CheckedContinuation<Void, Never>?
         /// Flushes asked for and served.
         var flushes = FlushGenerations<PendingReason?>()
-        /// Waiters for a pass of the loop (``nextPass(timeout:)``), in the same generations as flushes.
+        /// Waiters for a pass of the loop (``nextPass(timeout:)``), numbered as flushes are.
         var passes = FlushGenerations<Bool>()
         /// Consecutive failed attempts.
         var failures = 0

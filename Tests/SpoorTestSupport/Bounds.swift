@@ -36,3 +36,23 @@ public func onThreadOfItsOwn<T: Sendable>(_ body: @escaping @Sendable () -> T) a
         }
     }
 }
+
+/// Runs `body(0)`, …, `body(count - 1)` at once, each on a thread of its own, and returns their results in that
+/// order once all are done: concurrent callers that may block (`track()` waits when the buffer is full), without
+/// holding the cooperative pool's threads.
+public func onThreadsOfTheirOwn<T: Sendable>(_ count: Int, _ body: @escaping @Sendable (Int) -> T) async -> [T] {
+    let results = Locked<[Int: T]>([:])
+    let allDone = Promise<Void>()
+    for index in 0..<count {
+        Thread.detachNewThread {
+            let result = body(index)
+            let done = results.withLock { results -> Bool in
+                results[index] = result
+                return results.count == count
+            }
+            if done { allDone.fulfil(()) }
+        }
+    }
+    if count > 0 { await allDone.value }
+    return results.withLock { results in (0..<count).map { results[$0]! } }
+}

@@ -186,12 +186,9 @@ import SpoorTestSupport
             $0.maxQueuedEvents = 1_000_000
             $0.maxLogBytes = 1 << 30
         }
-        await withTaskGroup(of: Void.self) { group in
-            for task in 0..<tasks {
-                group.addTask {
-                    for i in 0..<perTask { tracker.track("Load", properties: ["task": .int(Int64(task)), "i": .int(i)]) }
-                }
-            }
+        // Threads of their own: `track` waits while the buffer is full, which must not hold the cooperative pool.
+        _ = await onThreadsOfTheirOwn(tasks) { task in
+            for i in 0..<perTask { tracker.track("Load", properties: ["task": .int(Int64(task)), "i": .int(i)]) }
         }
         #expect(await tracker.shutdown(timeout: testBound))
         let (events, _) = try harness.readBack(maxRecords: 1_000_000, maxBytes: 1 << 30)
