@@ -10,12 +10,15 @@ bootstrap:
 build: bootstrap
 	$(SWIFT) build
 
+# The fuzz harnesses are built (not run) with their plain driver, so an API change that breaks one fails here;
+# the tests replay their corpora. scripts/fuzz builds them with libFuzzer.
 test: bootstrap
 	scripts/check-dependencies
 	scripts/typecheck-apple-glue
 	scripts/lint-workflows
 	$(SWIFT) test
 	$(SWIFT) test --package-path Tools
+	$(SWIFT) build --package-path Fuzz
 	$(SWIFT) test --package-path Collector
 	scripts/apple-configuration
 

@@ -142,11 +142,11 @@ let package = Package(
             swiftSettings: strictSwift
         ),
 
-        // What the test targets share: temporary directories, log capture.
+        // What the test targets share: temporary directories, log capture, child processes, the bound of a wait.
         .target(
             name: "SpoorTestSupport",
             dependencies: [
-                "SpoorModel", "SpoorLog", "SpoorUpload",
+                "SpoorModel", "SpoorSystem", "SpoorLog", "SpoorUpload", "SpoorTesting",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "InMemoryLogging", package: "swift-log"),
             ],
@@ -156,7 +156,7 @@ let package = Package(
 
         .testTarget(
             name: "SpoorWireTests",
-            dependencies: ["SpoorModel", "SpoorWire", "SpoorWorkload"],
+            dependencies: ["SpoorModel", "SpoorWire", "SpoorWorkload", "SpoorTestSupport"],
             swiftSettings: strictSwift + [systemLibrariesDefine]
         ),
         .testTarget(

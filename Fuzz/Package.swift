@@ -1,8 +1,10 @@
 // swift-tools-version: 6.1
 // libFuzzer targets for Spoor's decoders.
 //
-// This package is separate from the root one because its executables link only with the
-// fuzzer flags that `scripts/fuzz` passes; build and run a target with `scripts/fuzz NAME SECONDS`.
+// This package is separate from the root one because `scripts/fuzz` builds it with the fuzzer flags and
+// FuzzCollectorIngest needs the collector's package; fuzz a target with `scripts/fuzz NAME SECONDS`.
+// Without the flags (`swift build --package-path Fuzz`, which `make test` runs) each target links a plain
+// driver that runs its callback on the files named on its command line (Sources/CFuzzDriver).
 //
 // To add a target NAME: write Sources/NAME/main.swift (a `fuzzOne` function handed to
 // `LLVMFuzzerRunDriver`, as in FuzzEventDecoder), create Corpus/NAME/ and FailCases/NAME/,

@@ -44,7 +44,10 @@ let package = Package(
         ),
         .testTarget(
             name: "SpoorCLITests",
-            dependencies: [.product(name: "Spoor", package: "Spoor"), .product(name: "SpoorTooling", package: "Spoor")],
+            dependencies: [
+                .product(name: "Spoor", package: "Spoor"), .product(name: "SpoorTooling", package: "Spoor"),
+                .product(name: "SpoorTesting", package: "Spoor"),  // ConditionWatchers
+            ],
             swiftSettings: strictSwift
         ),
     ]

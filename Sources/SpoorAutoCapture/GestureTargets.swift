@@ -38,6 +38,9 @@ struct GestureTargets {
         }
     }
 
+    /// How many recognizers the table holds entries for: live ones, and freed ones not yet dropped.
+    var count: Int { entries.count }
+
     /// Whether `recognizer` has an app target still alive.
     func hasAppTarget(_ recognizer: AnyObject) -> Bool {
         guard let entry = entries[ObjectIdentifier(recognizer)], entry.recognizer === recognizer else { return false }

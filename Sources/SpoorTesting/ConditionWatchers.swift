@@ -1,8 +1,27 @@
 import SpoorSystem
 
-/// Tasks waiting for a condition over a double's state, each answered once: true when the condition holds
-/// (looked at when the wait starts and at every ``check()``), false at its real-time deadline.
-final class ConditionWatchers: Sendable {
+/// Tasks waiting for a condition over state that other threads or tasks change, each answered once: true when
+/// the condition holds (looked at when the wait starts and at every ``check()``), false at its real-time
+/// deadline.
+///
+/// The owner of the state calls ``check()`` after each change; a waiting test pays nothing while it waits and
+/// never sleeps between looks. The deadline is a bound of minutes, so that a failing test ends instead of
+/// hanging and a loaded machine that holds threads back for a while still passes.
+///
+/// ```swift
+/// final class Inbox: @unchecked Sendable {   // a test's own double; `messages` is under `lock`
+///     private let lock = NSLock()
+///     private var messages: [String] = []
+///     let watchers = ConditionWatchers()
+///     func receive(_ message: String) {
+///         lock.withLock { messages.append(message) }
+///         watchers.check()
+///     }
+///     var count: Int { lock.withLock { messages.count } }
+/// }
+/// let arrived = await inbox.watchers.wait(timeout: .seconds(300)) { inbox.count >= 3 }
+/// ```
+public final class ConditionWatchers: Sendable {
     private struct Watcher {
         let condition: @Sendable () -> Bool
         let answer: Promise<Bool>
@@ -10,9 +29,12 @@ final class ConditionWatchers: Sendable {
 
     private let watchers = Locked<[Watcher]>([])
 
+    /// Creates a set with no waiters.
+    public init() {}
+
     /// Waits until `condition` holds; false if it did not within `timeout` of real time (a failing test ends
     /// instead of hanging).
-    func wait(timeout: Duration, until condition: @escaping @Sendable () -> Bool) async -> Bool {
+    public func wait(timeout: Duration, until condition: @escaping @Sendable () -> Bool) async -> Bool {
         let answer = Promise<Bool>()
         watchers.withLock { $0.append(Watcher(condition: condition, answer: answer)) }
         check()
@@ -21,9 +43,9 @@ final class ConditionWatchers: Sendable {
         return held
     }
 
-    /// Looks at every condition again; the double calls it after the state they read changed. Conditions run
-    /// outside the lock: they read the double's own locked state.
-    func check() {
+    /// Looks at every condition again; the owner of the state calls it after each change. Conditions run
+    /// outside the lock: they read the owner's own locked state.
+    public func check() {
         let all = watchers.withLock { $0 }
         for watcher in all where watcher.condition() { watcher.answer.fulfil(true) }
     }

@@ -213,6 +213,8 @@ package final class EventPipeline: @unchecked Sendable {
     /// Events the hook rejected, by rule, and dropped.
     let hookRejections = Locked<[ValidationRule: Int]>([:])
     let hookDropped = Locked(0)
+    /// Fulfilled the first time a caller waits at the buffer bound: what a test awaits to know the bound holds.
+    let firstBlockedProducer = Promise<Void>()
     /// ``Configuration/logEvents``: each stored event goes to the logger as a JSON line, at debug level.
     private let logEvents: Bool
     let metrics: TrackerMetrics?
@@ -270,6 +272,7 @@ package final class EventPipeline: @unchecked Sendable {
             case .stopped:
                 return false
             case .full:
+                firstBlockedProducer.fulfil(())
                 space.wait()
             }
         }

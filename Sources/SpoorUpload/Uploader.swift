@@ -45,6 +45,8 @@ public final class Uploader: Sendable {
         var waiting: CheckedContinuation<Void, Never>?
         /// Flushes asked for and served.
         var flushes = FlushGenerations<PendingReason?>()
+        /// Waiters for a pass of the loop (``nextPass(timeout:)``), numbered as flushes are.
+        var passes = FlushGenerations<Bool>()
         /// Consecutive failed attempts.
         var failures = 0
         /// Backoff: no automatic attempt before this (monotonic).
@@ -173,6 +175,25 @@ public final class Uploader: Sendable {
         return result(since: before, reason: reason)
     }
 
+    /// Wakes the loop as ``trigger()`` does (so no backoff or pause is cut short) and returns true once a pass of
+    /// the loop that began after the call has finished, or the uploader has stopped; false if that took longer
+    /// than `timeout` of real time.
+    ///
+    /// Whatever the loop does in reaction to what happened before the call (a trigger, a clock step, an answer)
+    /// has happened by then, and every sleep it asked of its clock in between has been asked: a test awaits
+    /// this before checking that something did *not* happen.
+    package func nextPass(timeout: Duration) async -> Bool {
+        let passed = Promise<Bool>()
+        let accepted = state.withLock { s -> Bool in
+            guard !s.stopping, s.started else { return false }
+            s.passes.request(passed)
+            return true
+        }
+        guard accepted else { return true }
+        trigger()
+        return await passed.value(orAfter: timeout, false)
+    }
+
     /// Stops the upload task: an in-flight request is abandoned (the batch stays in the outbox and goes again
     /// at the next launch, with the same id), and waiting flushes return ``PendingReason/stopped``. Returns
     /// once the task has finished, which does not wait for the network.
@@ -232,24 +253,26 @@ public final class Uploader: Sendable {
             }
             guard let deadline else { break }
             await waitForWake(until: deadline)
-            let (generation, forced, stopping) = state.withLock { s in
-                (s.flushes.requested, s.flushes.isPending, s.stopping)
+            let (generation, passGeneration, forced, stopping) = state.withLock { s in
+                (s.flushes.requested, s.passes.requested, s.flushes.isPending, s.stopping)
             }
             if stopping { break }
             let reason = await drain(forced: forced)
-            let ready = state.withLock { s in
+            let (ready, passed) = state.withLock { s in
                 s.lastReason = reason
-                return s.flushes.complete(through: generation)
+                return (s.flushes.complete(through: generation), s.passes.complete(through: passGeneration))
             }
             for waiter in ready { waiter.fulfil(reason) }
+            for waiter in passed { waiter.fulfil(true) }
             if reason == .stopped { break }
         }
-        let waiters = state.withLock { s in
+        let (waiters, passWaiters) = state.withLock { s in
             s.counters.state = .stopped
             s.counters.nextAttemptAt = nil
-            return s.flushes.drain()
+            return (s.flushes.drain(), s.passes.drain())
         }
         for waiter in waiters { waiter.fulfil(.stopped) }
+        for waiter in passWaiters { waiter.fulfil(true) }
         saveCounters()
     }
 

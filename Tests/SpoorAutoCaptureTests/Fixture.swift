@@ -39,7 +39,7 @@ final class Fixture {
     nonisolated(nonsending) func events(also: Set<String> = []) async -> [Event] {
         await tracker.flush()
         let recorded = store.events.filter { also.union(["$AppViewScreen", "$AppClick", "$AppPageLeave"]).contains($0.name) }
-        await tracker.shutdown()
+        await tracker.shutdown(timeout: testBound)
         return recorded
     }
 

@@ -92,6 +92,29 @@ struct GestureTests {
         withExtendedLifetime(target) {}
     }
 
+    /// A recognizer of another size than ``Recognizer``, so that it is not given the address of a freed one.
+    final class LargerRecognizer {
+        var padding: (Int, Int, Int, Int, Int, Int, Int, Int) = (0, 0, 0, 0, 0, 0, 0, 0)
+    }
+
+    @Test func theTableDropsTheEntriesOfFreedRecognizers() {
+        var table = GestureTargets()
+        let target = Target(), live = Recognizer()
+        table.add(target: target, action: "open:", to: live)
+        var passing = (0..<100).map { _ in Recognizer() }
+        for recognizer in passing { table.add(target: target, action: "open:", to: recognizer) }
+        #expect(table.count == 101)
+        passing = []
+        // The table grows with new recognizers; once it has grown enough to prune, the hundred freed entries go
+        // and only live ones are left.
+        let later = (0..<200).map { _ in LargerRecognizer() }
+        for recognizer in later { table.add(target: target, action: "open:", to: recognizer) }
+        #expect(table.count == 1 + later.count, "entries of freed recognizers were kept")
+        #expect(table.hasAppTarget(live))
+        #expect(later.allSatisfy { table.hasAppTarget($0) })
+        withExtendedLifetime((target, passing)) {}
+    }
+
     @Test func manyRecognizersComeAndGo() async throws {
         // Entries of freed recognizers are dropped as the table grows; live ones keep working.
         let f = try Fixture()

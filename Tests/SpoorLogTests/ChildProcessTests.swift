@@ -12,48 +12,15 @@ import Glibc
 import Darwin
 #endif
 
-/// A running `SpoorCrashChild` and the lines it prints.
-final class Child {
-    let process = Process()
-    private let output = Pipe()
-    private var pending: [UInt8] = []
-
-    init(_ arguments: [String]) throws {
-        process.executableURL = builtExecutable("SpoorCrashChild")
-        process.arguments = arguments
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-    }
-
-    /// The next line, or nil at end of output.
-    func readLine() -> String? {
-        while true {
-            if let newline = pending.firstIndex(of: 0x0A) {
-                let line = String(decoding: pending[..<newline], as: UTF8.self)
-                pending.removeSubrange(...newline)
-                return line
-            }
-            let data = output.fileHandleForReading.availableData
-            if data.isEmpty { return nil }
-            pending.append(contentsOf: data)
-        }
-    }
-
-    func kill() {
-        _ = Glibc.kill(process.processIdentifier, SIGKILL)
-    }
-
-    func wait() -> Int32 {
-        process.waitUntilExit()
-        return process.terminationStatus
-    }
+/// A running `SpoorCrashChild`: its lines and its end are awaited, never waited for on a cooperative thread.
+func crashChild(_ arguments: [String]) throws -> ChildProcess {
+    try ChildProcess(builtExecutable("SpoorCrashChild"), arguments)
 }
 
 @Suite struct ChildProcessTests {
     /// Kills a writer with SIGKILL at random moments and checks, after each, that every
     /// synced event is present exactly once, released ones never come back, and nothing is corrupt.
-    @Test func syncedEventsSurviveSIGKILLExactlyOnce() throws {
+    @Test func syncedEventsSurviveSIGKILLExactlyOnce() async throws {
         let rounds = Int(ProcessInfo.processInfo.environment["SPOOR_CRASH_ROUNDS"] ?? "") ?? 20
         let baseSeed = UInt64(ProcessInfo.processInfo.environment["SPOOR_CRASH_SEED"] ?? "") ?? 0x5EED
         var random = SplitMix64(seed: baseSeed)
@@ -75,11 +42,11 @@ final class Child {
                 releasing = []
             }
             let seed = random.next()
-            let child = try Child(["crash", directory.path, "\(next)", "\(seed)"])
+            let child = try crashChild(["crash", directory.path, "\(next)", "\(seed)"])
             let killAfter = Int.random(in: 0...30, using: &random)
             var lines = 0
             var killed = false
-            while let line = child.readLine() {
+            while let line = await child.nextLine() {
                 let parts = line.split(separator: " ")
                 switch parts.first {
                 case "synced": synced = UInt64(parts[1])!
@@ -98,7 +65,9 @@ final class Child {
                 }
             }
             if !killed { child.kill() }
-            #expect(child.wait() != 0)
+            // It works until it is killed: any other end is a failure of the child.
+            let termination = await child.termination(), errors = await child.standardError()
+            #expect(termination == .signalled(SIGKILL), "round \(round) seed \(seed): \(errors)")
 
             let log = try open(directory)
             defer { log.close() }
@@ -155,12 +124,12 @@ final class Child {
     }
 
     /// Under a file-size limit (EFBIG), appends keep working in memory and reach the disk once it has room.
-    @Test func diskFullKeepsEventsInMemoryUntilThereIsRoom() throws {
+    @Test func diskFullKeepsEventsInMemoryUntilThereIsRoom() async throws {
         let directory = TemporaryDirectory()
-        let child = try Child(["disk-full", directory.path + "/log", "1000"])
-        var lines: [String] = []
-        while let line = child.readLine() { lines.append(line) }
-        #expect(child.wait() == 0)
+        let child = try crashChild(["disk-full", directory.path + "/log", "1000"])
+        let lines = await child.lines()
+        let termination = await child.termination(), errors = await child.standardError()
+        #expect(termination == .exited(0), "\(errors)")
         #expect(lines.count == 3)
         #expect(lines.first?.hasPrefix("full writeErrors=") == true && lines.first?.hasSuffix("records=1000") == true)
         #expect(lines.first?.contains("writeErrors=0") == false)
@@ -173,13 +142,13 @@ final class Child {
     }
 
     /// A large offline backlog stays on disk: the process's peak memory does not grow with it.
-    @Test func largeBacklogKeepsMemoryBounded() throws {
+    @Test func largeBacklogKeepsMemoryBounded() async throws {
         let count = Int(ProcessInfo.processInfo.environment["SPOOR_BACKLOG_EVENTS"] ?? "") ?? 50_000
         let directory = TemporaryDirectory()
-        let child = try Child(["backlog", directory.path + "/log", "\(count)"])
-        var lines: [String] = []
-        while let line = child.readLine() { lines.append(line) }
-        #expect(child.wait() == 0)
+        let child = try crashChild(["backlog", directory.path + "/log", "\(count)"])
+        let lines = await child.lines()
+        let termination = await child.termination(), errors = await child.standardError()
+        #expect(termination == .exited(0), "\(errors)")
         try #require(lines.count == 2, "\(lines)")
         func value(_ key: String, _ line: String) -> Int? {
             line.split(separator: " ").first { $0.hasPrefix(key + "=") }.flatMap { Int($0.dropFirst(key.count + 1)) }

@@ -7,8 +7,8 @@ import SpoorTestSupport
 
 /// The committed test vectors in docs/vectors (see docs/frame-format.md).
 ///
-/// `SPOOR_WRITE_VECTORS=1 swift test --filter FrameVectorTests` rewrites them;
-/// otherwise the tests check the committed files against the format.
+/// `SPOOR_WRITE_VECTORS=1 swift test --filter FrameVectorTests` rewrites them; either way the tests check the
+/// committed files against the writer and the format.
 @Suite struct FrameVectorTests {
     static let directory = repositoryRoot.appendingPathComponent("docs/vectors")
     static let batchID = BatchID(hex: "00112233-4455-6677-8899-aabbccddeeff")!
@@ -49,19 +49,18 @@ import SpoorTestSupport
         var sealed_at: Int64
     }
 
-    @Test func writeVectorsWhenAsked() throws {
-        guard ProcessInfo.processInfo.environment["SPOOR_WRITE_VECTORS"] == "1" else { return }
-        try FileManager.default.createDirectory(at: Self.directory, withIntermediateDirectories: true)
+    /// The frames and the index the writer makes today: file name → bytes, and `vectors.json`'s entries.
+    static func vectors() throws -> (files: [(url: URL, bytes: [UInt8])], expected: [Expected]) {
         let payload = try Self.payload()
+        var files: [(url: URL, bytes: [UInt8])] = []
         var expected: [Expected] = []
         for codec in Codec.allCases {
             // Plain events, as every frame was written before shared contexts; the shared-context vectors follow.
             let frame = try BatchFrame.encode(
                 payload: payload, recordCount: 3, batchID: Self.batchID, sealedAt: Self.sealedAt, codec: codec, sharedContext: false)
-            try Data(frame).write(to: Self.file(codec))
             let shared = try BatchFrame.encode(
                 payload: payload, recordCount: 3, batchID: Self.batchID, sealedAt: Self.sealedAt, codec: codec, sharedContext: true)
-            try Data(shared).write(to: Self.sharedFile(codec))
+            files += [(Self.file(codec), frame), (Self.sharedFile(codec), shared)]
             let header = try FrameDecoder().decodeHeader(frame)
             expected.append(Expected(
                 file: "\(codec).spb", codec: "\(codec)", record_count: 3, uncompressed_length: Int(header.uncompressedLength),
@@ -69,9 +68,42 @@ import SpoorTestSupport
                 batch_id: Self.batchID.description, sealed_at: Self.sealedAt
             ))
         }
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-        try (encoder.encode(expected) + Data("\n".utf8)).write(to: Self.directory.appendingPathComponent("vectors.json"))
+        return (files, expected)
+    }
+
+    /// The committed vectors are what the writer makes of the same events today. `SPOOR_WRITE_VECTORS=1` writes
+    /// them first (after a format change); the checks run either way.
+    ///
+    /// Uncompressed frames must match byte for byte. A compressed frame's bytes depend on the zstd or zlib
+    /// release, so for those the header (all but the stored length) and the payload inside must match, and the
+    /// index's stored length must be the committed file's.
+    @Test func theCommittedVectorsAreWhatTheWriterWrites() throws {
+        let (files, expected) = try Self.vectors()
+        if ProcessInfo.processInfo.environment["SPOOR_WRITE_VECTORS"] == "1" {
+            try FileManager.default.createDirectory(at: Self.directory, withIntermediateDirectories: true)
+            for (url, bytes) in files { try Data(bytes).write(to: url) }
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+            try (encoder.encode(expected) + Data("\n".utf8)).write(to: Self.directory.appendingPathComponent("vectors.json"))
+        }
+        for (url, made) in files {
+            let committed = [UInt8](try Data(contentsOf: url))
+            let madeFrame = try FrameDecoder().decode(made), committedFrame = try FrameDecoder().decode(committed)
+            if madeFrame.header.codec == .none {
+                #expect(committed == made, "\(url.lastPathComponent)")
+            }
+            var header = committedFrame.header
+            header.storedLength = madeFrame.header.storedLength
+            #expect(header == madeFrame.header, "\(url.lastPathComponent)")
+            #expect(committedFrame.payload == madeFrame.payload, "\(url.lastPathComponent)")
+        }
+        var index = try JSONDecoder().decode([Expected].self, from: Data(contentsOf: Self.directory.appendingPathComponent("vectors.json")))
+        for position in index.indices {
+            let size = try Data(contentsOf: Self.directory.appendingPathComponent(index[position].file)).count
+            #expect(index[position].stored_length == size - BatchFrame.headerLength, "\(index[position].file)")
+            if index[position].codec != "none" { index[position].stored_length = expected[position].stored_length }
+        }
+        #expect(index == expected)
     }
 
     @Test func everyVectorDecodesToTheDocumentedValues() throws {
@@ -103,13 +135,13 @@ import SpoorTestSupport
 
     /// Frames with a shared context: the same three events, and the same header except the payload.
     @Test(arguments: Codec.allCases)
-    func sharedContextVectorsDecodeToTheSameEvents(codec: Codec) throws {
+    func sharedContextVectorsDecodeToTheSameEvents(codec: Codec) async throws {
         let frame = try FrameDecoder().decode([UInt8](try Data(contentsOf: Self.sharedFile(codec))))
         #expect(frame.header.recordCount == 3)
         #expect(frame.header.batchID == Self.batchID)
         #expect(frame.payload.first == 0x12)  // a `Batch.contexts` entry leads
         #expect(try EventDecoder().decodeBatch(frame.payload) == Self.events)
-        let text = try Shell.run(
+        let text = try await Shell.run(
             "tail -c +\(BatchFrame.headerLength + 1) \(Self.sharedFile(codec).path.quoted) | \(["none": "cat", "gzip": "gzip -dc", "zstd": "zstd -dcq"]["\(codec)"]!) | "
                 + "protoc --decode=spoor.v1.Batch --proto_path=\(repositoryRoot.path.quoted)/proto spoor/v1/event.proto")
         #expect(text.contains("contexts {"))
@@ -119,9 +151,9 @@ import SpoorTestSupport
 
     /// The frame's promise: a stock `zstd`/`gzip` and `protoc --decode` recover every event, no Spoor code involved.
     @Test(arguments: Codec.allCases)
-    func stockToolsRecoverEveryEventOfAVector(codec: Codec) throws {
+    func stockToolsRecoverEveryEventOfAVector(codec: Codec) async throws {
         let decompress = ["none": "cat", "gzip": "gzip -dc", "zstd": "zstd -dcq"]["\(codec)"]!
-        let text = try Shell.run(
+        let text = try await Shell.run(
             "tail -c +\(BatchFrame.headerLength + 1) \(Self.file(codec).path.quoted) | \(decompress) | "
                 + "protoc --decode=spoor.v1.Batch --proto_path=\(repositoryRoot.path.quoted)/proto spoor/v1/event.proto"
         )
@@ -138,7 +170,7 @@ import SpoorTestSupport
     }
 
     @Test(arguments: [Codec.gzip, .zstd])
-    func stockToolsRecoverEveryEventOfASealedBatch(codec: Codec) throws {
+    func stockToolsRecoverEveryEventOfASealedBatch(codec: Codec) async throws {
         let directory = TemporaryDirectory()
         let log = try open(directory)
         log.append(Fixtures.buffer(500..<600))
@@ -146,7 +178,7 @@ import SpoorTestSupport
         let path = directory.path + "/frame.spb"
         writeBytes(try log.frame(of: batch.id), to: path)
         let decompress = codec == .gzip ? "gzip -dc" : "zstd -dcq"
-        let text = try Shell.run(
+        let text = try await Shell.run(
             "tail -c +53 \(path.quoted) | \(decompress) | "
                 + "protoc --decode=spoor.v1.Batch --proto_path=\(repositoryRoot.path.quoted)/proto spoor/v1/event.proto"
         )
@@ -186,21 +218,12 @@ enum Shell {
 
     /// Runs `command` with bash (pipefail on) and returns its standard output; throws if it fails.
     @discardableResult
-    static func run(_ command: String) throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/bash")
-        process.arguments = ["-c", "set -o pipefail; " + command]
-        let output = Pipe(), errors = Pipe()
-        process.standardOutput = output
-        process.standardError = errors
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        let errorText = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            throw Failure(description: "`\(command)` exited with \(process.terminationStatus): \(errorText)")
+    static func run(_ command: String) async throws -> String {
+        let result = try await ChildProcess.run(URL(fileURLWithPath: "/bin/bash"), ["-c", "set -o pipefail; " + command])
+        guard result.termination == .exited(0) else {
+            throw Failure(description: "`\(command)` ended with \(result.termination.map { "\($0)" } ?? "no end"): \(result.errors)")
         }
-        return String(decoding: data, as: UTF8.self)
+        return String(decoding: result.output, as: UTF8.self)
     }
 }
 

@@ -148,7 +148,7 @@ import SpoorWorkload
 
     /// The documented rule with Google's tools only: the context's bytes followed by the event's bytes parse
     /// (`protoc --decode`) as the merged event; adding the offsets gives the time and sequence recorded.
-    @Test func stockProtocFollowingTheRuleSeesWholeEvents() throws {
+    @Test func stockProtocFollowingTheRuleSeesWholeEvents() async throws {
         var workload = Workload(.iPhoneApp, seed: 5)
         let events = workload.events(12)
         let shared = SharedContext.factor(try Self.plainPayload(events))
@@ -182,7 +182,7 @@ import SpoorWorkload
             }
             try #require(context >= 1)
             try Data(contexts[Int(context) - 1] + entry).write(to: file)
-            let text = try Shell.run(
+            let text = try await Shell.run(
                 "protoc --decode=spoor.v1.Event --proto_path=\(repositoryRoot.path.quoted)/proto spoor/v1/event.proto < \(file.path.quoted)")
             func value(_ field: String) -> Int64 {
                 text.split(separator: "\n").first { $0.hasPrefix("\(field): ") }.flatMap { Int64($0.dropFirst(field.count + 2)) } ?? 0

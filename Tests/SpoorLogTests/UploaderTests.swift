@@ -52,6 +52,12 @@ final class UploadHarness {
     func pendingEvents() -> Int {
         log.recordCount + log.pendingBatches().reduce(0) { $0 + $1.recordCount }
     }
+
+    /// Returns once a pass of the upload loop begun after the call is over (it wakes the loop as a trigger does,
+    /// which cuts no backoff or pause short): what the loop does in reaction to what came before has happened.
+    func nextPass() async -> Bool {
+        await uploader.nextPass(timeout: testBound)
+    }
 }
 
 @Suite struct BackoffTests {
@@ -145,15 +151,17 @@ final class UploadHarness {
         // Started (the default): the uploader looks again after the interval.
         #expect(await h.clock.sleeper(exactly: .seconds(15)))
         h.uploader.setIntervalActive(false)
+        let mark = h.clock.sleepCount
         h.log.append(Fixtures.buffer(0..<5))
         // A trigger (the end's upload) sends what waits; afterwards nothing wakes the uploader but a trigger.
         h.uploader.trigger()
         #expect(await h.client.requests(atLeast: 1))
-        // Had it kept the interval, it would sleep on it now (the clock stands still) and this would fail.
-        #expect(await h.clock.noSleepers())
-        h.log.append(Fixtures.buffer(5..<8))
-        h.clock.advance(by: .seconds(3600))
+        // Once a later pass is over, every sleep the loop asked for since the trigger is known, and none is the
+        // interval (had it kept the interval, it would have slept on it between the two passes).
+        #expect(await h.nextPass())
+        #expect(!h.clock.requested.dropFirst(mark).contains(.seconds(15)))
         #expect(h.client.requests.count == 1)
+        h.log.append(Fixtures.buffer(5..<8))
         // Started again: an upload at once, then the interval again.
         h.uploader.setIntervalActive(true)
         #expect(await h.client.requests(atLeast: 2))
@@ -181,14 +189,17 @@ final class UploadHarness {
             #expect(await h.clock.sleeper(exactly: .seconds(ceiling)))
             #expect(h.uploader.counters.state == .backingOff)
             #expect(h.uploader.counters.nextAttemptAt == h.clock.wallMilliseconds() + Int64(ceiling) * 1000)
-            // A trigger does not cut the backoff short: no request before the time is up.
+            // A trigger does not cut the backoff short: no request before the time is up, once the loop has
+            // looked again.
             h.uploader.trigger()
-            #expect(await h.clock.sleeper(exactly: .seconds(ceiling)))
+            #expect(await h.nextPass())
             #expect(h.client.requests.count == attempt + 1)
+            #expect(await h.clock.sleeper(exactly: .seconds(ceiling)))
             h.clock.advance(by: .seconds(ceiling))
         }
         #expect(await h.client.requests(atLeast: 5))
-        #expect(await eventually { h.uploader.counters.deliveredBatches == 1 })
+        #expect(await h.nextPass())
+        #expect(h.uploader.counters.deliveredBatches == 1)
         let retries = h.client.requests.map { $0.header("Spoor-Retry-Count") }
         #expect(retries == [nil, "1", "2", "3", "4"])
         // The same batch id every time.
@@ -217,11 +228,14 @@ final class UploadHarness {
         #expect(during.pendingEvents == 250)
         #expect(h.client.requests.count == 1)
         h.clock.advance(by: .seconds(119))
-        #expect(await h.clock.sleeper(exactly: .seconds(1)))
+        // Nor does a trigger: the loop looks again and still waits.
+        #expect(await h.nextPass())
         #expect(h.client.requests.count == 1)
+        #expect(await h.clock.sleeper(exactly: .seconds(1)))
         h.clock.advance(by: .seconds(1))
         #expect(await h.client.requests(atLeast: 4))
-        #expect(await eventually { h.uploader.counters.deliveredEvents == 250 })
+        #expect(await h.nextPass())
+        #expect(h.uploader.counters.deliveredEvents == 250)
         #expect(h.uploader.counters.serverPauses == 1)
         await h.uploader.stop()
     }
@@ -246,7 +260,8 @@ final class UploadHarness {
         #expect(await h.clock.sleeper(exactly: .seconds(3600)))
         h.clock.advance(by: .seconds(3600))
         #expect(await h.client.requests(atLeast: 3))
-        #expect(await eventually { h.uploader.counters.deliveredEvents == 10 })
+        #expect(await h.nextPass())
+        #expect(h.uploader.counters.deliveredEvents == 10)
         await h.uploader.stop()
     }
 
@@ -255,10 +270,12 @@ final class UploadHarness {
         let h = try UploadHarness(events: 30, client: client)
         h.uploader.start()
         #expect(await h.client.requests(atLeast: 1))
-        #expect(await eventually { h.uploader.counters.state == .pausedForAuthorization })
+        #expect(await h.nextPass())
+        #expect(h.uploader.counters.state == .pausedForAuthorization)
         // Triggers and time do nothing while paused: the credentials are wrong, not the data.
         for _ in 0..<5 { h.uploader.trigger() }
         h.clock.advance(by: .seconds(7200))
+        #expect(await h.nextPass())
         #expect(h.clock.sleeperCount == 0)
         #expect(h.client.requests.count == 1)
         #expect(h.pendingEvents() == 30)
@@ -266,7 +283,8 @@ final class UploadHarness {
         #expect(h.uploader.counters.authorizationPauses == 1)
         h.uploader.setToken("fresh")
         #expect(await h.client.requests(atLeast: 2))
-        try #require(await eventually { h.uploader.counters.deliveredEvents == 30 })
+        #expect(await h.nextPass())
+        #expect(h.uploader.counters.deliveredEvents == 30)
         #expect(h.client.requests[1].header("Authorization") == "Bearer fresh")
         await h.uploader.stop()
     }
@@ -276,7 +294,8 @@ final class UploadHarness {
         let h = try UploadHarness(events: 30, client: client)
         h.uploader.start()
         #expect(await h.client.requests(atLeast: 1))
-        #expect(await eventually { h.uploader.counters.state == .pausedForAuthorization })
+        #expect(await h.nextPass())
+        #expect(h.uploader.counters.state == .pausedForAuthorization)
         let result = await h.uploader.flush()
         #expect(result.deliveredEvents == 30)
         #expect(result.isComplete)
@@ -404,7 +423,9 @@ final class UploadHarness {
         #expect(h.uploader.counters.timeouts == 1)
         #expect(h.uploader.counters.state == .backingOff)
         h.clock.advance(by: .seconds(1))
-        try #require(await eventually { h.uploader.counters.deliveredEvents == 10 })
+        #expect(await h.client.requests(atLeast: 2))
+        #expect(await h.nextPass())
+        #expect(h.uploader.counters.deliveredEvents == 10)
         #expect(h.client.requests[1].header("Spoor-Retry-Count") == "1")
         await h.uploader.stop()
     }
@@ -415,12 +436,12 @@ final class UploadHarness {
         h.uploader.start()
         let flush = Task { await h.uploader.flush() }
         #expect(await h.client.requests(atLeast: 1))
-        let started = ContinuousClock.now
-        await h.uploader.stop()
-        let result = await flush.value
-        // The stalled request would last an hour; stopping does not wait for it (the bound is loose because a
-        // loaded test run can hold any task back for a minute).
-        #expect(ContinuousClock.now - started < .seconds(300))
+        // The stalled request never ends by itself (its timeout is on the manual clock, which stands still), so
+        // a stop that waited for it would never return: the bound makes that a failure instead of a hang.
+        let uploader = h.uploader
+        let stopped: Void? = await finished { await uploader.stop() }
+        #expect(stopped != nil, "stop() waited for the stalled request")
+        let result = try #require(await finished { await flush.value })
         #expect(result.pendingReason == .stopped)
         #expect(result.pendingEvents == 10)
         // The batch is still in the outbox for the next launch.
@@ -465,7 +486,9 @@ final class UploadHarness {
         h.uploader.networkChanged(NetworkStatus(isAvailable: false))
         #expect(await h.uploader.flush().pendingReason == .policy("custom"))
         h.uploader.networkChanged(NetworkStatus(isAvailable: true))
-        #expect(await eventually { h.uploader.counters.deliveredEvents == 20 })
+        #expect(await h.client.requests(atLeast: 2))
+        #expect(await h.nextPass())
+        #expect(h.uploader.counters.deliveredEvents == 20)
         #expect(UploadPolicy.unmeteredOnly.allowsUpload(NetworkStatus(isAvailable: true, isExpensive: true)) == false)
         #expect(UploadPolicy.unmeteredOnly.allowsUpload(.unknown))
         await h.uploader.stop()

@@ -44,7 +44,7 @@ private final class GatedStore: EventStore, @unchecked Sendable {
 
 @Suite struct BufferBoundTests {
     @Test("Releasing a tracker never waits for its writer: the writer stores what was accepted and closes on its own")
-    func releaseDoesNotWaitForAStuckWriter() throws {
+    func releaseDoesNotWaitForAStuckWriter() async throws {
         let store = GatedStore()
         var configuration = Configuration(storageDirectory: TemporaryDirectory().url)
         configuration.presetOverrides = testPresets
@@ -55,7 +55,8 @@ private final class GatedStore: EventStore, @unchecked Sendable {
         // The release returned while the writer is stuck in `append`, so the store cannot have been closed yet.
         #expect(store.closed.current == nil)
         store.openGate()
-        #expect(store.closed.wait(timeout: .seconds(60)) != nil)
+        let closed: Void? = await finished { await store.closed.value }
+        #expect(closed != nil)
         #expect(store.appended == 1)
     }
 
@@ -69,21 +70,26 @@ private final class GatedStore: EventStore, @unchecked Sendable {
         let tracker = try Tracker(configuration: configuration, store: store)
         let returned = Locked(0)
         let total = 20_000
+        let allReturned = Promise<Void>()
         Thread.detachNewThread {
             for i in 0..<total {
                 tracker.track("Burst", properties: ["i": .int(Int64(i))])
                 returned.withLock { $0 += 1 }
             }
+            allReturned.fulfil(())
         }
         // The caller stops once the buffer is full, while the writer is stuck in `append`.
-        try #require(await eventually { tracker.pipeline.hot.withLock { $0.blockedProducers } > 0 })
+        let blocked: Void? = await finished { await tracker.pipeline.firstBlockedProducer.value }
+        try #require(blocked != nil, "track never waited at the bound")
         let held = returned.withLock { $0 }
         // The buffer, plus at most one buffer's worth the writer took before it got stuck.
         #expect(held >= 4096 && held <= 2 * 4096, "\(held) calls returned")
         #expect(store.appended == 0)
         store.openGate()
-        #expect(await eventually { returned.withLock { $0 } == total })
-        #expect(await tracker.shutdown())
+        let done: Void? = await finished { await allReturned.value }
+        #expect(done != nil)
+        #expect(returned.withLock { $0 } == total)
+        #expect(await tracker.shutdown(timeout: testBound))
         #expect(store.appended == total)
         #expect(tracker.counters.accepted == total)
     }

@@ -17,7 +17,7 @@ struct ConsentTests {
         #expect(!h.tracker.track("WhileOut"))
         #expect(!h.tracker.profileSet(["plan": "pro"]))
         #expect(await h.flushedEvents().map(\.name) == ["Before"])
-        await h.tracker.shutdown()
+        await h.tracker.shutdown(timeout: testBound)
 
         let again = try h.restarted()
         #expect(again.tracker.isOptedOut)
@@ -25,7 +25,7 @@ struct ConsentTests {
         again.tracker.optIn()
         #expect(again.tracker.track("After"))
         #expect(await again.flushedEvents().map(\.name) == ["After"])
-        await again.tracker.shutdown()
+        await again.tracker.shutdown(timeout: testBound)
         #expect(try !again.restarted().tracker.isOptedOut)
     }
 
@@ -36,7 +36,7 @@ struct ConsentTests {
         h.tracker.optIn()
         #expect(h.tracker.track("AfterConsent"))
         #expect(await h.flushedEvents().map(\.name) == ["AfterConsent"])
-        await h.tracker.shutdown()
+        await h.tracker.shutdown(timeout: testBound)
         // The decision persists: the configuration is not read again.
         #expect(try !h.restarted { $0.startsOptedOut = true }.tracker.isOptedOut)
     }
@@ -85,7 +85,7 @@ struct ConsentTests {
         #expect(erased.batches == 1)
         #expect(log.recordCount == 0)
         #expect(log.pendingBatches().isEmpty)
-        await tracker.shutdown()
+        await tracker.shutdown(timeout: testBound)
 
         // Nothing comes back when the log is opened again, and no file still holds the events' bytes.
         let reopened = try EventLog(directory: Tracker.logDirectory(in: directory.url))

@@ -51,7 +51,7 @@ import SpoorTestSupport
         harness.clock.advance(by: .seconds(1))
         tracker.track("BuyProduct", properties: ["product": "tea", "quantity": 2, "tags": ["green"]])
         tracker.profileSet(["name": "Ann"])
-        #expect(await tracker.shutdown())
+        #expect(await tracker.shutdown(timeout: testBound))
 
         let (events, _) = try harness.readBack()
         #expect(events.map(\.name) == ["ViewProduct", "$SignUp", "BuyProduct", ""])
@@ -103,7 +103,7 @@ import SpoorTestSupport
         let logHarness = LogHarness()
         let logged = try logHarness.tracker { $0.autoTrack = .all }
         run(logged, logHarness.clock)
-        #expect(await logged.shutdown())
+        #expect(await logged.shutdown(timeout: testBound))
         let memory = try Harness { $0.autoTrack = .all }
         run(memory.tracker, memory.clock)
         let expected = await memory.flushedEvents()
@@ -124,7 +124,7 @@ import SpoorTestSupport
         let counters = tracker.counters
         #expect(counters.accepted == 150)
         #expect(counters.droppedByLog == 50)
-        #expect(await tracker.shutdown())
+        #expect(await tracker.shutdown(timeout: testBound))
         let (events, _) = try harness.readBack()
         #expect(events.count == 100)
         #expect(events.first?.properties["i"] == 50)  // oldest first out
@@ -134,16 +134,16 @@ import SpoorTestSupport
     @Test func aSequenceNumberIsNeverReusedWhenTheStateFileLagsTheLog() async throws {
         let harness = LogHarness()
         let state = harness.directory.url.appendingPathComponent("state.json")
-        #expect(await (try harness.tracker()).shutdown())
+        #expect(await (try harness.tracker()).shutdown(timeout: testBound))
         let before = try Data(contentsOf: state)  // sequence 1 is next
         let first = try harness.tracker()
         for _ in 0..<5 { first.track("E") }
-        #expect(await first.shutdown())
+        #expect(await first.shutdown(timeout: testBound))
         // A crash after the log got the events but before the state file did.
         try before.write(to: state)
         let second = try harness.tracker()
         second.track("After")
-        #expect(await second.shutdown())
+        #expect(await second.shutdown(timeout: testBound))
         let (events, _) = try harness.readBack()
         #expect(events.map(\.sequence) == [1, 2, 3, 4, 5, 6])
     }
@@ -152,7 +152,7 @@ import SpoorTestSupport
         let harness = LogHarness()
         let tracker = try harness.tracker()
         for _ in 0..<20 { tracker.track("E", properties: ["padding": .string(String(repeating: "x", count: 100))]) }
-        #expect(await tracker.shutdown())
+        #expect(await tracker.shutdown(timeout: testBound))
         // Flip a byte in the middle of the segment's records.
         let segment = try #require(
             try FileManager.default.contentsOfDirectory(atPath: Tracker.logDirectory(in: harness.directory.url).path).first { $0.hasPrefix("seg-") })
@@ -162,7 +162,7 @@ import SpoorTestSupport
         try bytes.write(to: url)
         let reopened = try harness.tracker()
         #expect(reopened.counters.corrupt >= 1)
-        #expect(await reopened.shutdown())
+        #expect(await reopened.shutdown(timeout: testBound))
         #expect(try harness.readBack().events.count < 20)
     }
 
@@ -170,7 +170,7 @@ import SpoorTestSupport
         let harness = LogHarness()
         let tracker = try harness.tracker()
         #expect(throws: ConfigurationError.self) { try harness.tracker() }
-        #expect(await tracker.shutdown())
+        #expect(await tracker.shutdown(timeout: testBound))
     }
 
     @Test func concurrentTasksThroughTheLogEachEventOnceInTaskOrder() async throws {
@@ -186,14 +186,11 @@ import SpoorTestSupport
             $0.maxQueuedEvents = 1_000_000
             $0.maxLogBytes = 1 << 30
         }
-        await withTaskGroup(of: Void.self) { group in
-            for task in 0..<tasks {
-                group.addTask {
-                    for i in 0..<perTask { tracker.track("Load", properties: ["task": .int(Int64(task)), "i": .int(i)]) }
-                }
-            }
+        // Threads of their own: `track` waits while the buffer is full, which must not hold the cooperative pool.
+        _ = await onThreadsOfTheirOwn(tasks) { task in
+            for i in 0..<perTask { tracker.track("Load", properties: ["task": .int(Int64(task)), "i": .int(i)]) }
         }
-        #expect(await tracker.shutdown(timeout: .seconds(60)))
+        #expect(await tracker.shutdown(timeout: testBound))
         let (events, _) = try harness.readBack(maxRecords: 1_000_000, maxBytes: 1 << 30)
         #expect(events.count == tasks * Int(perTask))
         var next = Array(repeating: Int64(0), count: tasks)

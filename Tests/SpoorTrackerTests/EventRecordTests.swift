@@ -37,7 +37,7 @@ private struct BadlyNamed: TrackedEvent {
         // No random track id: (anonymous id, sequence) identifies an event, and the derived ids differ.
         #expect(first.allSatisfy { $0.trackID == 0 })
         #expect(Set(first.map { TrackID.of($0) }).count == 10)
-        await harness.tracker.shutdown()
+        await harness.tracker.shutdown(timeout: testBound)
         let restarted = try harness.restarted()
         restarted.tracker.track("E")
         #expect(await restarted.flushedEvents().map(\.sequence) == [11])
@@ -47,7 +47,7 @@ private struct BadlyNamed: TrackedEvent {
         // The state file saved sequence 1..; the store holds records up to 41 that the state never saw.
         let directory = TemporaryDirectory()
         let first = try Harness(directory: directory)
-        #expect(await first.tracker.shutdown())
+        #expect(await first.tracker.shutdown(timeout: testBound))
         let store = InMemoryEventStore()
         store.append([Event(name: "Old", time: 0, sequence: 41, distinctID: "d", anonymousID: "a",
                             lib: LibInfo(lib: "x", libVersion: "y", method: .code))])
@@ -118,20 +118,22 @@ private struct BadlyNamed: TrackedEvent {
     @Test func shutdownMakesEverythingDurableAndLaterEventsAreCounted() async throws {
         let harness = try Harness()
         for _ in 0..<100 { harness.tracker.track("E") }
-        #expect(await harness.tracker.shutdown())
+        #expect(await harness.tracker.shutdown(timeout: testBound))
         #expect(harness.store.events.count == 100)
         #expect(harness.store.syncCount >= 1)
         #expect(harness.store.isClosed)
         #expect(harness.tracker.track("Late") == false)
         #expect(harness.tracker.counters.droppedAfterShutdown == 1)
-        #expect(await harness.tracker.shutdown())  // a second shutdown returns at once
+        #expect(await harness.tracker.shutdown(timeout: testBound))  // a second shutdown returns at once
         await harness.tracker.flush()  // and so does a flush after it
     }
 
-    @Test func flushAndWaitIsBounded() throws {
+    /// The synchronous flush (for `willTerminate`), on a thread of its own as the host's main thread would be.
+    @Test func flushAndWaitStoresWhatWasTracked() async throws {
         let harness = try Harness()
         harness.tracker.track("E")
-        #expect(harness.tracker.flushAndWait(timeout: .seconds(10)))
+        let tracker = harness.tracker
+        #expect(await onThreadOfItsOwn { tracker.flushAndWait(timeout: testBound) })
         #expect(harness.store.events.count == 1)
         harness.tracker.requestFlush()
     }

@@ -44,7 +44,7 @@ struct FileModeTests {
         await tracker.flush()
         let log = try #require((tracker.pipeline.store as? EventLogStore)?.log)
         _ = try log.seal(maxRecords: 1, codec: .none)
-        await tracker.shutdown()
+        await tracker.shutdown(timeout: testBound)
 
         #expect(Self.mode(storage) == 0o700)
         let all = Self.modes(under: storage)

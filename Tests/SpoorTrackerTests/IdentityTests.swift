@@ -16,7 +16,7 @@ import SpoorTestSupport
         #expect(event.anonymousID == anonymous)
         #expect(event.distinctID == anonymous)
         #expect(event.loginID == nil)
-        #expect(await harness.tracker.shutdown())
+        #expect(await harness.tracker.shutdown(timeout: testBound))
         let restarted = try harness.restarted()
         #expect(restarted.tracker.anonymousID == anonymous)
     }
@@ -35,7 +35,7 @@ import SpoorTestSupport
         #expect(harness.tracker.counters.rejected[.invalidIdentity] == 2)
         let events = await harness.flushedEvents()
         #expect(events.map(\.anonymousID) == ["device-1", fresh])
-        await harness.tracker.shutdown()
+        await harness.tracker.shutdown(timeout: testBound)
         #expect(try harness.restarted().tracker.anonymousID == fresh)
     }
 
@@ -69,7 +69,7 @@ import SpoorTestSupport
         harness.tracker.registerSuperProperties(["plan": "pro", "seats": 3, "ratio": 0.5, "beta": true,
                                                   "since": .date(123), "tags": ["a", "b"]])
         let anonymous = harness.tracker.anonymousID
-        #expect(await harness.tracker.shutdown())
+        #expect(await harness.tracker.shutdown(timeout: testBound))
         let restarted = try harness.restarted()
         #expect(restarted.tracker.loginID == "user-7")
         #expect(restarted.tracker.distinctID == "user-7")
@@ -93,7 +93,7 @@ import SpoorTestSupport
         #expect(FileManager.default.fileExists(atPath: directory.url.appendingPathComponent("state.json.corrupt").path))
         #expect(harness.tracker.track("Works"))
         #expect(await harness.flushedEvents(named: "Works").count == 1)
-        #expect(await harness.tracker.shutdown())
+        #expect(await harness.tracker.shutdown(timeout: testBound))
         // The replacement is a good file.
         let again = try harness.restarted()
         #expect(again.tracker.counters.corruptStateFiles == 0)
@@ -105,7 +105,7 @@ import SpoorTestSupport
         // The lifecycle takes the flag when the tracker is created, for `$is_first_time`.
         #expect(harness.tracker.lifecycle.isFirstLaunch)
         #expect(harness.tracker.consumeFirstLaunch() == false)
-        await harness.tracker.shutdown()
+        await harness.tracker.shutdown(timeout: testBound)
         #expect(try harness.restarted().tracker.lifecycle.isFirstLaunch == false)
         // A fresh install starts over.
         #expect(try Harness().tracker.lifecycle.isFirstLaunch)
@@ -115,14 +115,14 @@ import SpoorTestSupport
 @Suite struct WriterWakeupTests {
     /// A login while the writer sleeps must wake it: a lost wake-up once left `flush` waiting forever.
     /// Each round lets the writer go idle, then changes identity and flushes with a bounded wait.
-    @Test func identityChangesWakeAnIdleWriter() throws {
+    @Test func identityChangesWakeAnIdleWriter() async throws {
         let harness = try Harness()
         for round in 0..<200 {
-            try #require(harness.tracker.flushAndWait(timeout: .seconds(10)), "round \(round)")
+            try #require(await harness.tracker.stored(), "round \(round)")
             if round.isMultiple(of: 2) { harness.tracker.login("user-\(round)") } else { harness.tracker.logout() }
-            try #require(harness.tracker.flushAndWait(timeout: .seconds(10)), "round \(round)")
+            try #require(await harness.tracker.stored(), "round \(round)")
             harness.tracker.registerSuperProperties(["round": .int(Int64(round))])
-            try #require(harness.tracker.flushAndWait(timeout: .seconds(10)), "round \(round)")
+            try #require(await harness.tracker.stored(), "round \(round)")
         }
         #expect(harness.store.events.filter { $0.name == "$SignUp" }.count == 100)
     }

@@ -1,4 +1,5 @@
 import Foundation
+import Testing
 import SpoorModel
 import SpoorTesting
 @testable import SpoorTracker
@@ -97,7 +98,7 @@ struct LifecycleHarness {
     init(
         _ backend: Backend = .tracker, directory: URL = makeTemporaryDirectory(), clock: ManualClock = .lifecycleTest(),
         isFirstLaunch: Bool = true, enabled: Set<AutoTrackEventKind> = Set(AutoTrackEventKind.allCases)
-    ) {
+    ) async {
         self.directory = directory
         self.clock = clock
         switch backend {
@@ -120,7 +121,7 @@ struct LifecycleHarness {
             let fresh = (try? FileManager.default.contentsOfDirectory(atPath: directory.path))?.isEmpty ?? true
             if !isFirstLaunch, fresh {
                 let earlier = try! Tracker(configuration: configuration, store: InMemoryEventStore())
-                _ = earlier.flushAndWait(timeout: .seconds(5))
+                if !(await earlier.stored()) { Issue.record("the earlier tracker's writer did not save its state within \(testBound)") }
                 try? FileManager.default.removeItem(at: directory.appendingPathComponent(LifecycleCheckpointStore.fileName))
             }
             let tracker = try! Tracker(configuration: configuration, store: store)
@@ -131,81 +132,86 @@ struct LifecycleHarness {
         }
     }
 
-    func send(_ signals: LifecycleSignal...) {
+    func send(_ signals: LifecycleSignal...) async {
         for signal in signals {
-            if let tracker { tracker.handle(signal) } else { controller.handle(signal) }
+            if let tracker {
+                // `willTerminate` makes the tracker wait for its writer (the app gets no later chance): on a thread
+                // of its own, as on the app's main thread, never on one that the process's other tests need.
+                await onThreadOfItsOwn { tracker.handle(signal) }
+            } else {
+                controller.handle(signal)
+            }
         }
-        settle()
+        await settle()
     }
 
     /// Waits until the tracker's writer has stored what the last action produced and saved the state, so
     /// that each action takes full effect before the next (as in `spoor simulate`), and a process "killed"
-    /// between two actions has handed everything over — whatever the load on the machine.
-    private func settle() {
+    /// between two actions has handed everything over — whatever the load on the machine. A writer that
+    /// does not get there within the bound fails the test (never the whole test process).
+    private func settle() async {
         guard let tracker else { return }
-        let stored = tracker.flushAndWait(timeout: .seconds(60))
-        precondition(stored, "the tracker's writer did not store the events within 60 s")
+        if !(await tracker.stored()) { Issue.record("the tracker's writer did not store the events within \(testBound)") }
     }
 
     func advance(_ milliseconds: Int64) { clock.advance(by: .milliseconds(milliseconds)) }
 
-    func appear(_ id: String, url: String? = nil, title: String? = nil) {
+    func appear(_ id: String, url: String? = nil, title: String? = nil) async {
         let page = PageInfo(screenName: id, title: title ?? "Title \(id)", url: url ?? "app://\(id)")
         if let tracker { tracker.pageAppear(id, page: page) } else { controller.pageAppear(id: id, info: page) }
-        settle()
+        await settle()
     }
 
-    func disappear(_ id: String) {
+    func disappear(_ id: String) async {
         if let tracker { tracker.pageDisappear(id) } else { controller.pageDisappear(id: id) }
-        settle()
+        await settle()
     }
 
-    func click(_ click: AppClick) {
+    func click(_ click: AppClick) async {
         if let tracker { tracker.trackClick(click) } else { controller.click(click) }
-        settle()
+        await settle()
     }
 
-    func heartbeat() {
+    func heartbeat() async {
         if let tracker { tracker.noteAlive() } else { controller.heartbeat() }
-        settle()
+        await settle()
     }
 
     /// `shutdown()`: the session ends and the log closes; later signals change nothing.
-    func shutdown() {
+    func shutdown() async {
         if let tracker {
-            let done = DispatchSemaphore(value: 0)
-            Task {
-                await tracker.shutdown()
-                done.signal()
-            }
-            done.wait()
+            if !(await tracker.shutdown(timeout: testBound)) { Issue.record("shutdown() did not finish within \(testBound)") }
         } else {
             controller.shutdown()
         }
     }
 
-    func crash(reason: String) {
+    func crash(reason: String) async {
         if let tracker { tracker.recordCrash(reason: reason) } else { controller.recordCrash(reason: reason) }
-        settle()
+        await settle()
     }
 
     /// The auto events so far, in order (after the tracker's writer stored them).
     var events: [RecordedEvent] {
-        if let sink { return sink.events }
-        guard tracker != nil, let store else { return [] }
-        settle()
-        return store.events.filter { $0.lib.method == .autoTrack }.map {
-            RecordedEvent(name: $0.name, properties: $0.properties, time: $0.time)
+        get async {
+            if let sink { return sink.events }
+            guard tracker != nil, let store else { return [] }
+            await settle()
+            return store.events.filter { $0.lib.method == .autoTrack }.map {
+                RecordedEvent(name: $0.name, properties: $0.properties, time: $0.time)
+            }
         }
     }
 
-    var names: [String] { events.map(\.name) }
+    var names: [String] {
+        get async { await events.map(\.name) }
+    }
 
     /// Timer, flush and sync calls interleaved with event names (controller backend only).
     var calls: [String] { sink?.calls ?? [] }
 
     /// Cold start as L1.
-    func coldStart() { send(.didFinishLaunching(.inactive), .didBecomeActive) }
-    func goHome() { send(.willResignActive, .didEnterBackground) }
-    func hotStart() { send(.willEnterForeground, .didBecomeActive) }
+    func coldStart() async { await send(.didFinishLaunching(.inactive), .didBecomeActive) }
+    func goHome() async { await send(.willResignActive, .didEnterBackground) }
+    func hotStart() async { await send(.willEnterForeground, .didBecomeActive) }
 }

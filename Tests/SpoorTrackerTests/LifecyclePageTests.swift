@@ -6,123 +6,123 @@ import Testing
 @Suite("Pages P1–P6 and clicks")
 struct LifecyclePageTests {
     @Test("P1 a page appearing while started: $AppViewScreen with its properties")
-    func viewScreen() {
-        let harness = LifecycleHarness()
-        harness.coldStart()
-        harness.appear("home", url: "app://home", title: "Home")
-        #expect(harness.names == ["$AppStart", "$AppViewScreen"])
-        #expect(harness.events[1].properties == ["$screen_name": "home", "$title": "Home", "$url": "app://home"])
+    func viewScreen() async {
+        let harness = await LifecycleHarness()
+        await harness.coldStart()
+        await harness.appear("home", url: "app://home", title: "Home")
+        #expect(await harness.names == ["$AppStart", "$AppViewScreen"])
+        #expect(await harness.events[1].properties == ["$screen_name": "home", "$title": "Home", "$url": "app://home"])
     }
 
     @Test("P2 the same page appearing again: nothing new, the timer keeps running")
-    func appearAgain() {
-        let harness = LifecycleHarness()
-        harness.coldStart()
-        harness.appear("home")
+    func appearAgain() async {
+        let harness = await LifecycleHarness()
+        await harness.coldStart()
+        await harness.appear("home")
         harness.advance(1_000)
-        harness.appear("home")
+        await harness.appear("home")
         harness.advance(1_000)
-        harness.disappear("home")
-        #expect(harness.names == ["$AppStart", "$AppViewScreen", "$AppPageLeave"])
-        #expect(harness.events[2].duration == 2.0)
+        await harness.disappear("home")
+        #expect(await harness.names == ["$AppStart", "$AppViewScreen", "$AppPageLeave"])
+        #expect(await harness.events[2].duration == 2.0)
     }
 
     @Test("P3 a page disappearing: $AppPageLeave with duration, names and referrer; referrers chain")
-    func pageLeave() {
-        let harness = LifecycleHarness()
-        harness.coldStart()
-        harness.appear("list", url: "app://list", title: "List")
+    func pageLeave() async {
+        let harness = await LifecycleHarness()
+        await harness.coldStart()
+        await harness.appear("list", url: "app://list", title: "List")
         harness.advance(1_500)
-        harness.appear("detail", url: "app://detail/7", title: "Detail")
-        harness.disappear("list")
+        await harness.appear("detail", url: "app://detail/7", title: "Detail")
+        await harness.disappear("list")
         harness.advance(2_250)
-        harness.disappear("detail")
-        let detailView = harness.events[2]
+        await harness.disappear("detail")
+        let detailView = await harness.events[2]
         #expect(detailView.properties["$referrer"] == "app://list")
         #expect(detailView.properties["$referrer_title"] == "List")
-        let leave = harness.events[4]
+        let leave = await harness.events[4]
         #expect(leave.name == "$AppPageLeave")
         #expect(leave.properties == [
             "$screen_name": "detail", "$title": "Detail", "$url": "app://detail/7",
             "$referrer": "app://list", "event_duration": 2.25,
         ])
-        #expect(harness.events[3].duration == 1.5)
+        #expect(await harness.events[3].duration == 1.5)
         // Leaving a page that is not visible does nothing.
-        harness.disappear("detail")
-        #expect(harness.events.count == 5)
+        await harness.disappear("detail")
+        #expect(await harness.events.count == 5)
     }
 
     @Test("P4 several pages at once are timed and left on their own")
-    func severalPages() {
-        let harness = LifecycleHarness()
-        harness.coldStart()
-        harness.appear("parent")
+    func severalPages() async {
+        let harness = await LifecycleHarness()
+        await harness.coldStart()
+        await harness.appear("parent")
         harness.advance(1_000)
-        harness.appear("child")
+        await harness.appear("child")
         harness.advance(1_000)
-        harness.disappear("child")
+        await harness.disappear("child")
         harness.advance(1_000)
-        harness.disappear("parent")
-        let leaves = harness.events.filter { $0.name == "$AppPageLeave" }
+        await harness.disappear("parent")
+        let leaves = await harness.events.filter { $0.name == "$AppPageLeave" }
         #expect(leaves.map { $0.properties["$screen_name"] } == ["child", "parent"])
         #expect(leaves.map(\.duration) == [1.0, 3.0])
     }
 
     @Test("P5 the app ending leaves every visible page before $AppEnd; timers restart at the next start")
-    func appEndLeavesPages() {
-        let harness = LifecycleHarness()
-        harness.coldStart()
-        harness.appear("a")
-        harness.appear("b")
+    func appEndLeavesPages() async {
+        let harness = await LifecycleHarness()
+        await harness.coldStart()
+        await harness.appear("a")
+        await harness.appear("b")
         harness.advance(3_000)
-        harness.goHome()
-        #expect(harness.names.suffix(3) == ["$AppPageLeave", "$AppPageLeave", "$AppEnd"])
+        await harness.goHome()
+        #expect(await harness.names.suffix(3) == ["$AppPageLeave", "$AppPageLeave", "$AppEnd"])
         harness.advance(3_600_000)  // an hour in the background never counts
-        harness.disappear("a")      // already left at the end: nothing
-        harness.hotStart()
+        await harness.disappear("a")      // already left at the end: nothing
+        await harness.hotStart()
         harness.advance(500)
-        harness.disappear("b")
-        #expect(harness.names.suffix(2) == ["$AppStart", "$AppPageLeave"])
-        #expect(harness.events.last?.duration == 0.5)
-        #expect(harness.events.last?.properties["$screen_name"] == "b")
+        await harness.disappear("b")
+        #expect(await harness.names.suffix(2) == ["$AppStart", "$AppPageLeave"])
+        #expect(await harness.events.last?.duration == 0.5)
+        #expect(await harness.events.last?.properties["$screen_name"] == "b")
     }
 
     @Test("P6 a page appearing during a passive start is held until the user opens the app, after $AppStart")
-    func heldDuringPassiveStart() {
-        let harness = LifecycleHarness()
-        harness.send(.didFinishLaunching(.background))
-        harness.appear("home")
+    func heldDuringPassiveStart() async {
+        let harness = await LifecycleHarness()
+        await harness.send(.didFinishLaunching(.background))
+        await harness.appear("home")
         harness.advance(20_000)
-        #expect(harness.names == ["$AppStartPassively"])
-        harness.hotStart()
+        #expect(await harness.names == ["$AppStartPassively"])
+        await harness.hotStart()
         harness.advance(1_000)
-        harness.disappear("home")
-        #expect(harness.names == ["$AppStartPassively", "$AppStart", "$AppViewScreen", "$AppPageLeave"])
-        #expect(harness.events[2].time == harness.events[1].time)
-        #expect(harness.events[3].duration == 1.0)
+        await harness.disappear("home")
+        #expect(await harness.names == ["$AppStartPassively", "$AppStart", "$AppViewScreen", "$AppPageLeave"])
+        #expect(await harness.events[2].time == harness.events[1].time)
+        #expect(await harness.events[3].duration == 1.0)
     }
 
     @Test("P6 a held page that disappears before the user opens the app leaves no trace")
-    func heldPageGone() {
-        let harness = LifecycleHarness()
-        harness.send(.didFinishLaunching(.background))
-        harness.appear("splash")
-        harness.disappear("splash")
-        harness.hotStart()
-        #expect(harness.names == ["$AppStartPassively", "$AppStart"])
+    func heldPageGone() async {
+        let harness = await LifecycleHarness()
+        await harness.send(.didFinishLaunching(.background))
+        await harness.appear("splash")
+        await harness.disappear("splash")
+        await harness.hotStart()
+        #expect(await harness.names == ["$AppStartPassively", "$AppStart"])
     }
 
     @Test("Clicks carry the element and the current page")
-    func click() {
-        let harness = LifecycleHarness()
-        harness.coldStart()
-        harness.appear("cart", url: "app://cart", title: "Cart")
-        harness.click(AppClick(
+    func click() async {
+        let harness = await LifecycleHarness()
+        await harness.coldStart()
+        await harness.appear("cart", url: "app://cart", title: "Cart")
+        await harness.click(AppClick(
             elementType: "button", elementContent: "Pay", elementID: "pay",
             elementPosition: "0:1", elementPath: "cart/footer/pay"
         ))
-        #expect(harness.events.last?.name == "$AppClick")
-        #expect(harness.events.last?.properties == [
+        #expect(await harness.events.last?.name == "$AppClick")
+        #expect(await harness.events.last?.properties == [
             "$element_type": "button", "$element_content": "Pay", "$element_id": "pay",
             "$element_position": "0:1", "$element_path": "cart/footer/pay",
             "$screen_name": "cart", "$title": "Cart",
@@ -132,26 +132,26 @@ struct LifecyclePageTests {
     @Test("Two clicks on the same element within 100 ms count once", arguments: [
         (Int64(0), 1), (Int64(60), 1), (Int64(100), 1), (Int64(101), 2), (Int64(500), 2),
     ])
-    func debounce(gap: Int64, expected: Int) {
-        let harness = LifecycleHarness()
-        harness.coldStart()
-        harness.appear("cart")
+    func debounce(gap: Int64, expected: Int) async {
+        let harness = await LifecycleHarness()
+        await harness.coldStart()
+        await harness.appear("cart")
         let button = AppClick(elementType: "button", elementPath: "cart/pay")
-        harness.click(button)
+        await harness.click(button)
         harness.advance(gap)
-        harness.click(button)
-        #expect(harness.events.filter { $0.name == "$AppClick" }.count == expected)
+        await harness.click(button)
+        #expect(await harness.events.filter { $0.name == "$AppClick" }.count == expected)
     }
 
     @Test("Clicks on different elements within 100 ms all count")
-    func differentElements() {
-        let harness = LifecycleHarness()
-        harness.coldStart()
-        harness.click(AppClick(elementType: "button", elementPath: "a"))
+    func differentElements() async {
+        let harness = await LifecycleHarness()
+        await harness.coldStart()
+        await harness.click(AppClick(elementType: "button", elementPath: "a"))
         harness.advance(10)
-        harness.click(AppClick(elementType: "button", elementPath: "b"))
+        await harness.click(AppClick(elementType: "button", elementPath: "b"))
         harness.advance(10)
-        harness.click(AppClick(elementType: "button", elementPath: "a"))
-        #expect(harness.events.filter { $0.name == "$AppClick" }.count == 3)
+        await harness.click(AppClick(elementType: "button", elementPath: "a"))
+        #expect(await harness.events.filter { $0.name == "$AppClick" }.count == 3)
     }
 }

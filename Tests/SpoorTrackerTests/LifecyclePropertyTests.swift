@@ -57,19 +57,19 @@ struct LifecyclePropertyTests {
 
     @Test("Starts and ends alternate, one $AppEnd per $AppStart, no negative duration, every page left once",
           arguments: 0..<40)
-    func randomSequences(seed: UInt64) {
+    func randomSequences(seed: UInt64) async {
         var random = SplitMix64(seed: seed &* 7919 &+ 1)
         let directory = makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let clock = ManualClock.lifecycleTest()
-        var harness = LifecycleHarness(.controller, directory: directory, clock: clock)
+        var harness = await LifecycleHarness(.controller, directory: directory, clock: clock)
         var checker = InvariantChecker()
         var seen = 0
         var visible: [String] = []
         let pages = ["home", "list", "detail", "cart", "modal"]
 
-        func drain(step: Int) {
-            let events = harness.events
+        func drain(step: Int) async {
+            let events = await harness.events
             for event in events.dropFirst(seen) { checker.check(event, step: step) }
             seen = events.count
         }
@@ -78,42 +78,42 @@ struct LifecyclePropertyTests {
             clock.advance(by: .milliseconds(Int64.random(in: 0...5_000, using: &random)))
             switch Int.random(in: 0..<100, using: &random) {
             case 0..<45:
-                harness.send(Self.signals.randomElement(using: &random)!)
+                await harness.send(Self.signals.randomElement(using: &random)!)
             case 45..<62:
                 let page = pages.randomElement(using: &random)!
-                harness.appear(page)
+                await harness.appear(page)
                 if !visible.contains(page) { visible.append(page) }
             case 62..<76:
                 let page = (visible.randomElement(using: &random)) ?? pages[0]
-                harness.disappear(page)
+                await harness.disappear(page)
                 visible.removeAll { $0 == page }
-                drain(step: step)
+                await drain(step: step)
                 checker.hostHid(page)
             case 76..<84:
                 harness.controller.click(AppClick(elementType: "button", elementPath: "button\(Int.random(in: 0..<3, using: &random))"))
             case 84..<90:
-                harness.heartbeat()
+                await harness.heartbeat()
             case 90..<94:
                 // The program calls shutdown() (as the README's Linux example does) and a new one starts.
-                harness.shutdown()
-                drain(step: step)
+                await harness.shutdown()
+                await drain(step: step)
                 if checker.sessionOpen { checker.violations.append("step \(step): shutdown left the session open") }
                 clock.advance(by: .milliseconds(Int64.random(in: 1...100_000, using: &random)))
-                harness = LifecycleHarness(.controller, directory: directory, clock: clock, isFirstLaunch: false)
+                harness = await LifecycleHarness(.controller, directory: directory, clock: clock, isFirstLaunch: false)
                 seen = 0
                 visible = []
                 checker.newProcess()
             default:
                 // The process dies (crash or kill -9) and a new one starts over the same storage.
-                if Bool.random(using: &random) { harness.crash(reason: "SIGSEGV") }
-                drain(step: step)
+                if Bool.random(using: &random) { await harness.crash(reason: "SIGSEGV") }
+                await drain(step: step)
                 clock.advance(by: .milliseconds(Int64.random(in: 1...100_000, using: &random)))
-                harness = LifecycleHarness(.controller, directory: directory, clock: clock, isFirstLaunch: false)
+                harness = await LifecycleHarness(.controller, directory: directory, clock: clock, isFirstLaunch: false)
                 seen = 0
                 visible = []
                 checker.newProcess()
             }
-            drain(step: step)
+            await drain(step: step)
         }
         #expect(checker.violations.isEmpty, "seed \(seed): \(checker.violations.prefix(5))")
     }

@@ -8,103 +8,103 @@ import SpoorTestSupport
 @Suite("Crash and kill recovery (L10, P7)")
 struct LifecycleRecoveryTests {
     @Test("L10/P7 killed while started: the next launch emits the page leaves and $AppEnd, timed to last alive, before its $AppStart")
-    func killRecovery() {
+    func killRecovery() async {
         let directory = makeTemporaryDirectory()
         let clock = ManualClock.lifecycleTest()
-        let first = LifecycleHarness(directory: directory, clock: clock)
-        first.coldStart()
+        let first = await LifecycleHarness(directory: directory, clock: clock)
+        await first.coldStart()
         first.advance(1_000)
-        first.appear("home")
+        await first.appear("home")
         clock.advance(by: .milliseconds(4_000))
-        first.heartbeat()  // the last moment the process is known alive
+        await first.heartbeat()  // the last moment the process is known alive
         let lastAlive = clock.nowMilliseconds()
         clock.advance(by: .milliseconds(90_000))  // killed some time later, then relaunched
         // kill -9: nothing more from the first process.
 
-        let second = LifecycleHarness(directory: directory, clock: clock, isFirstLaunch: false)
-        second.coldStart()
-        #expect(second.names == ["$AppPageLeave", "$AppEnd", "$AppStart"])
-        #expect(second.events[0].duration == 4.0)
-        #expect(second.events[0].time == lastAlive)
-        #expect(second.events[1].duration == 5.0)
-        #expect(second.events[1].time == lastAlive)
-        #expect(second.events[1].properties["$app_end_reason"] == "recovered")
-        #expect(second.events[2].properties["$is_first_time"] == false)
+        let second = await LifecycleHarness(directory: directory, clock: clock, isFirstLaunch: false)
+        await second.coldStart()
+        #expect(await second.names == ["$AppPageLeave", "$AppEnd", "$AppStart"])
+        #expect(await second.events[0].duration == 4.0)
+        #expect(await second.events[0].time == lastAlive)
+        #expect(await second.events[1].duration == 5.0)
+        #expect(await second.events[1].time == lastAlive)
+        #expect(await second.events[1].properties["$app_end_reason"] == "recovered")
+        #expect(await second.events[2].properties["$is_first_time"] == false)
 
         // The first process is recovered once only; the third launch recovers just the second's session.
-        let third = LifecycleHarness(directory: directory, clock: clock, isFirstLaunch: false)
-        #expect(third.names == ["$AppEnd"])
-        #expect(third.events[0].duration == 0)
+        let third = await LifecycleHarness(directory: directory, clock: clock, isFirstLaunch: false)
+        #expect(await third.names == ["$AppEnd"])
+        #expect(await third.events[0].duration == 0)
     }
 
     @Test("L10 crash: AppCrashed first, then leaves and $AppEnd timed to the crash")
-    func crashRecovery() {
+    func crashRecovery() async {
         let directory = makeTemporaryDirectory()
         let clock = ManualClock.lifecycleTest()
-        let first = LifecycleHarness(directory: directory, clock: clock)
-        first.coldStart()
-        first.appear("player")
+        let first = await LifecycleHarness(directory: directory, clock: clock)
+        await first.coldStart()
+        await first.appear("player")
         clock.advance(by: .milliseconds(2_000))
-        first.heartbeat()
+        await first.heartbeat()
         clock.advance(by: .milliseconds(1_500))
-        first.crash(reason: "SIGSEGV")
+        await first.crash(reason: "SIGSEGV")
         let crashTime = clock.nowMilliseconds()
         clock.advance(by: .milliseconds(10_000))
 
-        let second = LifecycleHarness(directory: directory, clock: clock, isFirstLaunch: false)
-        second.coldStart()
-        #expect(second.names == ["AppCrashed", "$AppPageLeave", "$AppEnd", "$AppStart"])
-        #expect(second.events[0].properties == ["app_crashed_reason": "SIGSEGV"])
-        #expect(second.events.prefix(3).allSatisfy { $0.time == crashTime })
-        #expect(second.events[1].duration == 3.5)
-        #expect(second.events[2].duration == 3.5)
+        let second = await LifecycleHarness(directory: directory, clock: clock, isFirstLaunch: false)
+        await second.coldStart()
+        #expect(await second.names == ["AppCrashed", "$AppPageLeave", "$AppEnd", "$AppStart"])
+        #expect(await second.events[0].properties == ["app_crashed_reason": "SIGSEGV"])
+        #expect(await second.events.prefix(3).allSatisfy { $0.time == crashTime })
+        #expect(await second.events[1].duration == 3.5)
+        #expect(await second.events[2].duration == 3.5)
     }
 
     @Test("A crash while in the background: AppCrashed only, no $AppEnd")
-    func crashInBackground() {
+    func crashInBackground() async {
         let directory = makeTemporaryDirectory()
         let clock = ManualClock.lifecycleTest()
-        let first = LifecycleHarness(directory: directory, clock: clock)
-        first.coldStart()
-        first.goHome()
-        first.crash(reason: "boom")
-        let second = LifecycleHarness(directory: directory, clock: clock, isFirstLaunch: false)
-        #expect(second.names == ["AppCrashed"])
+        let first = await LifecycleHarness(directory: directory, clock: clock)
+        await first.coldStart()
+        await first.goHome()
+        await first.crash(reason: "boom")
+        let second = await LifecycleHarness(directory: directory, clock: clock, isFirstLaunch: false)
+        #expect(await second.names == ["AppCrashed"])
     }
 
     @Test("A clean end leaves nothing to recover")
-    func cleanEnd() {
+    func cleanEnd() async {
         let directory = makeTemporaryDirectory()
-        let first = LifecycleHarness(directory: directory)
-        first.coldStart()
-        first.appear("home")
-        first.send(.willTerminate)
-        let second = LifecycleHarness(directory: directory, isFirstLaunch: false)
-        #expect(second.names.isEmpty)
+        let first = await LifecycleHarness(directory: directory)
+        await first.coldStart()
+        await first.appear("home")
+        await first.send(.willTerminate)
+        let second = await LifecycleHarness(directory: directory, isFirstLaunch: false)
+        #expect(await second.names.isEmpty)
     }
 
     @Test("A passive start that dies has no session to recover")
-    func passiveDies() {
+    func passiveDies() async {
         let directory = makeTemporaryDirectory()
-        let first = LifecycleHarness(directory: directory)
-        first.send(.didFinishLaunching(.background))
-        first.appear("home")
-        let second = LifecycleHarness(directory: directory, isFirstLaunch: false)
-        #expect(second.names.isEmpty)
+        let first = await LifecycleHarness(directory: directory)
+        await first.send(.didFinishLaunching(.background))
+        await first.appear("home")
+        let second = await LifecycleHarness(directory: directory, isFirstLaunch: false)
+        #expect(await second.names.isEmpty)
     }
 
     @Test("A corrupt checkpoint is reported and ignored; the next save replaces it", arguments: [
         Data("{not json".utf8), Data([0, 1, 2, 255]), Data(#"{"version": 99}"#.utf8), Data(),
     ])
-    func corruptCheckpoint(contents: Data) throws {
+    func corruptCheckpoint(contents: Data) async throws {
         let directory = makeTemporaryDirectory()
         let url = directory.appendingPathComponent(LifecycleCheckpointStore.fileName)
         try contents.write(to: url)
-        let harness = LifecycleHarness(directory: directory)
+        let harness = await LifecycleHarness(directory: directory)
         #expect(harness.controller.checkpointErrorCount == 1)
-        #expect(harness.names.isEmpty)
-        harness.coldStart()
-        #expect(harness.names == ["$AppStart"])
+        #expect(await harness.names.isEmpty)
+        await harness.coldStart()
+        #expect(await harness.names == ["$AppStart"])
         guard case .success(let checkpoint?) = LifecycleCheckpointStore(directory: directory).load() else {
             Issue.record("checkpoint not replaced")
             return
@@ -113,19 +113,19 @@ struct LifecycleRecoveryTests {
     }
 
     @Test("The checkpoint follows every lifecycle and page change")
-    func checkpointContents() throws {
-        let harness = LifecycleHarness()
+    func checkpointContents() async throws {
+        let harness = await LifecycleHarness()
         let store = LifecycleCheckpointStore(directory: harness.directory)
-        harness.coldStart()
-        harness.appear("home")
+        await harness.coldStart()
+        await harness.appear("home")
         harness.advance(250)
-        harness.appear("detail")
+        await harness.appear("detail")
         var checkpoint = try #require(try store.load().get())
         #expect(checkpoint.state == .started)
         #expect(checkpoint.sessionStart != nil)
         #expect(checkpoint.pages.map(\.id) == ["home", "detail"])
         #expect(checkpoint.lastAlive == harness.clock.instant)
-        harness.goHome()
+        await harness.goHome()
         checkpoint = try #require(try store.load().get())
         #expect(checkpoint.state == .ended)
         #expect(checkpoint.sessionStart == nil)
@@ -133,7 +133,7 @@ struct LifecycleRecoveryTests {
     }
 
     @Test("Crash marker records round-trip; long or odd reasons are cut, not corrupting")
-    func crashMarker() throws {
+    func crashMarker() async throws {
         let directory = makeTemporaryDirectory()
         let marker = try #require(CrashMarker(directory: directory))
         #expect(CrashMarker.readPrevious(in: directory) == nil)

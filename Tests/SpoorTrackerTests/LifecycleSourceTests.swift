@@ -17,7 +17,7 @@ final class FakeApplication: NSObject, @unchecked Sendable {}
 @Suite("Lifecycle sources")
 struct LifecycleSourceTests {
     @Test("NotificationCenter source: UIKit names become signals; other senders are ignored")
-    func notificationCenter() {
+    func notificationCenter() async {
         let center = NotificationCenter()
         let application = FakeApplication()
         let source = NotificationCenterLifecycleSource(center: center, application: application) { .notRunning }
@@ -47,7 +47,7 @@ struct LifecycleSourceTests {
         (ApplicationState.active, [LifecycleSignal.didBecomeActive, .didFinishLaunching(.inactive)]),
         (ApplicationState.inactive, [LifecycleSignal.didFinishLaunching(.inactive)]),
     ])
-    func launchState(state: ApplicationState, expected: [LifecycleSignal]) {
+    func launchState(state: ApplicationState, expected: [LifecycleSignal]) async {
         let center = NotificationCenter()
         let application = FakeApplication()
         let source = NotificationCenterLifecycleSource(center: center, application: application) { state }
@@ -59,10 +59,10 @@ struct LifecycleSourceTests {
     }
 
     @Test("NotificationCenter source drives the lifecycle end to end")
-    func notificationCenterDrivesLifecycle() {
+    func notificationCenterDrivesLifecycle() async {
         let center = NotificationCenter()
         let application = FakeApplication()
-        let harness = LifecycleHarness()
+        let harness = await LifecycleHarness()
         let source = NotificationCenterLifecycleSource(center: center, application: application) { .notRunning }
         source.start { [controller = harness.controller] in controller.handle($0) }
         func post(_ name: String) { center.post(name: Notification.Name("UIApplication\(name)Notification"), object: application) }
@@ -72,13 +72,13 @@ struct LifecycleSourceTests {
         post("WillResignActive")
         post("DidEnterBackground")
         post("DidEnterBackground")
-        #expect(harness.names == ["$AppStart", "$AppEnd"])
-        #expect(harness.events[1].duration == 3.0)
+        #expect(await harness.names == ["$AppStart", "$AppEnd"])
+        #expect(await harness.events[1].duration == 3.0)
         source.stop()
     }
 
     @Test("Manual source delivers while attached")
-    func manual() {
+    func manual() async {
         let source = ManualLifecycleSource()
         let recorder = SignalRecorder()
         source.send(.didBecomeActive)
@@ -91,7 +91,7 @@ struct LifecycleSourceTests {
     }
 
     @Test("Process source: start is a user launch; background/foreground/terminate map to signals")
-    func processSource() {
+    func processSource() async {
         let source = ProcessLifecycleSource(handlesSignals: false, handlesExit: false)
         let recorder = SignalRecorder()
         source.start { recorder.record($0) }

@@ -12,15 +12,23 @@ import SpoorTestSupport
         let event = try #require(await harness.flushedEvents(named: "E").first)
         for (key, value) in testPresets { #expect(event.properties[key] == value) }
         #expect(event.properties["$app_version"] == "9.9")
-        #expect(event.properties["$lib"] == .string(PresetProperties.platform))
-        #expect(event.properties["$lib_version"] == .string(PresetProperties.libVersion))
+        // Written out, not read from the code under test: the platform these tests run on and the release.
+        #if os(Linux)
+        let platform = "Linux"
+        #elseif os(macOS)
+        let platform = "macOS"
+        #else
+        let platform = "iOS"
+        #endif
+        #expect(event.properties["$lib"] == .string(platform))
+        #expect(event.properties["$lib_version"] == "0.1.0")
         #expect(event.properties["$timezone_offset"] == 0)  // UTC
-        guard case .string(let device) = event.properties["$device_id"] else {
-            Issue.record("no $device_id")
-            return
-        }
-        #expect(!device.isEmpty)
-        #expect(event.lib == LibInfo(lib: PresetProperties.platform, libVersion: PresetProperties.libVersion, method: .code, appVersion: "9.9"))
+        // The device id is the one the tracker keeps in its state file.
+        let state = try JSONSerialization.jsonObject(with: Data(contentsOf: harness.directory.file("state.json"))) as? [String: Any]
+        let device = try #require(state?["deviceID"] as? String)
+        #expect(UUID(uuidString: device) != nil, "\(device)")
+        #expect(event.properties["$device_id"] == .string(device))
+        #expect(event.lib == LibInfo(lib: platform, libVersion: "0.1.0", method: .code, appVersion: "9.9"))
     }
 
     @Test func timezoneOffsetUsesJavaScriptsSign() async throws {
@@ -101,7 +109,7 @@ import SpoorTestSupport
         let events = await harness.flushedEvents()
         #expect(events.map { $0.properties["$is_first_day"] } == [true, true, false])
         // The first day is remembered across restarts.
-        await harness.tracker.shutdown()
+        await harness.tracker.shutdown(timeout: testBound)
         let later = try harness.restarted()
         later.tracker.track("AfterRestart")
         #expect(await later.flushedEvents(named: "AfterRestart").first?.properties["$is_first_day"] == false)

@@ -32,7 +32,7 @@ struct MetricsAndDebugTests {
         h.tracker.track("Noise")
         h.tracker.track("bad name")
         h.tracker.track("Bad", properties: ["score": .double(.infinity)])
-        #expect(await h.tracker.shutdown())
+        #expect(await h.tracker.shutdown(timeout: testBound))
         h.tracker.track("Late")
 
         func total(_ label: String, _ extra: [(String, String)] = []) -> Int64 {

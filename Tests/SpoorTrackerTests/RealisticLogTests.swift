@@ -59,7 +59,7 @@ import Testing
         let tracker = try Tracker(configuration: configuration)
         let anonymousID = tracker.anonymousID
         Self.track(kind, into: tracker, clock: clock)
-        #expect(await tracker.shutdown())
+        #expect(await tracker.shutdown(timeout: testBound))
 
         let logDirectory = Tracker.logDirectory(in: directory.url)
         let report = try EventLog.inspect(directory: logDirectory)
@@ -146,7 +146,7 @@ import Testing
                 "price": .double(Double(index % 300) / 10), "gift": .bool(index % 3 == 0), "currency": "EUR",
             ])
         }
-        #expect(await tracker.shutdown())
+        #expect(await tracker.shutdown(timeout: testBound))
         let report = try EventLog.inspect(directory: Tracker.logDirectory(in: directory.url))
         #expect(report.liveRecords == Self.count)
         let perEvent = Double(report.segments.reduce(0) { $0 + $1.bytes - 16 }) / Double(Self.count)

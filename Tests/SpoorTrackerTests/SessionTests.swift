@@ -3,6 +3,7 @@ import SpoorModel
 import Testing
 
 @testable import SpoorTracker
+import SpoorTestSupport
 
 @Suite struct SessionTests {
     @Test func sessionsAreOffByDefault() async throws {
@@ -46,7 +47,7 @@ import Testing
         let harness = try Harness { $0.enableSession = true }
         harness.tracker.track("A")
         let first = await harness.flushedEvents().first?.sessionID
-        await harness.tracker.shutdown()
+        await harness.tracker.shutdown(timeout: testBound)
         let restarted = try harness.restarted { $0.enableSession = true }
         restarted.tracker.track("B")
         let second = await restarted.flushedEvents().first?.sessionID
@@ -61,6 +62,11 @@ import Testing
     @Test func profileRecordsCarryNoSession() async throws {
         let harness = try Harness { $0.enableSession = true }
         harness.tracker.profileSet(["name": "Ann"])
-        #expect(await harness.flushedEvents().first?.sessionID == nil)
+        harness.tracker.track("E")
+        // The profile record was stored and has no session, while an event tracked right after it has one.
+        let events = await harness.flushedEvents()
+        try #require(events.map(\.type) == [.profileSet, .track])
+        #expect(events[0].sessionID == nil)
+        #expect(events[1].sessionID != nil)
     }
 }

@@ -16,7 +16,7 @@ struct ShutdownTests {
         h.tracker.pageAppear("a", page: PageInfo(screenName: "A"))
         h.tracker.pageAppear("b", page: PageInfo(screenName: "B"))
         h.clock.advance(by: .milliseconds(1500))
-        #expect(await h.tracker.shutdown())
+        #expect(await h.tracker.shutdown(timeout: testBound))
         #expect(h.store.events.map(\.name) == ["$AppStart", "$AppViewScreen", "$AppViewScreen", "$AppPageLeave", "$AppPageLeave", "$AppEnd"])
         #expect(h.store.events.last?.properties["event_duration"] == .double(1.5))
         // Signals after shutdown change nothing, and leave nothing for the next launch to recover.
@@ -34,10 +34,11 @@ struct ShutdownTests {
             let first = try Tracker(configuration: configuration)
             first.track("FromTheFirst")
         }
-        // No shutdown: the first tracker is gone, so its log must be closed and the directory free.
-        let second = try Tracker(configuration: configuration)
+        // No shutdown: the first tracker is gone, so its log must be closed and the directory free. (A new tracker
+        // waits for a released one's writer, so it is made on a thread of its own.)
+        let second = try await onThreadOfItsOwn { try Tracker(configuration: configuration) }
         second.track("FromTheSecond")
-        #expect(await second.shutdown())
+        #expect(await second.shutdown(timeout: testBound))
         let log = try EventLog(directory: Tracker.logDirectory(in: directory.url))
         defer { log.close() }
         var names: [String] = []

@@ -3,6 +3,7 @@ import Logging
 import SpoorModel
 import SpoorTestSupport
 import SpoorTesting
+import SpoorSystem
 import Testing
 
 @testable import SpoorTracker
@@ -57,5 +58,13 @@ struct Harness {
 
     func flushedEvents(named name: String) async -> [Event] {
         await flushedEvents().filter { $0.name == name }
+    }
+}
+
+extension Tracker {
+    /// Asks the writer to store and sync everything accepted so far and waits for it, at most ``testBound``:
+    /// `flushAndWait` without holding a thread, so tests on the cooperative pool never block it.
+    func stored() async -> Bool {
+        await pipeline.requestFlush().value(orAfter: testBound, false)
     }
 }

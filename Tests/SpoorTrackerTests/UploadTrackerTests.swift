@@ -4,6 +4,7 @@ import SpoorWire
 import SpoorTestSupport
 import SpoorLog
 import SpoorTesting
+import SpoorSystem
 import Testing
 
 @testable import SpoorTracker
@@ -58,7 +59,9 @@ struct UploadingTracker {
         let u = try UploadingTracker()
         for n in 0..<20 { u.tracker.track("Private", properties: ["n": .int(Int64(n))]) }
         let erased = await u.tracker.optOut(deleteStoredData: true)
-        #expect(erased.pendingEvents + erased.records + erased.batches > 0)
+        // Every one of the 20 events was erased, wherever it was (no batch was sealed: uploads never ran).
+        #expect(erased.pendingEvents + erased.records == 20, "\(erased)")
+        #expect(erased.batches == 0)
         #expect(u.client.requests.isEmpty)
         u.tracker.optIn()
         #expect(await u.tracker.flush().pendingEvents == 0)
@@ -90,7 +93,7 @@ struct UploadingTracker {
         let counters = try #require(u.tracker.counters.upload)
         #expect(counters.deliveredEvents == 250)
         #expect(counters.lastStatus == 200)
-        #expect(await u.tracker.shutdown())
+        #expect(await u.tracker.shutdown(timeout: testBound))
     }
 
     @Test func withoutAServerFlushSaysEventsStayLocal() async throws {
@@ -106,7 +109,7 @@ struct UploadingTracker {
         let u = try UploadingTracker { $0.flushBulkSize = 10 }
         for n in 0..<10 { u.tracker.track("Tap", properties: ["n": .int(Int64(n))]) }
         #expect(await u.client.requests(atLeast: 1))
-        #expect(await u.tracker.shutdown())
+        #expect(await u.tracker.shutdown(timeout: testBound))
     }
 
     @Test func theFlushIntervalUploadsWhatWaits() async throws {
@@ -115,13 +118,13 @@ struct UploadingTracker {
         #expect(await u.clock.sleeper(within: .seconds(2)))
         for _ in 0..<5 { u.tracker.track("Tap") }
         // Stored, below the bulk size: nothing is sent before the interval is up.
-        #expect(u.tracker.flushAndWait(timeout: .seconds(300)))
+        #expect(await u.tracker.stored())
         #expect(u.client.requests.isEmpty)
         u.clock.advance(by: .seconds(2))
         try #require(await u.client.requests(atLeast: 1))
         let sent = try EventDecoder().decodeBatch(FrameDecoder().decode(u.client.requests[0].body).payload)
         #expect(sent.count == 5)
-        #expect(await u.tracker.shutdown())
+        #expect(await u.tracker.shutdown(timeout: testBound))
     }
 
     @Test func loginTriggersAnUpload() async throws {
@@ -131,7 +134,7 @@ struct UploadingTracker {
         try #require(await u.client.requests(atLeast: 1))
         let sent = try EventDecoder().decodeBatch(FrameDecoder().decode(u.client.requests[0].body).payload)
         #expect(sent.map(\.name).contains("Browse"))
-        #expect(await u.tracker.shutdown())
+        #expect(await u.tracker.shutdown(timeout: testBound))
     }
 
     @Test func leftoversOfAnEarlierLaunchGoAtStart() async throws {
@@ -141,7 +144,7 @@ struct UploadingTracker {
             configuration.durability = .always
             let offline = try Tracker(configuration: configuration)
             for _ in 0..<5 { offline.track("Early") }
-            #expect(await offline.shutdown())
+            #expect(await offline.shutdown(timeout: testBound))
         }
         let client = ScriptedHTTPClient()
         var configuration = Configuration(storageDirectory: directory.url)
@@ -152,7 +155,7 @@ struct UploadingTracker {
         try #require(await client.requests(atLeast: 1))
         let sent = try EventDecoder().decodeBatch(FrameDecoder().decode(client.requests[0].body).payload)
         #expect(sent.map(\.name) == Array(repeating: "Early", count: 5))
-        #expect(await tracker.shutdown())
+        #expect(await tracker.shutdown(timeout: testBound))
     }
 
     @Test func aFailingFlushReportsPendingAndWhy() async throws {
@@ -178,7 +181,7 @@ struct UploadingTracker {
         u.tracker.setToken("n3w")
         try #require(await u.client.requests(atLeast: 3))
         #expect(u.client.requests[2].header("Authorization") == "Bearer n3w")
-        #expect(await u.tracker.shutdown())
+        #expect(await u.tracker.shutdown(timeout: testBound))
     }
 
     @Test func aStalledUploadDoesNotHoldShutdown() async throws {
@@ -186,12 +189,11 @@ struct UploadingTracker {
         for _ in 0..<10 { u.tracker.track("Tap") }
         let flush = Task { await u.tracker.flush(timeout: .seconds(3600)) }
         #expect(await u.client.requests(atLeast: 1))
-        let started = ContinuousClock.now
-        // The stalled request would last an hour; shutdown does not wait for it (loose bounds: a loaded test run
-        // can hold any task back for a minute).
-        #expect(await u.tracker.shutdown(timeout: .seconds(300)))
-        #expect(ContinuousClock.now - started < .seconds(300))
-        let result = await flush.value
+        // The stalled request never ends by itself (its timeout is on the manual clock, which stands still), so a
+        // shutdown that waited for it would never return: the bound makes that a failure instead of a hang.
+        let finishedInTime = await finished { await u.tracker.shutdown(timeout: testBound) }
+        #expect(finishedInTime == true, "shutdown() waited for the stalled upload")
+        let result = try #require(await finished { await flush.value })
         #expect(result.pendingReason == .stopped)
         // Nothing was lost: the batch waits in the outbox for the next launch.
         let report = try EventLog.inspect(directory: Tracker.logDirectory(in: u.directory.url))
@@ -213,9 +215,11 @@ struct UploadingTracker {
         center.post(name: Notification.Name("UIApplicationDidEnterBackgroundNotification"), object: application)
         #expect(await calls.count(atLeast: 2))
         #expect(calls.all == ["begin spoor.upload", "end 7"])
-        // The window ended after the upload: everything was delivered.
-        #expect(try u.sequencesSent().count >= 20)
-        #expect(await u.tracker.shutdown())
+        // The window ended after the upload: everything was delivered, each event once.
+        let sent = try u.sequencesSent()
+        #expect(sent.count == 20)
+        #expect(sent == Array((sent.first ?? 0)..<(sent.first ?? 0) + 20))
+        #expect(await u.tracker.shutdown(timeout: testBound))
     }
 
     @Test func configurationChecksTheUploadFields() {
@@ -233,20 +237,19 @@ struct UploadingTracker {
 }
 
 /// Records calls from any thread; a test awaits a count instead of sleeping.
-final class CallRecorder: @unchecked Sendable {
-    private let lock = NSLock()
-    private var calls: [String] = []
+final class CallRecorder: Sendable {
+    private let calls = Locked<[String]>([])
+    private let watchers = ConditionWatchers()
 
-    func record(_ call: String) { lock.withLock { calls.append(call) } }
-    var all: [String] { lock.withLock { calls } }
+    func record(_ call: String) {
+        calls.withLock { $0.append(call) }
+        watchers.check()
+    }
 
-    /// Polls for at most 300 s of real time (a loaded test run can hold tasks back for a minute) until `count` calls were recorded.
+    var all: [String] { calls.withLock { $0 } }
+
+    /// Waits until `count` calls were recorded; false if that did not happen within ``testBound``.
     func count(atLeast count: Int) async -> Bool {
-        let deadline = ContinuousClock.now + .seconds(300)
-        while ContinuousClock.now < deadline {
-            if all.count >= count { return true }
-            try? await Task.sleep(for: .milliseconds(1))
-        }
-        return all.count >= count
+        await watchers.wait(timeout: testBound) { [calls] in calls.withLock { $0.count } >= count }
     }
 }

@@ -11,21 +11,21 @@ struct EncodeDecodeCommandTests {
         #"{"event":"","type":"profile_set","time":-1,"track_id":"ffffffffffffffff","sequence":2,"distinct_id":"u","anonymous_id":"a","lib":{"$lib":"Linux","$lib_version":"0.1.0","$lib_method":"autoTrack","$app_version":""},"properties":{"ancient":{"$date":-999999999999999},"empty":[],"min":-9223372036854775808}}"#,
     ]
 
-    @Test func encodeThenDecodeReproducesTheInput() throws {
+    @Test func encodeThenDecodeReproducesTheInput() async throws {
         let input = Self.lines.joined(separator: "\n") + "\n"
-        let encoded = try SpoorProcess.run(["encode"], input: Data(input.utf8))
+        let encoded = try await SpoorProcess.run(["encode"], input: Data(input.utf8))
         #expect(encoded.status == 0, "\(encoded.stderr)")
         #expect(!encoded.stdout.isEmpty)
-        let decoded = try SpoorProcess.run(["decode"], input: encoded.stdout)
+        let decoded = try await SpoorProcess.run(["decode"], input: encoded.stdout)
         #expect(decoded.status == 0, "\(decoded.stderr)")
         #expect(decoded.stdoutText == input)
     }
 
-    @Test func blankLinesAreSkipped() throws {
+    @Test func blankLinesAreSkipped() async throws {
         let input = "\n" + Self.lines[1] + "\n\n   \n"
-        let encoded = try SpoorProcess.run(["encode"], input: Data(input.utf8))
+        let encoded = try await SpoorProcess.run(["encode"], input: Data(input.utf8))
         #expect(encoded.status == 0)
-        let decoded = try SpoorProcess.run(["decode"], input: encoded.stdout)
+        let decoded = try await SpoorProcess.run(["decode"], input: encoded.stdout)
         #expect(decoded.stdoutText == Self.lines[1] + "\n")
     }
 
@@ -37,29 +37,29 @@ struct EncodeDecodeCommandTests {
         (#"{"event":"x","type":"track","time":1,"distinct_id":"u","anonymous_id":"a","lib":{"$lib":"L","$lib_version":"1","$lib_method":"code"},"properties":{"k":"a\u0000b"}}"#, "line 2: properties.value.string_value: contains U+0000"),
         (#"{"event":"x","type":"track","time":1,"anonymous_id":"a","lib":{"$lib":"L","$lib_version":"1","$lib_method":"code"}}"#, "line 2: distinct_id: missing"),
     ])
-    func badLine(line: String, message: String) throws {
+    func badLine(line: String, message: String) async throws {
         let input = Self.lines[0] + "\n" + line + "\n" + Self.lines[1] + "\n"
-        let result = try SpoorProcess.run(["encode"], input: Data(input.utf8))
+        let result = try await SpoorProcess.run(["encode"], input: Data(input.utf8))
         #expect(result.status == 2)
         #expect(result.stderr.hasPrefix("spoor encode: " + message), "\(result.stderr)")
         #expect(result.stdout.isEmpty)
     }
 
-    @Test func decodeReportsMalformedInputAfterTheGoodEvents() throws {
-        let encoded = try SpoorProcess.run(["encode"], input: Data((Self.lines[1] + "\n").utf8))
+    @Test func decodeReportsMalformedInputAfterTheGoodEvents() async throws {
+        let encoded = try await SpoorProcess.run(["encode"], input: Data((Self.lines[1] + "\n").utf8))
         var bytes = encoded.stdout
         bytes.append(contentsOf: [0x0A, 0x05, 0x10, 0x01])
-        let result = try SpoorProcess.run(["decode"], input: bytes)
+        let result = try await SpoorProcess.run(["decode"], input: bytes)
         #expect(result.status == 2)
         #expect(result.stdoutText == Self.lines[1] + "\n")
         #expect(result.stderr.contains("length 5 reaches past the end"), "\(result.stderr)")
     }
 
     /// The wire is plain protobuf: the stock `protoc --decode` reads what `spoor encode` writes.
-    @Test func stockProtocDecodesTheBatch() throws {
-        let encoded = try SpoorProcess.run(["encode"], input: Data((Self.lines.joined(separator: "\n") + "\n").utf8))
+    @Test func stockProtocDecodesTheBatch() async throws {
+        let encoded = try await SpoorProcess.run(["encode"], input: Data((Self.lines.joined(separator: "\n") + "\n").utf8))
         #expect(encoded.status == 0)
-        let protoc = try SpoorProcess.run(
+        let protoc = try await SpoorProcess.run(
             ["--proto_path=\(SpoorProcess.root.appendingPathComponent("proto").path)", "--decode=spoor.v1.Batch", "spoor/v1/event.proto"],
             input: encoded.stdout, tool: URL(fileURLWithPath: "/usr/bin/protoc"))
         #expect(protoc.status == 0, "\(protoc.stderr)")
@@ -77,8 +77,8 @@ struct EncodeDecodeCommandTests {
         #expect(text.components(separatedBy: "events {").count - 1 == 3)
     }
 
-    @Test func unknownCommandIsAUsageError() throws {
-        let result = try SpoorProcess.run(["frobnicate"])
+    @Test func unknownCommandIsAUsageError() async throws {
+        let result = try await SpoorProcess.run(["frobnicate"])
         #expect(result.status == 64)
         #expect(result.stderr.contains("unknown command 'frobnicate'"))
     }
@@ -87,11 +87,11 @@ struct EncodeDecodeCommandTests {
 @Suite("spoor decode of batch frames")
 struct DecodeFrameCommandTests {
     /// Each committed frame vector decodes to the same events, whatever its codec.
-    @Test func frameVectorsDecodeToTheSameEvents() throws {
+    @Test func frameVectorsDecodeToTheSameEvents() async throws {
         var outputs: [String] = []
         for name in ["none", "gzip", "zstd"] {
             let frame = try Data(contentsOf: SpoorProcess.root.appendingPathComponent("docs/vectors/\(name).spb"))
-            let result = try SpoorProcess.run(["decode"], input: frame)
+            let result = try await SpoorProcess.run(["decode"], input: frame)
             #expect(result.status == 0, "\(name): \(result.stderr)")
             #expect(result.stdoutText.split(separator: "\n").count == 3, "\(name)")
             outputs.append(result.stdoutText)
@@ -99,10 +99,10 @@ struct DecodeFrameCommandTests {
         #expect(Set(outputs).count == 1)
     }
 
-    @Test func corruptFrameIsAnError() throws {
+    @Test func corruptFrameIsAnError() async throws {
         var frame = try Data(contentsOf: SpoorProcess.root.appendingPathComponent("docs/vectors/zstd.spb"))
         frame[frame.count - 5] ^= 0xFF
-        let result = try SpoorProcess.run(["decode"], input: frame)
+        let result = try await SpoorProcess.run(["decode"], input: frame)
         #expect(result.status == 2)
         #expect(result.stderr.hasPrefix("spoor decode: frame:"), "\(result.stderr)")
         #expect(result.stdout.isEmpty)

@@ -28,63 +28,63 @@ struct EncodeFramesCommandTests {
     }
 
     @Test(arguments: ["zstd", "gzip", "none"])
-    func framesOfTheBatchSizeInTheCodecDecodeBackToTheInput(codec: String) throws {
-        let encoded = try SpoorProcess.run(["encode", "--frames", "--batch-size", "7", "--codec", codec], input: Data(Self.input.utf8))
+    func framesOfTheBatchSizeInTheCodecDecodeBackToTheInput(codec: String) async throws {
+        let encoded = try await SpoorProcess.run(["encode", "--frames", "--batch-size", "7", "--codec", codec], input: Data(Self.input.utf8))
         #expect(encoded.status == 0, "\(encoded.stderr)")
         let frames = try Self.frames(encoded.stdout)
         #expect(frames.map(\.header.recordCount) == [7, 7, 6])
         #expect(Set(frames.map(\.header.codec.description)) == [codec])
         #expect(Set(frames.map(\.header.batchID)).count == 3, "every frame has its own batch id")
 
-        let decoded = try SpoorProcess.run(["decode"], input: encoded.stdout)
+        let decoded = try await SpoorProcess.run(["decode"], input: encoded.stdout)
         #expect(decoded.status == 0, "\(decoded.stderr)")
         #expect(decoded.stdoutText == Self.input)
     }
 
-    @Test func theDefaultIsOneZstdFrameOfUpToAHundredEvents() throws {
-        let encoded = try SpoorProcess.run(["encode", "--frames"], input: Data(Self.input.utf8))
+    @Test func theDefaultIsOneZstdFrameOfUpToAHundredEvents() async throws {
+        let encoded = try await SpoorProcess.run(["encode", "--frames"], input: Data(Self.input.utf8))
         #expect(encoded.status == 0, "\(encoded.stderr)")
         let frames = try Self.frames(encoded.stdout)
         #expect(frames.map(\.header.recordCount) == [20])
         #expect(frames.first?.header.codec == .zstd)
         // The frame's payload is the Batch plain `spoor encode` writes, as the tracker seals it by default.
-        let batch = try SpoorProcess.run(["encode"], input: Data(Self.input.utf8))
+        let batch = try await SpoorProcess.run(["encode"], input: Data(Self.input.utf8))
         #expect(frames.first.map { Data($0.payload) } == batch.stdout)
         // With --shared-context, the events' shared context is stored once, and the events decode the same.
-        let shared = try SpoorProcess.run(["encode", "--frames", "--shared-context"], input: Data(Self.input.utf8))
+        let shared = try await SpoorProcess.run(["encode", "--frames", "--shared-context"], input: Data(Self.input.utf8))
         #expect(shared.status == 0, "\(shared.stderr)")
         #expect(try Self.frames(shared.stdout).first.map { Data($0.payload) } == Data(SharedContext.factor([UInt8](batch.stdout))))
-        let decoded = try SpoorProcess.run(["decode"], input: shared.stdout)
+        let decoded = try await SpoorProcess.run(["decode"], input: shared.stdout)
         #expect(decoded.stdoutText == Self.input)
     }
 
-    @Test func theCommittedVectorsConcatenatedDecodeOneAfterAnother() throws {
+    @Test func theCommittedVectorsConcatenatedDecodeOneAfterAnother() async throws {
         var input = Data()
         var single: [String] = []
         for name in ["none", "gzip", "zstd"] {
             let frame = try Data(contentsOf: SpoorProcess.root.appendingPathComponent("docs/vectors/\(name).spb"))
             input.append(frame)
-            single.append(try SpoorProcess.run(["decode"], input: frame).stdoutText)
+            single.append(try await SpoorProcess.run(["decode"], input: frame).stdoutText)
         }
-        let decoded = try SpoorProcess.run(["decode"], input: input)
+        let decoded = try await SpoorProcess.run(["decode"], input: input)
         #expect(decoded.status == 0, "\(decoded.stderr)")
         #expect(decoded.stdoutText == single.joined())
     }
 
-    @Test func aDamagedFrameInARunIsNamedByItsOffsetAfterTheEventsBeforeIt() throws {
-        let encoded = try SpoorProcess.run(["encode", "--frames", "--batch-size", "10"], input: Data(Self.input.utf8))
+    @Test func aDamagedFrameInARunIsNamedByItsOffsetAfterTheEventsBeforeIt() async throws {
+        let encoded = try await SpoorProcess.run(["encode", "--frames", "--batch-size", "10"], input: Data(Self.input.utf8))
         var bytes = encoded.stdout
         let frames = try Self.frames(bytes)
         let secondStart = bytes.count - (BatchFrame.headerLength + Int(frames[1].header.storedLength))
         bytes[bytes.count - 3] ^= 0xFF
-        let decoded = try SpoorProcess.run(["decode"], input: bytes)
+        let decoded = try await SpoorProcess.run(["decode"], input: bytes)
         #expect(decoded.status == 2)
         #expect(decoded.stderr.hasPrefix("spoor decode: frame: frame 2 at byte \(secondStart): "), "\(decoded.stderr)")
         #expect(decoded.stdoutText.split(separator: "\n").count == 10)
 
         // Bytes after the last whole frame are a truncated frame, named the same way.
         let tail = encoded.stdout + Data(BatchFrame.magic + [1, 2])
-        let truncated = try SpoorProcess.run(["decode"], input: tail)
+        let truncated = try await SpoorProcess.run(["decode"], input: tail)
         #expect(truncated.status == 2)
         #expect(truncated.stderr.hasPrefix("spoor decode: frame: frame 3 at byte \(encoded.stdout.count): truncated"), "\(truncated.stderr)")
         #expect(truncated.stdoutText == Self.input)
@@ -92,25 +92,25 @@ struct EncodeFramesCommandTests {
 
     @Test(arguments: [["encode", "--codec", "gzip"], ["encode", "--batch-size", "5"], ["encode", "--frames", "--batch-size", "0"],
                       ["encode", "--frames", "--codec", "lzma"]])
-    func frameOptionsAreCheckedAsUsage(_ arguments: [String]) throws {
-        let result = try SpoorProcess.run(arguments, input: Data(Self.input.utf8))
+    func frameOptionsAreCheckedAsUsage(_ arguments: [String]) async throws {
+        let result = try await SpoorProcess.run(arguments, input: Data(Self.input.utf8))
         #expect(result.status == 64)
         #expect(result.stderr.hasPrefix("spoor encode: "), "\(result.stderr)")
         #expect(result.stdout.isEmpty)
     }
 
-    @Test func aFileArgumentReadsLikeStandardInput() throws {
+    @Test func aFileArgumentReadsLikeStandardInput() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("spoor-files-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         let events = directory.appendingPathComponent("events.jsonl"), frames = directory.appendingPathComponent("frames.spb")
         try Data(Self.input.utf8).write(to: events)
-        let encoded = try SpoorProcess.run(["encode", events.path, "--frames", "--codec", "gzip"])
+        let encoded = try await SpoorProcess.run(["encode", events.path, "--frames", "--codec", "gzip"])
         #expect(encoded.status == 0, "\(encoded.stderr)")
         try encoded.stdout.write(to: frames)
-        let decoded = try SpoorProcess.run(["decode", frames.path])
+        let decoded = try await SpoorProcess.run(["decode", frames.path])
         #expect(decoded.stdoutText == Self.input)
-        let missing = try SpoorProcess.run(["decode", directory.appendingPathComponent("nope").path])
+        let missing = try await SpoorProcess.run(["decode", directory.appendingPathComponent("nope").path])
         #expect(missing.status == 66)
         #expect(missing.stderr.hasPrefix("spoor decode: cannot read "), "\(missing.stderr)")
     }

@@ -36,7 +36,7 @@ struct EventsCommandTests {
         }
     }
 
-    @Test func batchesThenLiveRecordsOldestFirstInTheDecodeShape() throws {
+    @Test func batchesThenLiveRecordsOldestFirstInTheDecodeShape() async throws {
         let directory = Self.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let log = try EventLog(directory: directory)
@@ -45,7 +45,7 @@ struct EventsCommandTests {
         try log.seal(maxRecords: 5, codec: .gzip)
         log.close()
 
-        let result = try SpoorProcess.run(["events", directory.path])
+        let result = try await SpoorProcess.run(["events", directory.path])
         #expect(result.status == 0, "\(result.stderr)")
         let lines = result.stdoutText.split(separator: "\n").map(String.init)
         #expect(Self.sequences(lines) == Array(0..<25))
@@ -54,26 +54,26 @@ struct EventsCommandTests {
         #expect(first.name == "Step" && first.properties["n"] == .int(0))
         #expect(lines[0] == EventJSON.encode(first))
 
-        let limited = try SpoorProcess.run(["events", directory.path, "--limit", "12"])
+        let limited = try await SpoorProcess.run(["events", directory.path, "--limit", "12"])
         #expect(Self.sequences(limited.stdoutText.split(separator: "\n").map(String.init)) == Array(0..<12))
     }
 
-    @Test func aStorageDirectoryIsReadThroughItsLog() throws {
+    @Test func aStorageDirectoryIsReadThroughItsLog() async throws {
         let storage = Self.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: storage) }
         let scenario = #"{"t": 0, "do": "track", "event": "A"}"# + "\n" + #"{"t": 1, "do": "track", "event": "B"}"#
-        let simulated = try SpoorProcess.run(["simulate", "-", "--storage", storage.path], input: Data(scenario.utf8))
+        let simulated = try await SpoorProcess.run(["simulate", "-", "--storage", storage.path], input: Data(scenario.utf8))
         #expect(simulated.status == 0, "\(simulated.stderr)")
-        let result = try SpoorProcess.run(["events", storage.path])
+        let result = try await SpoorProcess.run(["events", storage.path])
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stdoutText == simulated.stdoutText)
     }
 
-    @Test func usageAndMissingDirectories() throws {
-        let missing = try SpoorProcess.run(["events", "/nonexistent/spoor"])
+    @Test func usageAndMissingDirectories() async throws {
+        let missing = try await SpoorProcess.run(["events", "/nonexistent/spoor"])
         #expect(missing.status == 66)
         #expect(missing.stderr.hasPrefix("spoor events: "))
-        let badLimit = try SpoorProcess.run(["events", "/tmp", "--limit", "0"])
+        let badLimit = try await SpoorProcess.run(["events", "/tmp", "--limit", "0"])
         #expect(badLimit.status == 64)
         #expect(badLimit.stderr.hasPrefix("spoor events: "), "\(badLimit.stderr)")
     }
@@ -81,7 +81,7 @@ struct EventsCommandTests {
     /// The test process writes (holding the log's lock) while `spoor events --follow` reads: every event
     /// shows up exactly once, in order, across appends and seals, and the signal stops it cleanly.
     @Test(arguments: [SIGTERM, SIGINT])
-    func followWhileAnotherProcessAppendsAndSeals(signal: Int32) throws {
+    func followWhileAnotherProcessAppendsAndSeals(signal: Int32) async throws {
         let directory = Self.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let log = try EventLog(directory: directory)
@@ -90,56 +90,57 @@ struct EventsCommandTests {
         try log.seal(maxRecords: 2, codec: .zstd)
 
         let follower = try FollowedProcess(["events", directory.path, "--follow", "--interval", "20"])
-        var lines = follower.waitForLines { $0.count >= 5 }
-        #expect(Self.sequences(lines) == Array(0..<5), "\(follower.standardError)")
+        var lines = await follower.lines { $0.count >= 5 }
+        #expect(Self.sequences(lines) == Array(0..<5), "\(lines)")
 
         // Records already printed go into a batch, new ones arrive, and a seal takes printed and new ones.
         try log.seal(maxRecords: 2, codec: .gzip)
         try Self.append(5..<9, to: log)
-        lines = follower.waitForLines { $0.count >= 9 }
+        lines = await follower.lines { $0.count >= 9 }
         #expect(Self.sequences(lines) == Array(0..<9))
         try Self.append(9..<14, to: log)
         try log.seal(maxRecords: 6, codec: .zstd)
         try Self.append(14..<20, to: log)
-        lines = follower.waitForLines { $0.count >= 20 }
+        lines = await follower.lines { $0.count >= 20 }
         #expect(Self.sequences(lines) == Array(0..<20))
 
-        #expect(follower.stop(with: signal) == 0)
-        #expect(Self.sequences(follower.waitForLines { _ in false }) == Array(0..<20))
-        #expect(follower.standardError.isEmpty, "\(follower.standardError)")
+        #expect(await follower.stop(with: signal) == 0)
+        #expect(Self.sequences(await follower.lines()) == Array(0..<20))
+        let errors = await follower.standardError()
+        #expect(errors.isEmpty, "\(errors)")
     }
 
     /// A real tracker in a child process writes; `--follow` sees its events, then the `$AppEnd` it writes
     /// when SIGTERM ends its session.
-    @Test func followARunningTrackerInAnotherProcess() throws {
+    @Test func followARunningTrackerInAnotherProcess() async throws {
         let storage = Self.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: storage) }
         let child = try FollowedProcess([storage.path, "wait"], executable: SpoorProcess.lifecycleChild)
-        #expect(child.waitForLines { $0.contains("ready") } == ["ready"])
+        #expect(await child.lines { $0.contains("ready") } == ["ready"])
 
         let follower = try FollowedProcess(["events", storage.path, "--follow", "--interval", "20"])
-        let names: ([String]) -> [String] = { lines in
+        let names: @Sendable ([String]) -> [String] = { lines in
             lines.compactMap { line in
                 guard case .string(let name)? = (try? JSONValue.parse(line))?["event"] else { return nil }
                 return name
             }
         }
-        var lines = follower.waitForLines { names($0).contains("ChildWorked") }
+        var lines = await follower.lines { names($0).contains("ChildWorked") }
         #expect(names(lines).contains("$AppStart"))
         #expect(names(lines).contains("ChildWorked"))
 
         // The child ends its session, then dies of the signal as a well-behaved process does.
-        #expect(child.stop(with: SIGTERM) == 128 + SIGTERM)
-        lines = follower.waitForLines { names($0).contains("$AppEnd") }
+        #expect(await child.stop(with: SIGTERM) == 128 + SIGTERM)
+        lines = await follower.lines { names($0).contains("$AppEnd") }
         #expect(names(lines).suffix(2) == ["$AppPageLeave", "$AppEnd"], "\(names(lines))")
         #expect(Set(lines).count == lines.count, "an event was printed twice")
-        #expect(follower.stop(with: SIGINT) == 0)
+        #expect(await follower.stop(with: SIGINT) == 0)
     }
 
     /// A stop signal sent the moment the first line is out still ends the follow cleanly (exit 0): the handlers
     /// are in place before anything is printed, so no signal falls into a gap where it is ignored. Twenty
     /// rounds, alternating SIGTERM and SIGINT; the earlier dispatch-source handling lost some of them.
-    @Test func aStopSignalRightAfterTheFirstLineEndsTheFollow() throws {
+    @Test func aStopSignalRightAfterTheFirstLineEndsTheFollow() async throws {
         let directory = Self.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let log = try EventLog(directory: directory)
@@ -147,15 +148,16 @@ struct EventsCommandTests {
         log.close()
         for round in 0..<20 {
             let follower = try FollowedProcess(["events", directory.path, "--follow", "--interval", "60000"])
-            let lines = follower.waitForLines { !$0.isEmpty }
+            let lines = await follower.lines { !$0.isEmpty }
             #expect(Self.sequences(Array(lines.prefix(1))) == [0], "round \(round): \(lines)")
             let signal = round.isMultiple(of: 2) ? SIGTERM : SIGINT
-            #expect(follower.stop(with: signal) == 0, "round \(round): \(follower.standardError)")
+            let status = await follower.stop(with: signal), errors = await follower.standardError()
+            #expect(status == 0, "round \(round): \(errors)")
         }
     }
 
     /// `spoor events --follow | head -n 2` ends when head does, even while no event comes.
-    @Test func followStopsWhenItsReaderGoesAway() throws {
+    @Test func followStopsWhenItsReaderGoesAway() async throws {
         let directory = Self.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let log = try EventLog(directory: directory)
@@ -164,23 +166,23 @@ struct EventsCommandTests {
         let command = "'\(SpoorProcess.executable.path)' events '\(directory.path)' --follow --interval 20 | head -n 2; "
             + "echo \"status ${PIPESTATUS[0]:-0}\""
         let shell = try FollowedProcess(["-c", command], executable: URL(fileURLWithPath: "/bin/bash"))
-        #expect(shell.waitForExit() == 0)
-        let lines = shell.waitForLines { $0.count >= 3 }
+        #expect(await shell.exitStatus() == 0)
+        let lines = await shell.lines { $0.count >= 3 }
         #expect(Self.sequences(Array(lines.prefix(2))) == [0, 1])
         #expect(lines.last == "status 0", "\(lines)")
     }
 
     /// Following an empty directory that an app's first start turns into its storage directory.
-    @Test func followAnEmptyDirectoryAnAppThenStartsIn() throws {
+    @Test func followAnEmptyDirectoryAnAppThenStartsIn() async throws {
         let storage = Self.temporaryDirectory()
         try FileManager.default.createDirectory(at: storage, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: storage) }
         let follower = try FollowedProcess(["events", storage.path, "--follow", "--interval", "20"])
-        let child = try SpoorProcess.run([storage.path, "exit"], tool: SpoorProcess.lifecycleChild)
+        let child = try await SpoorProcess.run([storage.path, "exit"], tool: SpoorProcess.lifecycleChild)
         #expect(child.status == 0, "\(child.stderr)")
-        let lines = follower.waitForLines { $0.contains { $0.contains(#""event":"$AppEnd""#) } }
+        let lines = await follower.lines { $0.contains { $0.contains(#""event":"$AppEnd""#) } }
         #expect(lines.contains { $0.contains(#""event":"ChildWorked""#) }, "\(lines)")
         #expect(lines.contains { $0.contains(#""event":"$AppEnd""#) }, "\(lines)")
-        #expect(follower.stop(with: SIGTERM) == 0)
+        #expect(await follower.stop(with: SIGTERM) == 0)
     }
 }

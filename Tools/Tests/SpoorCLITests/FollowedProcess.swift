@@ -4,85 +4,145 @@ import Glibc
 import Darwin
 #endif
 import Foundation
-import SpoorWire
+import SpoorTesting
 
-/// A `spoor` process whose standard output is read line by line as it arrives, so a test can wait for a
-/// condition on the lines seen so far, with a deadline, instead of sleeping.
+/// How long a test waits for something bound to happen before it calls it a failure: minutes, so that a loaded
+/// machine still passes and a regression that hangs still fails. A passing test never waits it out.
+let testBound: Duration = .seconds(300)
+
+/// A process whose standard output is read line by line as it arrives, so that a test awaits a condition on
+/// the lines seen so far, or the process's end, instead of sleeping.
+///
+/// Nothing here holds a cooperative thread: threads of its own read the output and feed the input, and
+/// Foundation's termination handler reports the end. Every wait has the bound ``testBound``, and a process
+/// still running at the bound is killed, so a test whose process hangs fails instead of hanging.
 final class FollowedProcess: @unchecked Sendable {
-    // @unchecked: `lines`, `ended` and `errors` are guarded by `condition`.
-    let process = Process()
-    private let condition = NSCondition()
-    private var lines: [String] = []
-    private var errors = Data()
-    private var ended = false
-    private let exited = DispatchSemaphore(value: 0)
+    // @unchecked: `process` is configured before it runs and then only signalled; `state` is under its lock.
+    private struct State {
+        var output = Data()
+        var lines: [String] = []
+        var outputEnded = false
+        var errors = Data()
+        var errorsEnded = false
+        /// The exit status, or 128 + the signal that ended the process.
+        var status: Int32?
+    }
 
-    init(_ arguments: [String], executable: URL = SpoorProcess.executable) throws {
+    /// A `State` under a lock; `ConditionWatchers` conditions read it.
+    private final class Guarded: @unchecked Sendable {
+        // @unchecked: `value` is only touched while `lock` is held.
+        private let lock = NSLock()
+        private var value = State()
+
+        func withLock<R>(_ body: (inout State) -> R) -> R {
+            lock.lock()
+            defer { lock.unlock() }
+            return body(&value)
+        }
+    }
+
+    private let process = Process()
+    private let state = Guarded()
+    private let watchers = ConditionWatchers()
+
+    /// Writing to a child that has already exited raises SIGPIPE, whose default action ends this whole test
+    /// process without a word (seen as a silent `swift test` exit 1). Ignored once: the write fails with EPIPE.
+    private static let ignoreBrokenPipes: Void = { signal(SIGPIPE, SIG_IGN) }()
+
+    /// Starts `executable` (the built `spoor` unless given) with `arguments` and this process's environment
+    /// changed by `environment`, feeding it `input` and then end of file (no input: an empty standard input).
+    init(
+        _ arguments: [String], executable: URL = SpoorProcess.executable, input: Data? = nil, environment: [String: String] = [:]
+    ) throws {
+        _ = Self.ignoreBrokenPipes
         process.executableURL = executable
         process.arguments = arguments
-        let output = Pipe(), errorPipe = Pipe()
+        if !environment.isEmpty {
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        }
+        let output = Pipe(), errorPipe = Pipe(), stdin = Pipe()
         process.standardOutput = output
         process.standardError = errorPipe
-        process.standardInput = FileHandle.nullDevice
-        process.terminationHandler = { [exited] _ in exited.signal() }
+        process.standardInput = input == nil ? FileHandle.nullDevice : stdin
+        process.terminationHandler = { [state, watchers] process in
+            let status = process.terminationReason == .exit ? process.terminationStatus : 128 + process.terminationStatus
+            state.withLock { $0.status = status }
+            watchers.check()
+        }
         try process.run()
-        Thread.detachNewThread { [self] in
+        Thread.detachNewThread { [state, watchers] in
             var pending = Data()
-            while true {
+            var ended = false
+            while !ended {
                 let chunk = output.fileHandleForReading.availableData
-                condition.lock()
-                if chunk.isEmpty {
-                    ended = true
-                    condition.broadcast()
-                    condition.unlock()
-                    return
+                ended = chunk.isEmpty
+                state.withLock { s in
+                    s.output.append(chunk)
+                    pending.append(chunk)
+                    while let newline = pending.firstIndex(of: UInt8(ascii: "\n")) {
+                        s.lines.append(String(decoding: pending[pending.startIndex..<newline], as: UTF8.self))
+                        pending.removeSubrange(pending.startIndex...newline)
+                    }
+                    if ended {
+                        if !pending.isEmpty { s.lines.append(String(decoding: pending, as: UTF8.self)) }
+                        s.outputEnded = true
+                    }
                 }
-                pending.append(chunk)
-                while let newline = pending.firstIndex(of: UInt8(ascii: "\n")) {
-                    lines.append(String(decoding: pending[pending.startIndex..<newline], as: UTF8.self))
-                    pending.removeSubrange(pending.startIndex...newline)
-                }
-                condition.broadcast()
-                condition.unlock()
+                watchers.check()
             }
         }
-        Thread.detachNewThread { [self] in
+        Thread.detachNewThread { [state, watchers] in
             let data = errorPipe.fileHandleForReading.readDataToEndOfFile()
-            condition.lock()
-            errors = data
-            condition.unlock()
+            state.withLock { s in
+                s.errors = data
+                s.errorsEnded = true
+            }
+            watchers.check()
+        }
+        if let input {
+            Thread.detachNewThread {
+                // A child that refuses its arguments exits without reading: the write then fails, and that is fine.
+                try? stdin.fileHandleForWriting.write(contentsOf: input)
+                try? stdin.fileHandleForWriting.close()
+            }
+        }
+        let pid = process.processIdentifier
+        Task { [state, watchers] in
+            _ = await watchers.wait(timeout: testBound) { state.withLock { $0.status != nil } }
+            if state.withLock({ $0.status == nil }) { kill(pid, SIGKILL) }
         }
     }
 
-    /// The lines once `done(lines)` holds, or whatever was seen when the deadline passed or the output ended.
+    /// The lines once `done(lines)` holds, or all of them when the output ended first (or at the bound).
     @discardableResult
-    func waitForLines(seconds: Double = 20, until done: ([String]) -> Bool) -> [String] {
-        let deadline = Date(timeIntervalSinceNow: seconds)
-        condition.lock()
-        defer { condition.unlock() }
-        while !done(lines), !ended, condition.wait(until: deadline) {}
-        return lines
+    func lines(until done: @escaping @Sendable ([String]) -> Bool = { _ in false }) async -> [String] {
+        _ = await watchers.wait(timeout: testBound) { [state] in state.withLock { $0.outputEnded || done($0.lines) } }
+        return state.withLock { $0.lines }
     }
 
-    /// Sends `signal` and waits for the process to end; its status, or nil if it did not end in time.
-    func stop(with signal: Int32, seconds: Double = 20) -> Int32? {
+    /// Sends `signal` and waits for the process to end: its status (128 + the signal if one ended it), or nil
+    /// if it did not end within the bound.
+    func stop(with signal: Int32) async -> Int32? {
         kill(process.processIdentifier, signal)
-        return waitForExit(seconds: seconds)
+        return await exitStatus()
     }
 
-    /// Waits for the process to end by itself; its status (128 + the signal if one ended it), or nil if it
-    /// did not end in time (it is then killed).
-    func waitForExit(seconds: Double = 20) -> Int32? {
-        guard exited.wait(timeout: .now() + seconds) == .success else {
-            kill(process.processIdentifier, SIGKILL)
-            return nil
-        }
-        return process.terminationReason == .exit ? process.terminationStatus : 128 + process.terminationStatus
+    /// Waits for the process to end: its status (128 + the signal if one ended it), or nil if it did not end
+    /// within the bound (it is killed then).
+    func exitStatus() async -> Int32? {
+        _ = await watchers.wait(timeout: testBound) { [state] in state.withLock { $0.status != nil } }
+        return state.withLock { $0.status }
     }
 
-    var standardError: String {
-        condition.lock()
-        defer { condition.unlock() }
-        return String(decoding: errors, as: UTF8.self)
+    /// Everything written to standard output, once it ended.
+    func output() async -> Data {
+        _ = await watchers.wait(timeout: testBound) { [state] in state.withLock { $0.outputEnded } }
+        return state.withLock { $0.output }
+    }
+
+    /// Everything written to standard error, once it ended.
+    func standardError() async -> String {
+        _ = await watchers.wait(timeout: testBound) { [state] in state.withLock { $0.errorsEnded } }
+        return String(decoding: state.withLock { $0.errors }, as: UTF8.self)
     }
 }

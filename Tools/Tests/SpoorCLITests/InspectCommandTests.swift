@@ -5,22 +5,9 @@ import SpoorWire
 import SpoorLog
 
 /// Runs the built `spoor` with `arguments`; returns its status, standard output and standard error.
-private func runSpoor(_ arguments: [String]) throws -> (status: Int32, output: String, errors: String) {
-    var directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-    if directory.path.hasSuffix(".xctest/Contents/MacOS") {
-        directory = directory.deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-    }
-    let process = Process()
-    process.executableURL = directory.appendingPathComponent("spoor")
-    process.arguments = arguments
-    let output = Pipe(), errors = Pipe()
-    process.standardOutput = output
-    process.standardError = errors
-    try process.run()
-    let out = output.fileHandleForReading.readDataToEndOfFile()
-    let err = errors.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    return (process.terminationStatus, String(decoding: out, as: UTF8.self), String(decoding: err, as: UTF8.self))
+private func runSpoor(_ arguments: [String]) async throws -> (status: Int32, output: String, errors: String) {
+    let result = try await SpoorProcess.run(arguments)
+    return (result.status, result.stdoutText, result.stderr)
 }
 
 @Suite struct InspectCommandTests {
@@ -39,10 +26,10 @@ private func runSpoor(_ arguments: [String]) throws -> (status: Int32, output: S
         return url
     }
 
-    @Test func printsSegmentsBatchesAndCounters() throws {
+    @Test func printsSegmentsBatchesAndCounters() async throws {
         let url = try Self.storage()
         defer { try? FileManager.default.removeItem(at: url) }
-        let result = try runSpoor(["inspect", url.path])
+        let result = try await runSpoor(["inspect", url.path])
         #expect(result.status == 0)
         #expect(result.output.contains("live records: 25"))
         #expect(result.output.contains("sealed batches: 1, 15 records"))
@@ -50,10 +37,10 @@ private func runSpoor(_ arguments: [String]) throws -> (status: Int32, output: S
         #expect(result.output.contains("dropped 0, corrupt 0"))
     }
 
-    @Test func jsonIsForScripts() throws {
+    @Test func jsonIsForScripts() async throws {
         let url = try Self.storage()
         defer { try? FileManager.default.removeItem(at: url) }
-        let result = try runSpoor(["inspect", url.path, "--json"])
+        let result = try await runSpoor(["inspect", url.path, "--json"])
         #expect(result.status == 0)
         let report = try JSONDecoder().decode(LogReport.self, from: Data(result.output.utf8))
         #expect(report.liveRecords == 25)
@@ -61,12 +48,12 @@ private func runSpoor(_ arguments: [String]) throws -> (status: Int32, output: S
         #expect(report.counters.sealed == 1)
     }
 
-    @Test func badArgumentsAndMissingDirectoriesFailClearly() throws {
-        let usage = try runSpoor(["inspect"])
+    @Test func badArgumentsAndMissingDirectoriesFailClearly() async throws {
+        let usage = try await runSpoor(["inspect"])
         #expect(usage.status == 64)
         #expect(usage.errors.hasPrefix("spoor inspect: "), "\(usage.errors)")
         #expect(usage.errors.contains("Usage: spoor inspect <dir>"), "\(usage.errors)")
-        let missing = try runSpoor(["inspect", "/nonexistent/spoor"])
+        let missing = try await runSpoor(["inspect", "/nonexistent/spoor"])
         #expect(missing.status == 66)
         #expect(missing.errors.contains("not a directory"))
     }

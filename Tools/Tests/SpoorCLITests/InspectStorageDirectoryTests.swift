@@ -19,7 +19,7 @@ struct InspectStorageDirectoryTests {
         return current
     }
 
-    @Test func identitySuperPropertiesAndTheLogAfterASimulatedRun() throws {
+    @Test func identitySuperPropertiesAndTheLogAfterASimulatedRun() async throws {
         let storage = Self.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: storage) }
         let scenario = """
@@ -27,11 +27,11 @@ struct InspectStorageDirectoryTests {
             {"t": 5, "do": "login", "id": "u42"}
             {"t": 9, "do": "track", "event": "Buy"}
             """
-        let simulated = try SpoorProcess.run(["simulate", "-", "--storage", storage.path], input: Data(scenario.utf8))
+        let simulated = try await SpoorProcess.run(["simulate", "-", "--storage", storage.path], input: Data(scenario.utf8))
         #expect(simulated.status == 0, "\(simulated.stderr)")
         let delivered = simulated.stdoutText.split(separator: "\n").count
 
-        let text = try SpoorProcess.run(["inspect", storage.path])
+        let text = try await SpoorProcess.run(["inspect", storage.path])
         #expect(text.status == 0, "\(text.stderr)")
         let out = text.stdoutText
         #expect(out.hasPrefix("Spoor storage directory (the tracker's): \(storage.standardizedFileURL.path)\n"), "\(out)")
@@ -44,7 +44,7 @@ struct InspectStorageDirectoryTests {
         #expect(out.contains("Log directory: \(storage.standardizedFileURL.path)/log"), "\(out)")
         #expect(out.contains("live records: \(delivered) "), "\(out)")
 
-        let json = try SpoorProcess.run(["inspect", storage.path, "--json"])
+        let json = try await SpoorProcess.run(["inspect", storage.path, "--json"])
         #expect(json.status == 0, "\(json.stderr)")
         let report = try JSONValue.parse(json.stdoutText)
         #expect(report["found"] == .string("storage directory"))
@@ -56,44 +56,44 @@ struct InspectStorageDirectoryTests {
         #expect(report["pending_crash"] == .null)
     }
 
-    @Test func theLogDirectoryInsideIsNamedAsSuch() throws {
+    @Test func theLogDirectoryInsideIsNamedAsSuch() async throws {
         let storage = Self.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: storage) }
-        let simulated = try SpoorProcess.run(["simulate", "-", "--storage", storage.path], input: Data(#"{"t": 0, "do": "track", "event": "A"}"#.utf8))
+        let simulated = try await SpoorProcess.run(["simulate", "-", "--storage", storage.path], input: Data(#"{"t": 0, "do": "track", "event": "A"}"#.utf8))
         #expect(simulated.status == 0, "\(simulated.stderr)")
         let log = storage.appendingPathComponent("log").path
-        let text = try SpoorProcess.run(["inspect", log])
+        let text = try await SpoorProcess.run(["inspect", log])
         #expect(text.status == 0)
         #expect(text.stdoutText.hasPrefix("Spoor log directory: \(URL(fileURLWithPath: log).standardizedFileURL.path)\n"), "\(text.stdoutText)")
         #expect(!text.stdoutText.contains("not Spoor's"))
-        let json = try JSONValue.parse(try SpoorProcess.run(["inspect", log, "--json"]).stdoutText)
+        let json = try JSONValue.parse(try await SpoorProcess.run(["inspect", log, "--json"]).stdoutText)
         #expect(json["found"] == .string("log directory"))
         #expect(json["liveRecords"] == .int(1))
     }
 
-    @Test func aCrashedProcessLeavesAPendingCrashAndAnOpenSession() throws {
+    @Test func aCrashedProcessLeavesAPendingCrashAndAnOpenSession() async throws {
         let storage = Self.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: storage) }
-        let child = try SpoorProcess.run([storage.path, "crash"], tool: SpoorProcess.lifecycleChild)
+        let child = try await SpoorProcess.run([storage.path, "crash"], tool: SpoorProcess.lifecycleChild)
         #expect(child.stdoutText == "ready\n")
         #expect(child.status != 0)
 
-        let text = try SpoorProcess.run(["inspect", storage.path]).stdoutText
+        let text = try await SpoorProcess.run(["inspect", storage.path]).stdoutText
         #expect(text.contains("pending crash: "), "\(text)")
         #expect(text.contains(" SIGSEGV (the next start records $AppCrashed)"), "\(text)")
         #expect(text.contains("state started, session open since "), "\(text)")
         #expect(text.contains("pages MainWindow"), "\(text)")
 
-        let json = try JSONValue.parse(try SpoorProcess.run(["inspect", storage.path, "--json"]).stdoutText)
+        let json = try JSONValue.parse(try await SpoorProcess.run(["inspect", storage.path, "--json"]).stdoutText)
         #expect(Self.member(json, "pending_crash", "reason") == .string("SIGSEGV"))
         #expect(Self.member(json, "checkpoint", "state") == .string("started"))
         #expect(Self.member(json, "checkpoint", "pages") == .array([.string("MainWindow")]))
     }
 
-    @Test func rejectedBatchesAreListedWhenPresent() throws {
+    @Test func rejectedBatchesAreListedWhenPresent() async throws {
         let storage = Self.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: storage) }
-        let child = try SpoorProcess.run([storage.path, "exit"], tool: SpoorProcess.lifecycleChild)
+        let child = try await SpoorProcess.run([storage.path, "exit"], tool: SpoorProcess.lifecycleChild)
         #expect(child.status == 0, "\(child.stderr)")
         let rejected = storage.appendingPathComponent("rejected", isDirectory: true)
         try FileManager.default.createDirectory(at: rejected, withIntermediateDirectories: true)
@@ -101,11 +101,11 @@ struct InspectStorageDirectoryTests {
         try frame.write(to: rejected.appendingPathComponent("a.spb"))
         try Data("not a frame".utf8).write(to: rejected.appendingPathComponent("b.spb"))
 
-        let text = try SpoorProcess.run(["inspect", storage.path]).stdoutText
+        let text = try await SpoorProcess.run(["inspect", storage.path]).stdoutText
         #expect(text.contains("rejected by the collector (rejected/): 2 batches"), "\(text)")
         #expect(text.contains("zstd  3 records"), "\(text)")
         #expect(text.contains("b.spb  UNREADABLE: "), "\(text)")
-        let json = try JSONValue.parse(try SpoorProcess.run(["inspect", storage.path, "--json"]).stdoutText)
+        let json = try JSONValue.parse(try await SpoorProcess.run(["inspect", storage.path, "--json"]).stdoutText)
         guard case .array(let batches)? = json["rejected"] else {
             Issue.record("no rejected array: \(json.serialized)")
             return
@@ -115,8 +115,8 @@ struct InspectStorageDirectoryTests {
         #expect(batches.last?["problem"] != nil)
     }
 
-    @Test func aDirectoryThatIsNotThereCannotBeRead() throws {
-        let result = try SpoorProcess.run(["inspect", "/nonexistent/spoor"])
+    @Test func aDirectoryThatIsNotThereCannotBeRead() async throws {
+        let result = try await SpoorProcess.run(["inspect", "/nonexistent/spoor"])
         #expect(result.status == 66)
         #expect(result.stderr.hasPrefix("spoor inspect: "), "\(result.stderr)")
     }
@@ -128,12 +128,12 @@ struct InspectStorageDirectoryTests {
         configuration.startsOptedOut = true
         let tracker = try Tracker(configuration: configuration)
         #expect(!tracker.track("NotRecorded"))
-        await tracker.shutdown()
+        #expect(await tracker.shutdown(timeout: testBound))
 
-        let text = try SpoorProcess.run(["inspect", storage.path]).stdoutText
+        let text = try await SpoorProcess.run(["inspect", storage.path]).stdoutText
         #expect(text.contains("consent: OPTED OUT (nothing is recorded, sealed or uploaded)"), "\(text)")
-        let json = try JSONValue.parse(try SpoorProcess.run(["inspect", storage.path, "--json"]).stdoutText)
+        let json = try JSONValue.parse(try await SpoorProcess.run(["inspect", storage.path, "--json"]).stdoutText)
         #expect(Self.member(json, "state", "opted_out") == .bool(true))
-        #expect(try SpoorProcess.run(["events", storage.path]).stdoutText.isEmpty)
+        #expect(try await SpoorProcess.run(["events", storage.path]).stdoutText.isEmpty)
     }
 }

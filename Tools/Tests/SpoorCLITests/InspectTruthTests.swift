@@ -35,33 +35,33 @@ struct InspectTruthTests {
         return url
     }
 
-    @Test func afterAStartThatSkippedThreeRecordsTheCountersSayThree() throws {
+    @Test func afterAStartThatSkippedThreeRecordsTheCountersSayThree() async throws {
         let url = try Self.damagedLog()
         defer { try? FileManager.default.removeItem(at: url) }
         let log = try EventLog(directory: url)
         #expect(log.counters.corrupt == 3)
         log.close()
 
-        let result = try SpoorProcess.run(["inspect", url.path, "--json"])
+        let result = try await SpoorProcess.run(["inspect", url.path, "--json"])
         #expect(result.status == 0, "\(result.stderr)")
         let report = try JSONDecoder().decode(LogReport.self, from: result.stdout)
         #expect(report.counters.corrupt == 3)
         #expect(report.liveRecords == 37)
         #expect(report.segments.map(\.skippedRegions) == [3])
         #expect(report.segments.map(\.corruptRegions) == [0])
-        let text = try SpoorProcess.run(["inspect", url.path]).stdoutText
+        let text = try await SpoorProcess.run(["inspect", url.path]).stdoutText
         #expect(text.contains("corrupt 3,"), "\(text)")
         #expect(text.contains("37 records, 37 live, 3 corrupt regions skipped (counted)"), "\(text)")
     }
 
-    @Test func whileTheLogIsOpenTheCountersStillSayThree() throws {
+    @Test func whileTheLogIsOpenTheCountersStillSayThree() async throws {
         let url = try Self.damagedLog()
         defer { try? FileManager.default.removeItem(at: url) }
         let log = try EventLog(directory: url)
         defer { log.close() }
         #expect(log.counters.corrupt == 3)
 
-        let result = try SpoorProcess.run(["inspect", url.path, "--json"])
+        let result = try await SpoorProcess.run(["inspect", url.path, "--json"])
         #expect(result.status == 0, "\(result.stderr)")
         let report = try JSONDecoder().decode(LogReport.self, from: result.stdout)
         #expect(report.inUse)
@@ -69,35 +69,35 @@ struct InspectTruthTests {
         #expect(report.liveRecords == 37)
         #expect(report.segments.map(\.skippedRegions) == [3])
         #expect(report.segments.map(\.corruptRegions) == [0])
-        let text = try SpoorProcess.run(["inspect", url.path]).stdoutText
+        let text = try await SpoorProcess.run(["inspect", url.path]).stdoutText
         #expect(text.contains("corrupt 3,"), "\(text)")
         #expect(text.contains("37 records, 37 live, 3 corrupt regions skipped (counted)"), "\(text)")
     }
 
     /// Before any start, the damage is what the next recovery will find, and said so.
-    @Test func beforeAnyStartTheRegionsAreNotYetCounted() throws {
+    @Test func beforeAnyStartTheRegionsAreNotYetCounted() async throws {
         let url = try Self.damagedLog()
         defer { try? FileManager.default.removeItem(at: url) }
-        let result = try SpoorProcess.run(["inspect", url.path, "--json"])
+        let result = try await SpoorProcess.run(["inspect", url.path, "--json"])
         #expect(result.status == 0, "\(result.stderr)")
         let report = try JSONDecoder().decode(LogReport.self, from: result.stdout)
         #expect(report.counters.corrupt == 0)
         #expect(report.segments.map(\.corruptRegions) == [3])
         #expect(report.segments.map(\.skippedRegions) == [0])
-        let text = try SpoorProcess.run(["inspect", url.path]).stdoutText
+        let text = try await SpoorProcess.run(["inspect", url.path]).stdoutText
         #expect(text.contains("3 corrupt regions not yet recovered"), "\(text)")
     }
 
     /// A region too short to pad over stays in the file; once a start counted it, it is shown as counted.
-    @Test func aShortRegionCountedByAStartIsNotShownAsNew() throws {
+    @Test func aShortRegionCountedByAStartIsNotShownAsNew() async throws {
         let url = try Self.damagedLog(insertingGarbage: true)
         defer { try? FileManager.default.removeItem(at: url) }
-        let before = try JSONDecoder().decode(LogReport.self, from: try SpoorProcess.run(["inspect", url.path, "--json"]).stdout)
+        let before = try JSONDecoder().decode(LogReport.self, from: try await SpoorProcess.run(["inspect", url.path, "--json"]).stdout)
         #expect(before.segments.map(\.corruptRegions) == [1])
         let log = try EventLog(directory: url)
         #expect(log.counters.corrupt == 1)
         log.close()
-        let after = try JSONDecoder().decode(LogReport.self, from: try SpoorProcess.run(["inspect", url.path, "--json"]).stdout)
+        let after = try JSONDecoder().decode(LogReport.self, from: try await SpoorProcess.run(["inspect", url.path, "--json"]).stdout)
         #expect(after.counters.corrupt == 1)
         #expect(after.segments.map(\.corruptRegions) == [0])
         #expect(after.segments.map(\.skippedRegions) == [1])

@@ -13,22 +13,22 @@ import Testing
 /// a real crash, then what the log holds.
 @Suite("Lifecycle in real processes", .serialized)
 struct LifecycleProcessTests {
-    /// Starts a child over `directory` and waits until it printed `ready` (its events are durable).
-    static func startChild(_ directory: URL, mode: String, source: String = "process") throws -> Process {
-        let process = Process()
-        process.executableURL = SpoorProcess.lifecycleChild
-        process.arguments = [directory.path, mode, source]
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        var seen = Data()
-        while !String(decoding: seen, as: UTF8.self).contains("ready") {
-            let chunk = output.fileHandleForReading.availableData
-            if chunk.isEmpty { break }  // the child went away early
-            seen.append(chunk)
+    struct NotReady: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    /// Starts a child over `directory` and waits until it printed `ready` (its events are durable); throws if
+    /// it ended (or the bound passed) without.
+    static func startChild(
+        _ directory: URL, mode: String, source: String = "process", environment: [String: String] = [:]
+    ) async throws -> FollowedProcess {
+        let child = try FollowedProcess(
+            [directory.path, mode, source], executable: SpoorProcess.lifecycleChild, environment: environment)
+        let lines = await child.lines { $0.contains("ready") }
+        guard lines.contains("ready") else {
+            throw NotReady(description: "the child printed \(lines) and \(await child.standardError())")
         }
-        return process
+        return child
     }
 
     /// The events in the storage directory's log, in order.
@@ -54,45 +54,37 @@ struct LifecycleProcessTests {
 
     @Test("SIGTERM ends the session: $AppPageLeave and $AppEnd are in the log after the process is gone",
           arguments: [SIGTERM, SIGINT])
-    func terminationSignal(signal: Int32) throws {
+    func terminationSignal(signal: Int32) async throws {
         let directory = Self.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let child = try Self.startChild(directory, mode: "wait")
-        #expect(child.isRunning)
-        kill(child.processIdentifier, signal)
-        child.waitUntilExit()
+        let child = try await Self.startChild(directory, mode: "wait")
         // The source lets the signal end the process as it would have.
-        #expect(child.terminationReason == .uncaughtSignal)
-        #expect(child.terminationStatus == signal)
+        #expect(await child.stop(with: signal) == 128 + signal)
         let names = try Self.loggedEvents(directory).map(\.name)
         #expect(names == ["$AppStart", "$AppViewScreen", "ChildWorked", "$AppPageLeave", "$AppEnd"])
     }
 
     @Test("A normal exit ends the session through the exit hook")
-    func normalExit() throws {
+    func normalExit() async throws {
         let directory = Self.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let child = try Self.startChild(directory, mode: "exit")
-        child.waitUntilExit()
-        #expect(child.terminationReason == .exit)
-        #expect(child.terminationStatus == 0)
+        let child = try await Self.startChild(directory, mode: "exit")
+        #expect(await child.exitStatus() == 0)
         let events = try Self.loggedEvents(directory)
         #expect(events.map(\.name) == ["$AppStart", "$AppViewScreen", "ChildWorked", "$AppPageLeave", "$AppEnd"])
         #expect(events.last?.properties["$app_end_reason"] == nil)
     }
 
     @Test("SIGKILL mid-session: the next launch emits the recovered $AppPageLeave and $AppEnd before its $AppStart")
-    func killRecovery() throws {
+    func killRecovery() async throws {
         let directory = Self.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let first = try Self.startChild(directory, mode: "wait")
-        kill(first.processIdentifier, SIGKILL)
-        first.waitUntilExit()
-        #expect(first.terminationStatus == SIGKILL)
+        let first = try await Self.startChild(directory, mode: "wait")
+        #expect(await first.stop(with: SIGKILL) == 128 + SIGKILL)
         #expect(try Self.loggedEvents(directory).map(\.name) == ["$AppStart", "$AppViewScreen", "ChildWorked"])
 
-        let second = try Self.startChild(directory, mode: "exit")
-        second.waitUntilExit()
+        let second = try await Self.startChild(directory, mode: "exit")
+        #expect(await second.exitStatus() == 0)
         let events = try Self.loggedEvents(directory)
         #expect(events.map(\.name) == [
             "$AppStart", "$AppViewScreen", "ChildWorked",
@@ -109,16 +101,26 @@ struct LifecycleProcessTests {
         #expect(events[5].properties["$is_first_time"] == false)
     }
 
-    @Test("A real crash (SIGSEGV) is recorded by the signal handler; the next launch emits AppCrashed first")
-    func crashRecovery() throws {
+    @Test("A real crash (SIGSEGV) is recorded by the signal handler, which chains to the one before it; the next launch emits AppCrashed first",
+          arguments: [false, true])
+    func crashRecovery(swiftBacktracer: Bool) async throws {
         let directory = Self.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let first = try Self.startChild(directory, mode: "crash")
-        first.waitUntilExit()
-        // The handler chains to the one before it (the Swift runtime's backtracer, or the default action).
-        #expect(!(first.terminationReason == .exit && first.terminationStatus == 0))
-        let second = try Self.startChild(directory, mode: "exit")
-        second.waitUntilExit()
+        let first = try await Self.startChild(
+            directory, mode: "crash", environment: ["SWIFT_BACKTRACE": swiftBacktracer ? "enable=yes" : "enable=no"])
+        let status = await first.exitStatus(), errors = await first.standardError()
+        if swiftBacktracer {
+            // The handler before Spoor's is the Swift runtime's backtracer: it reports the crash and returns, so
+            // `raise` returns and the child goes on to its `exit(1)`.
+            #expect(errors.contains("*** Program crashed"), "\(errors)")
+            #expect(status == 1, "\(errors)")
+        } else {
+            // No handler before Spoor's: the default action runs, and the process dies of the signal as it
+            // would have without Spoor.
+            #expect(status == 128 + SIGSEGV, "\(errors)")
+        }
+        let second = try await Self.startChild(directory, mode: "exit")
+        #expect(await second.exitStatus() == 0)
         let events = try Self.loggedEvents(directory)
         #expect(Array(events.map(\.name).prefix(7)) == [
             "$AppStart", "$AppViewScreen", "ChildWorked", "AppCrashed", "$AppPageLeave", "$AppEnd", "$AppStart",
@@ -130,13 +132,12 @@ struct LifecycleProcessTests {
 
     @Test("shutdown() ends the session before the log closes, with every source; two runs give two paired sessions",
           arguments: ["process", "notifications", "manual"])
-    func shutdownEndsTheSession(source: String) throws {
+    func shutdownEndsTheSession(source: String) async throws {
         let directory = Self.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         for _ in 0..<2 {
-            let child = try Self.startChild(directory, mode: "shutdown", source: source)
-            child.waitUntilExit()
-            #expect(child.terminationReason == .exit && child.terminationStatus == 0, "\(source)")
+            let child = try await Self.startChild(directory, mode: "shutdown", source: source)
+            #expect(await child.exitStatus() == 0, "\(source)")
         }
         let events = try Self.loggedEvents(directory)
         let session = ["$AppStart", "$AppViewScreen", "ChildWorked", "$AppPageLeave", "$AppEnd"]
@@ -148,12 +149,12 @@ struct LifecycleProcessTests {
 
     /// The README's Linux example: `autoTrack = .all`, `attach(ProcessLifecycleSource())`, events, then
     /// `await tracker.shutdown()` at the end of `main`. Its log holds a paired session per run.
-    @Test func readmeLinuxExampleLeavesPairedSessions() throws {
+    @Test func readmeLinuxExampleLeavesPairedSessions() async throws {
         let directory = Self.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         for _ in 0..<2 {
-            let child = try Self.startChild(directory, mode: "shutdown")
-            child.waitUntilExit()
+            let child = try await Self.startChild(directory, mode: "shutdown")
+            #expect(await child.exitStatus() == 0)
         }
         let names = try Self.loggedEvents(directory).map(\.name).filter { $0 == "$AppStart" || $0 == "$AppEnd" }
         #expect(names == ["$AppStart", "$AppEnd", "$AppStart", "$AppEnd"])

@@ -13,12 +13,12 @@ struct OpenEnumCommandTests {
         return [0x0A, UInt8(event.count)] + event
     }()
 
-    @Test func decodeThenEncodeKeepsTheBytes() throws {
-        let decoded = try SpoorProcess.run(["decode"], input: Data(Self.batch))
+    @Test func decodeThenEncodeKeepsTheBytes() async throws {
+        let decoded = try await SpoorProcess.run(["decode"], input: Data(Self.batch))
         #expect(decoded.status == 0, "\(decoded.stderr)")
         #expect(decoded.stdoutText.contains(#""type":99,"#), "\(decoded.stdoutText)")
         #expect(decoded.stdoutText.contains(#""$lib_method":7,"#), "\(decoded.stdoutText)")
-        let encoded = try SpoorProcess.run(["encode"], input: decoded.stdout)
+        let encoded = try await SpoorProcess.run(["encode"], input: decoded.stdout)
         #expect(encoded.status == 0, "\(encoded.stderr)")
         #expect([UInt8](encoded.stdout) == Self.batch)
     }

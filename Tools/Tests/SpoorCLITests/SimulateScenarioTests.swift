@@ -31,7 +31,7 @@ struct SimulateScenarioTests {
     }
 
     @Test(arguments: scenarios)
-    func scenario(_ name: String) throws {
+    func scenario(_ name: String) async throws {
         let base = String(name.dropLast(".jsonl".count))
         let expectedURL = Self.directory.appendingPathComponent(base + ".expected.jsonl")
         let expected = try String(contentsOf: expectedURL, encoding: .utf8)
@@ -39,7 +39,7 @@ struct SimulateScenarioTests {
         var arguments = ["simulate", Self.directory.appendingPathComponent(name).path]
         let config = Self.directory.appendingPathComponent(base + ".config.json")
         if FileManager.default.fileExists(atPath: config.path) { arguments += ["--config", config.path] }
-        let result = try SpoorProcess.run(arguments)
+        let result = try await SpoorProcess.run(arguments)
         #expect(result.status == 0, "\(name): \(result.stderr)")
         let actual = result.stdoutText.split(separator: "\n").map(String.init)
         #expect(actual.count == expected.count, "\(name): \(actual.count) events, expected \(expected.count):\n\(Self.summary(actual))")
@@ -51,9 +51,9 @@ struct SimulateScenarioTests {
     }
 
     /// The `make demo` scenario runs clean and tells its story: the crash is recovered before the relaunch.
-    @Test func demoScenario() throws {
+    @Test func demoScenario() async throws {
         let path = SpoorProcess.root.appendingPathComponent("Examples/Scenarios/demo.jsonl").path
-        let result = try SpoorProcess.run(["simulate", path])
+        let result = try await SpoorProcess.run(["simulate", path])
         #expect(result.status == 0, "\(result.stderr)")
         let names = result.stdoutText.split(separator: "\n").compactMap { line -> String? in
             guard case .string(let name)? = try? JSONValue.parse(String(line))["event"] else { return nil }
@@ -62,11 +62,11 @@ struct SimulateScenarioTests {
         let crash = try #require(names.firstIndex(of: "AppCrashed"))
         #expect(Array(names[crash...].prefix(4)) == ["AppCrashed", "$AppPageLeave", "$AppEnd", "$AppStart"])
         #expect(names.filter { $0 == "$AppStart" }.count == names.filter { $0 == "$AppEnd" }.count)
-        let summary = try SpoorProcess.run(["simulate", path, "--summary"])
+        let summary = try await SpoorProcess.run(["simulate", path, "--summary"])
         #expect(summary.stdoutText.contains(#"app_crashed_reason="SIGSEGV""#))
     }
 
-    @Test func aMalformedLineStopsTheRunAfterTheEventsBeforeIt() throws {
+    @Test func aMalformedLineStopsTheRunAfterTheEventsBeforeIt() async throws {
         let scenario = """
             {"t": 0, "do": "startTracker"}
             {"t": 0, "do": "launch", "state": "inactive"}
@@ -79,7 +79,7 @@ struct SimulateScenarioTests {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("spoor-malformed-\(UUID().uuidString).jsonl")
         try scenario.write(to: file, atomically: true, encoding: .utf8)
         defer { try? FileManager.default.removeItem(at: file) }
-        let result = try SpoorProcess.run(["simulate", file.path])
+        let result = try await SpoorProcess.run(["simulate", file.path])
         #expect(result.status == 2)
         #expect(result.stderr.hasPrefix("spoor simulate: line 6: t: 4 is before the previous line's 5"), "\(result.stderr)")
         #expect(result.stdoutText.split(separator: "\n").count == 1)
@@ -97,21 +97,21 @@ struct SimulateScenarioTests {
         (#"{"t": 0, "do": "timerEnd", "timer": "x"}"#, #"line 1: timer: no timer labelled "x""#),
         (#"{"t": 0, "do": "track", "event": "E", "properties": {"k": null}}"#, "line 1: properties.k"),
     ])
-    func badLine(line: String, message: String) throws {
+    func badLine(line: String, message: String) async throws {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("spoor-bad-\(UUID().uuidString).jsonl")
         try line.write(to: file, atomically: true, encoding: .utf8)
         defer { try? FileManager.default.removeItem(at: file) }
-        let result = try SpoorProcess.run(["simulate", file.path])
+        let result = try await SpoorProcess.run(["simulate", file.path])
         #expect(result.status == 2)
         #expect(result.stderr.hasPrefix("spoor simulate: " + message), "\(result.stderr)")
     }
 
-    @Test func aBadConfigurationIsNamed() throws {
+    @Test func aBadConfigurationIsNamed() async throws {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("spoor-config-\(UUID().uuidString).json")
         try #"{"autoTrack": ["appStart", "appTeleport"]}"#.write(to: file, atomically: true, encoding: .utf8)
         defer { try? FileManager.default.removeItem(at: file) }
         let scenario = Self.directory.appendingPathComponent("L1_cold_start.jsonl").path
-        let result = try SpoorProcess.run(["simulate", scenario, "--config", file.path])
+        let result = try await SpoorProcess.run(["simulate", scenario, "--config", file.path])
         #expect(result.status == 2)
         #expect(result.stderr.hasPrefix(#"spoor simulate: config: autoTrack: unknown name "appTeleport""#), "\(result.stderr)")
     }

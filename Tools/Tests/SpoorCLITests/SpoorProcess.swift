@@ -23,50 +23,18 @@ enum SpoorProcess {
         return directory.appendingPathComponent(name)
     }
 
-    /// Writing to a child that has already exited raises SIGPIPE, whose default action ends this whole test
-    /// process without a word (seen as a silent `swift test` exit 1, one run in six). Ignored once: the write
-    /// fails with EPIPE instead.
-    private static let ignoreBrokenPipes: Void = { signal(SIGPIPE, SIG_IGN) }()
-
     struct Result {
+        /// The exit status, 128 + the signal that ended the process, or -1 if it did not end within the bound.
         var status: Int32
         var stdout: Data
         var stderr: String
         var stdoutText: String { String(decoding: stdout, as: UTF8.self) }
     }
 
-    /// Runs `tool` (the spoor executable unless given) with `arguments`, feeding `input` on stdin.
-    static func run(_ arguments: [String], input: Data = Data(), tool: URL? = nil) throws -> Result {
-        _ = ignoreBrokenPipes
-        let process = Process()
-        process.executableURL = tool ?? executable
-        process.arguments = arguments
-        let stdin = Pipe(), stdout = Pipe(), stderr = Pipe()
-        process.standardInput = stdin
-        process.standardOutput = stdout
-        process.standardError = stderr
-        try process.run()
-        // Feed and drain concurrently so large inputs and outputs cannot deadlock on full pipes.
-        let group = DispatchGroup()
-        let errorData = LockedData()
-        DispatchQueue.global().async(group: group) {
-            // A child that refuses its arguments exits without reading: the write then fails, and that is fine.
-            try? stdin.fileHandleForWriting.write(contentsOf: input)
-            try? stdin.fileHandleForWriting.close()
-        }
-        DispatchQueue.global().async(group: group) {
-            errorData.set(stderr.fileHandleForReading.readDataToEndOfFile())
-        }
-        let out = stdout.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        group.wait()
-        return Result(status: process.terminationStatus, stdout: out, stderr: String(decoding: errorData.value, as: UTF8.self))
+    /// Runs `tool` (the spoor executable unless given) with `arguments`, feeding `input` on stdin, to its end.
+    static func run(_ arguments: [String], input: Data = Data(), tool: URL? = nil) async throws -> Result {
+        let process = try FollowedProcess(arguments, executable: tool ?? executable, input: input)
+        let status = await process.exitStatus()
+        return Result(status: status ?? -1, stdout: await process.output(), stderr: await process.standardError())
     }
-}
-
-private final class LockedData: @unchecked Sendable {
-    private let lock = NSLock()
-    private var data: Data?
-    func set(_ value: Data) { lock.lock(); data = value; lock.unlock() }
-    var value: Data { lock.lock(); defer { lock.unlock() }; return data ?? Data() }
 }

@@ -13,14 +13,15 @@ import Testing
         configuration.durability = .always
         let tracker = try Tracker(configuration: configuration)
         for n in 0..<count { tracker.track("Tap", properties: ["n": .int(Int64(n))]) }
-        #expect(await tracker.shutdown())
+        #expect(await tracker.shutdown(timeout: testBound))
         return directory
     }
 
     @Test func aClosedPortKeepsEveryBatchAndSaysWhy() async throws {
         let directory = try await Self.storage(events: 150)
         defer { try? FileManager.default.removeItem(at: directory) }
-        let result = try SpoorProcess.run(["upload", directory.path, "--to", "http://127.0.0.1:1", "--timeout", "5"])
+        // A closed port refuses at once; the request timeout only bounds a hang (minutes, for a loaded machine).
+        let result = try await SpoorProcess.run(["upload", directory.path, "--to", "http://127.0.0.1:1", "--timeout", "300"])
         #expect(result.status == 1)
         #expect(result.stderr.hasPrefix("spoor upload: storage directory"))
         let lines = result.stdoutText.split(separator: "\n")
@@ -30,7 +31,7 @@ import Testing
         #expect(lines[0].contains("no answer  retryLater: network"))
         #expect(lines[1].contains("150 events pending"))
         // Nothing was lost, and inspect shows what the upload did.
-        let inspect = try SpoorProcess.run(["inspect", directory.path])
+        let inspect = try await SpoorProcess.run(["inspect", directory.path])
         #expect(inspect.status == 0)
         #expect(inspect.stdoutText.contains("sealed batches: 1, 100 records"))
         #expect(inspect.stdoutText.contains("live records: 50"))
@@ -49,20 +50,20 @@ import Testing
         try area.setAside(frame: frame, id: .random(), status: 400, at: 1_700_000_000_000)
         try area.setAside(frame: frame, id: batch.id, status: 422, at: 1_700_000_000_001)
         log.close()
-        let text = try SpoorProcess.run(["inspect", directory.path])
+        let text = try await SpoorProcess.run(["inspect", directory.path])
         #expect(text.stdoutText.contains("rejected by the collector (rejected/): 1 batch, 1 older dropped to stay within the limits (counted)"))
         #expect(text.stdoutText.contains("\(batch.id)  zstd  3 records"))
         #expect(text.stdoutText.contains("refused with 422"))
-        let json = try SpoorProcess.run(["inspect", directory.path, "--json"])
+        let json = try await SpoorProcess.run(["inspect", directory.path, "--json"])
         let object = try #require(try JSONSerialization.jsonObject(with: json.stdout) as? [String: Any])
         #expect(object["rejected_dropped"] as? Int == 1)
         let rejected = try #require(object["rejected"] as? [[String: Any]])
         #expect(rejected.first?["status"] as? Int == 422)
     }
 
-    @Test func usageErrors() {
-        #expect((try? SpoorProcess.run(["upload", "/tmp", "--to", "ftp://x"]))?.status == 64)
-        #expect((try? SpoorProcess.run(["upload", "/tmp"]))?.status == 64)
-        #expect((try? SpoorProcess.run(["upload", "/nonexistent-\(UUID().uuidString)", "--to", "http://127.0.0.1:1"]))?.status == 66)
+    @Test func usageErrors() async {
+        #expect((try? await SpoorProcess.run(["upload", "/tmp", "--to", "ftp://x"]))?.status == 64)
+        #expect((try? await SpoorProcess.run(["upload", "/tmp"]))?.status == 64)
+        #expect((try? await SpoorProcess.run(["upload", "/nonexistent-\(UUID().uuidString)", "--to", "http://127.0.0.1:1"]))?.status == 66)
     }
 }

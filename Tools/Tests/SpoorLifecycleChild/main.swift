@@ -3,7 +3,7 @@
 // a page, tracks an event, makes it durable and prints `ready`. Then, by MODE:
 // - `wait`: waits to be signalled (SIGTERM/SIGINT end the session; SIGKILL does not);
 // - `exit`: returns normally (the exit hook ends the session);
-// - `shutdown`: `await tracker.shutdown()`, then returns normally (the README's Linux example);
+// - `shutdown`: `await tracker.shutdown(…)`, then returns normally (the README's Linux example);
 // - `crash`: dies of SIGSEGV (the crash hook records it).
 // SOURCE is `process` (the default), `notifications` or `manual`.
 import Foundation
@@ -70,7 +70,8 @@ switch mode {
 case .exit:
     exit(0)
 case .shutdown:
-    await tracker.shutdown()
+    // The README's `shutdown()` waits 5 s at most; a test on a loaded machine gives it minutes.
+    await tracker.shutdown(timeout: .seconds(300))
     exit(0)
 case .crash:
     raise(SIGSEGV)

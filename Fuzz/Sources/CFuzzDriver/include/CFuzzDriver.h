@@ -1,4 +1,5 @@
-/* libFuzzer's entry point for programs that have their own `main`.
+/* libFuzzer's entry point for programs that have their own `main` (or, without libFuzzer, the plain
+ * driver in CFuzzDriver.c).
  * SwiftPM links executables with a `main` of its own, so a target that only
  * defines `LLVMFuzzerTestOneInput` would build and run nothing; instead each
  * fuzz target's main.swift hands its callback to this driver. */
