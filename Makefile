@@ -14,10 +14,13 @@ build: bootstrap
 # the tests replay their corpora. scripts/fuzz builds them with libFuzzer.
 test: bootstrap
 	scripts/check-dependencies
+	scripts/typecheck-apple-glue
+	scripts/lint-workflows
 	$(SWIFT) test
 	$(SWIFT) test --package-path Tools
 	$(SWIFT) build --package-path Fuzz
 	$(SWIFT) test --package-path Collector
+	scripts/apple-configuration
 
 demo: bootstrap
 	@scripts/demo

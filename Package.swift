@@ -14,6 +14,15 @@ let strictSwift: [SwiftSetting] = [
 let logging: Target.Dependency = .product(name: "Logging", package: "swift-log", condition: .when(traits: ["Tracker"]))
 let metrics: Target.Dependency = .product(name: "Metrics", package: "swift-metrics", condition: .when(traits: ["Tracker"]))
 
+/// Where the `SystemLibraries` trait links protobuf-c and libzstd: Linux and the other platforms whose package
+/// managers have them. Apple's SDKs have neither, so there (and wherever a dependent turns the trait off, as
+/// with `traits: ["Tracker"]`) SpoorWire encodes and decodes in Swift and compresses with zlib alone.
+let systemLibraryPlatforms: [Platform] = [.linux, .android, .windows]
+/// `SPOOR_SYSTEM_LIBRARIES` is defined exactly where SpoorWire links protobuf-c and libzstd, for the code (and the
+/// tests) that choose between the two wire paths.
+let systemLibrariesDefine: SwiftSetting = .define(
+    "SPOOR_SYSTEM_LIBRARIES", .when(platforms: systemLibraryPlatforms, traits: ["SystemLibraries"]))
+
 let package = Package(
     name: "Spoor",
     platforms: [.macOS(.v13), .iOS(.v16), .tvOS(.v16), .watchOS(.v9)],
@@ -33,22 +42,33 @@ let package = Package(
     ],
     traits: [
         .trait(name: "Tracker", description: "The tracker, its log and uploader (swift-log, swift-metrics)."),
-        .default(enabledTraits: ["Tracker"]),
+        .trait(
+            name: "SystemLibraries",
+            description: "On Linux, Android and Windows: events encoded and decoded by protobuf-c and frames compressed "
+                + "with libzstd as well as zlib. Without it, and always on Apple platforms: the Swift codec (the same "
+                + "bytes and errors) and zlib alone (docs/wire-paths.md)."
+        ),
+        .default(enabledTraits: ["Tracker", "SystemLibraries"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
     ],
     targets: [
-        // System C libraries, found through pkg-config.
+        // System C libraries, found through pkg-config. zlib is in every Apple SDK; libzstd is not.
         .systemLibrary(name: "CZstd", pkgConfig: "libzstd", providers: [.apt(["libzstd-dev"])]),
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
 
-        // protobuf-c generated code and the hand-written shim Swift talks to.
+        // The flat event views both decoders fill, and the zero-byte count: plain C that links nothing.
+        .target(name: "CSpoorViews"),
+        // protobuf-c generated code and the hand-written shim Swift talks to; only SpoorWire's SystemLibraries
+        // path depends on it (spoor_generated.c says why it still compiles where protobuf-c is absent).
         .target(
             name: "CSpoorProtobuf",
+            dependencies: ["CSpoorViews"],
+            exclude: ["generated/spoor/v1/event.pb-c.c"],
             cSettings: [.headerSearchPath("generated")],
-            linkerSettings: [.linkedLibrary("protobuf-c")]
+            linkerSettings: [.linkedLibrary("protobuf-c", .when(platforms: systemLibraryPlatforms))]
         ),
 
         // CRC-32C: the CPU's instructions where it has them, tables elsewhere.
@@ -56,12 +76,17 @@ let package = Package(
 
         // The event model: events and typed property values. Every Swift module builds on it.
         .target(name: "SpoorModel", swiftSettings: strictSwift),
-        // The event's encodings: protobuf over the C shim, shared contexts, batch frames (CRC-32C, zstd, gzip),
-        // varints and JSON lines. No I/O, no threads.
+        // The event's encodings: protobuf (over protobuf-c with SystemLibraries, in Swift without), shared
+        // contexts, batch frames (CRC-32C, gzip, and zstd with SystemLibraries), varints and JSON lines. No I/O, no
+        // threads.
         .target(
             name: "SpoorWire",
-            dependencies: ["SpoorModel", "CSpoorProtobuf", "CSpoorCRC", "CZstd", "CZlib"],
-            swiftSettings: strictSwift
+            dependencies: [
+                "SpoorModel", "CSpoorViews", "CSpoorCRC", "CZlib",
+                .target(name: "CSpoorProtobuf", condition: .when(platforms: systemLibraryPlatforms, traits: ["SystemLibraries"])),
+                .target(name: "CZstd", condition: .when(platforms: systemLibraryPlatforms, traits: ["SystemLibraries"])),
+            ],
+            swiftSettings: strictSwift + [systemLibrariesDefine]
         ),
         // What the modules with threads and files share: the one lock, the system-call helper, deadlines.
         .target(name: "SpoorSystem", swiftSettings: strictSwift),
@@ -82,6 +107,8 @@ let package = Package(
         .target(
             name: "SpoorTracker",
             dependencies: ["SpoorModel", "SpoorWire", "SpoorSystem", "SpoorLog", "SpoorUpload", logging, metrics],
+            // The privacy manifest of everything an app links (docs/privacy-manifest.md).
+            resources: [.copy("PrivacyInfo.xcprivacy")],
             swiftSettings: strictSwift
         ),
 
@@ -129,8 +156,8 @@ let package = Package(
 
         .testTarget(
             name: "SpoorWireTests",
-            dependencies: ["SpoorModel", "SpoorWire", "SpoorTestSupport"],
-            swiftSettings: strictSwift
+            dependencies: ["SpoorModel", "SpoorWire", "SpoorWorkload", "SpoorTestSupport"],
+            swiftSettings: strictSwift + [systemLibrariesDefine]
         ),
         .testTarget(
             name: "SpoorLogTests",

@@ -16,6 +16,7 @@ let fuzzTargets = [
     "FuzzEventDecoder",
     "FuzzFrameDecoder",
     "FuzzLogRecovery",
+    "FuzzWirePaths",
 ]
 
 let strictSwift: [SwiftSetting] = [

@@ -1,6 +1,8 @@
 /* Decoding untrusted bytes: a wire-format scan that enforces the limits and
  * says what is wrong and where, then protobuf-c's unpack into a bounded
- * arena, then a flat view for Swift. */
+ * arena, then a flat view for Swift. Compiled only where protobuf-c's
+ * headers are: see spoor_generated.c. */
+#if __has_include(<protobuf-c/protobuf-c.h>)
 #include "spoor_shim.h"
 #include "spoor/v1/event.pb-c.h"
 
@@ -625,3 +627,5 @@ int spoor_decode_event_over(spoor_decoder *dec, const spoor_decoder *context_dec
     view->prop_count = count;
     return 1;
 }
+
+#endif

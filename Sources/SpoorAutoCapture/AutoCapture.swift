@@ -8,8 +8,11 @@ public import SpoorTracker
 /// recognized) into page and click events for a tracker, as its ``Configuration/autoCapture`` allows.
 ///
 /// The UIKit and SwiftUI glue call this and decide nothing themselves; so can any host with a view tree of
-/// its own. Thread-safe: calls are applied in order under one lock, and none holds it while app code (an
-/// action, a delegate method) runs.
+/// its own. Thread-safe. Every capture of one tracker shares one state (its visible pages, selections under
+/// way, gesture targets), so a page shown through one capture leaves through another. Calls decide under
+/// one lock and reach the tracker after it, in the order they were decided: the tracker runs app code
+/// (dynamic super properties, `onRejection`), and app code that calls back into the capture (a provider that
+/// tracks a click) has its call queued behind the one under way instead of waiting on the lock.
 public final class AutoCapture: Sendable {
     /// The tracker events go to.
     public let tracker: Tracker
@@ -17,7 +20,7 @@ public final class AutoCapture: Sendable {
     public let options: AutoCaptureOptions
     private let ignore: AutoTrackIgnoreList
     private let logger: Logger
-    private let state = Locked(State())
+    private let state: Locked<State>
 
     private struct State {
         var pages = PageRegistry()
@@ -26,6 +29,18 @@ public final class AutoCapture: Sendable {
         var selections: Set<SelectionKey> = []
         var gestures = GestureTargets()
         var warned: Set<String> = []
+        /// What was decided and not yet handed to the tracker, oldest first.
+        var pending: [Delivery] = []
+        /// A call is handing `pending` to the tracker; others queue behind it.
+        var delivering = false
+    }
+
+    /// What a call hands the tracker, once the lock is released.
+    private enum Delivery {
+        case appear(id: String, page: PageInfo)
+        case leave(id: String)
+        case leaveGone(PageRegistry.Gone)
+        case click(AppClick)
     }
 
     private struct SelectionKey: Hashable {
@@ -34,11 +49,13 @@ public final class AutoCapture: Sendable {
     }
 
     /// Captures for `tracker`, with its configuration's options and ignore lists; warnings go to its logger.
+    /// Every capture of `tracker` shares the same pages and bookkeeping.
     public init(tracker: Tracker) {
         self.tracker = tracker
         options = tracker.configuration.autoCapture
         ignore = tracker.configuration.autoTrackIgnore
         logger = tracker.configuration.logger
+        state = Self.sharedState(of: tracker)
     }
 
     private var childPages: Bool { options.contains(.childPages) }
@@ -49,6 +66,26 @@ public final class AutoCapture: Sendable {
 
     private static let current = Locked<AutoCapture?>(nil)
 
+    /// The state of each tracker's captures, held while the tracker lives.
+    private struct SharedState {
+        weak var tracker: Tracker?
+        let state: Locked<State>
+    }
+
+    private static let states = Locked<[ObjectIdentifier: SharedState]>([:])
+
+    private static func sharedState(of tracker: Tracker) -> Locked<State> {
+        states.withLock { states in
+            let key = ObjectIdentifier(tracker)
+            // A freed tracker's address can come back as a new one: its state is stale.
+            if let shared = states[key], shared.tracker === tracker { return shared.state }
+            states = states.filter { $0.value.tracker != nil }
+            let state = Locked(State())
+            states[key] = SharedState(tracker: tracker, state: state)
+            return state
+        }
+    }
+
     /// The capture the installed hooks report to, if any.
     public static var installed: AutoCapture? { current.withLock { $0 } }
 
@@ -57,8 +94,9 @@ public final class AutoCapture: Sendable {
         Self.current.withLock { $0 = self }
     }
 
-    /// The installed capture when it reports to `tracker`, else a new one for it: what explicit calls such
-    /// as `tracker.trackClick(on:)` go through.
+    /// A capture for `tracker`, for explicit calls such as `tracker.trackClick(on:)`: the installed one when
+    /// it reports to `tracker`, else a new one sharing `tracker`'s pages, so a page tracked now leaves when
+    /// the hooks see its controller disappear.
     public static func capture(for tracker: Tracker) -> AutoCapture {
         if let installed, installed.tracker === tracker { return installed }
         return AutoCapture(tracker: tracker)
@@ -78,9 +116,10 @@ public final class AutoCapture: Sendable {
     /// The controller `object` disappeared: its page leaves. A controller never shown as a page changes nothing.
     public func pageDisappeared(object: AnyObject) {
         let now = clockNow()
-        state.withLock { state in
-            sweep(&state, now: now)
-            if let id = state.pages.remove(object) { tracker.pageDisappear(id) }
+        apply { state in
+            var deliveries = Self.sweep(&state, now: now)
+            if let id = state.pages.remove(object) { deliveries.append(.leave(id: id)) }
+            return deliveries
         }
     }
 
@@ -93,25 +132,49 @@ public final class AutoCapture: Sendable {
     private func show(_ page: any CapturedPage, object: AnyObject) {
         let info = CaptureRules.pageInfo(page)
         let now = clockNow()
-        state.withLock { state in
-            sweep(&state, now: now)
-            let id = state.pages.show(object, info: info, at: now)
-            tracker.pageAppear(id, page: info)
+        apply { state in
+            Self.sweep(&state, now: now) + [.appear(id: state.pages.show(object, info: info, at: now), page: info)]
         }
     }
 
     /// Pages whose controllers were freed leave, timed to the last moment they were known visible; the
     /// others are known visible now. Runs first in every call, so clicks never land on a freed page.
-    private func sweep(_ state: inout State, now: PageRegistry.Instant) {
-        for gone in state.pages.sweep(now: now) {
-            tracker.pageDisappear(gone.id, lastSeenWall: gone.lastSeen.wall, lastSeenMonotonic: gone.lastSeen.monotonic)
-        }
+    private static func sweep(_ state: inout State, now: PageRegistry.Instant) -> [Delivery] {
+        state.pages.sweep(now: now).map(Delivery.leaveGone)
     }
 
     private func clockNow() -> PageRegistry.Instant {
         PageRegistry.Instant(
             wall: tracker.configuration.wallClock.nowMilliseconds(),
             monotonic: tracker.configuration.monotonicClock.nowNanoseconds())
+    }
+
+    /// Decides under the lock what the tracker gets, then hands it over after the lock is released, in the
+    /// order decided. A call made while another hands its deliveries over (from app code the tracker ran, or
+    /// from another thread) queues behind them and returns; that other call delivers it.
+    private func apply(_ decide: (inout State) -> [Delivery]) {
+        let delivers = state.withLock { state -> Bool in
+            state.pending += decide(&state)
+            guard !state.delivering, !state.pending.isEmpty else { return false }
+            state.delivering = true
+            return true
+        }
+        guard delivers else { return }
+        while let next = state.withLock({ state -> Delivery? in
+            guard !state.pending.isEmpty else {
+                state.delivering = false
+                return nil
+            }
+            return state.pending.removeFirst()
+        }) {
+            switch next {
+            case .appear(let id, let page): tracker.pageAppear(id, page: page)
+            case .leave(let id): tracker.pageDisappear(id)
+            case .leaveGone(let gone):
+                tracker.pageDisappear(gone.id, lastSeenWall: gone.lastSeen.wall, lastSeenMonotonic: gone.lastSeen.monotonic)
+            case .click(let click): tracker.trackClick(click)
+            }
+        }
     }
 
     // MARK: - Clicks
@@ -136,13 +199,16 @@ public final class AutoCapture: Sendable {
         record(click, explicit: true)
     }
 
-    /// An action was sent (`UIApplication.sendAction`). A click is recorded first (see
-    /// ``CaptureRules/isClick(sender:event:)``), then `perform` runs the action, so an action that pops or
+    /// An action was sent (`UIApplication.sendAction`, or a control's `UIAction`). A click is recorded first
+    /// (see ``CaptureRules/isClick(sender:event:)``), then `perform` runs the action, so an action that pops or
     /// dismisses the page cannot move the click to another one. `view` snapshots the sender, only when needed.
+    /// A control drawn by SwiftUI is not one (see ``CaptureRules/isInsideSwiftUI(_:)``).
     public func actionSent<Result>(
         by sender: ActionSender, event: ActionEvent, view: () -> (any CapturedView)?, perform: () -> Result
     ) -> Result {
-        if options.contains(.clicks), CaptureRules.isClick(sender: sender, event: event), let node = view() {
+        if options.contains(.clicks), CaptureRules.isClick(sender: sender, event: event), let node = view(),
+            !CaptureRules.isInsideSwiftUI(node)
+        {
             record(CaptureRules.click(on: node, childPages: childPages, ignore: ignore), explicit: false)
         }
         return perform()
@@ -151,33 +217,34 @@ public final class AutoCapture: Sendable {
     /// A selection delegate method was called on `receiver` for the cell at `indexPath` of `list`, whose
     /// delegate is now `listDelegate`. The click is recorded once, before `perform` runs the delegate's code:
     /// only when `receiver` is the list's delegate (a call forwarded to another object is not the user's
-    /// selection) and not from inside a selection of the same cell already under way (an override calling
-    /// `super`). The cell's click gets `receiver`'s ``SpoorListDelegate`` properties.
+    /// selection), not from inside a selection of the same cell already under way (an override calling
+    /// `super`), and not in a list SwiftUI draws. `cell` snapshots the cell; `delegateProperties` are the
+    /// click's own (``SpoorListDelegate``), asked only for a click.
     public func cellSelected(
         in list: AnyObject, at indexPath: CellIndexPath, receiver: AnyObject, listDelegate: AnyObject?,
-        cell: () -> (any CapturedView)?, perform: () -> Void
+        cell: () -> (any CapturedView)?, delegateProperties: () -> Properties = { [:] }, perform: () -> Void
     ) {
         let key = SelectionKey(list: ObjectIdentifier(list), path: indexPath)
         guard state.withLock({ $0.selections.insert(key).inserted }) else { return perform() }
         defer { state.withLock { _ = $0.selections.remove(key) } }
-        if options.contains(.clicks), receiver === listDelegate, let node = cell() {
-            let extra = (receiver as? any SpoorListDelegate)?.spoorProperties(forCellAt: indexPath, in: list) ?? [:]
-            record(CaptureRules.cellClick(on: node, delegateProperties: extra, childPages: childPages, ignore: ignore),
-                   explicit: false)
+        if options.contains(.clicks), receiver === listDelegate, let node = cell(), !CaptureRules.isInsideSwiftUI(node) {
+            let click = CaptureRules.cellClick(
+                on: node, delegateProperties: delegateProperties(), childPages: childPages, ignore: ignore)
+            record(click, explicit: false)
         }
         perform()
     }
 
-    /// Records `click` on its page (else the most recent visible page this capture knows), unless that page
-    /// is ignored and the click is not `explicit`.
+    /// Records `click` on its page (else the most recent visible page this tracker's captures know), unless
+    /// that page is ignored and the click is not `explicit`.
     private func record(_ click: AppClick?, explicit: Bool) {
         guard var click else { return }
         let now = clockNow()
-        state.withLock { state in
-            sweep(&state, now: now)
+        apply { state in
+            let deliveries = Self.sweep(&state, now: now)
             if click.page == nil, let current = state.pages.current { click.page = current }
-            if !explicit, let page = click.page, CaptureRules.isIgnored(page, by: ignore) { return }
-            tracker.trackClick(click)
+            if !explicit, let page = click.page, CaptureRules.isIgnored(page, by: ignore) { return deliveries }
+            return deliveries + [.click(click)]
         }
     }
 
@@ -202,32 +269,15 @@ public final class AutoCapture: Sendable {
         state.withLock { $0.gestures.remove(target: target, action: action, from: recognizer) }
     }
 
-    /// An observed recognizer fired. A click when it `ended` (not began, changed or cancelled), it still has
-    /// an app target alive, and its view accepts gesture clicks (not text entry, not web content).
-    public func gestureRecognized(_ recognizer: AnyObject, ended: Bool, view: () -> (any CapturedView)?) {
-        guard ended, options.contains(.clicks), state.withLock({ $0.gestures.hasAppTarget(recognizer) }),
-            let node = view(), CaptureRules.acceptsGestureClicks(node)
+    /// An observed recognizer called its targets in `phase`. A click when the gesture is over (see
+    /// ``CaptureRules/isGestureClick(_:)``), the recognizer still has an app target alive, and its view accepts
+    /// gesture clicks (not text entry, not web content, not drawn by SwiftUI).
+    public func gestureRecognized(_ recognizer: AnyObject, phase: GesturePhase, view: () -> (any CapturedView)?) {
+        guard CaptureRules.isGestureClick(phase), options.contains(.clicks),
+            state.withLock({ $0.gestures.hasAppTarget(recognizer) }), let node = view(),
+            CaptureRules.acceptsGestureClicks(node), !CaptureRules.isInsideSwiftUI(node)
         else { return }
         clicked(node)
-    }
-
-    // MARK: - Entering from a hook
-
-    /// How every UIKit hook reaches the model: runs `body` on the main actor with `capture` (the installed
-    /// one). A hook reached off the main thread captures nothing (UIKit must not be read there), logs once,
-    /// and runs `otherwise`, the original method alone; so does one reached before any install. Never traps.
-    /// `isMainThread` overrides the check of the caller's thread (`Thread.isMainThread`), for tests on a
-    /// main actor that is not the process's main thread.
-    public static func onMainThread<Result: Sendable>(
-        _ hook: UIKitHook, capture: AutoCapture? = installed, isMainThread: Bool? = nil,
-        otherwise: () -> Result, _ body: @MainActor (AutoCapture) -> Result
-    ) -> Result {
-        guard let capture else { return otherwise() }
-        guard isMainThread ?? Thread.isMainThread else {
-            capture.hookReachedOffMainThread(hook.rawValue)
-            return otherwise()
-        }
-        return MainActor.assumeIsolated { body(capture) }
     }
 
     // MARK: - Diagnostics
@@ -253,14 +303,3 @@ public final class AutoCapture: Sendable {
         logger.warning("\(message)")
     }
 }
-
-/// A value an Objective-C hook hands to the main actor. Hooks run on the main thread, and the value is used only
-/// inside ``AutoCapture/onMainThread(_:capture:isMainThread:otherwise:_:)``, after it checked so: the value never
-/// crosses threads, which is what `Sendable` would otherwise prove.
-public struct MainThreadValue<Value>: @unchecked Sendable {
-    /// The value.
-    public let value: Value
-    /// Wraps `value`.
-    public init(_ value: Value) { self.value = value }
-}
-

@@ -78,8 +78,8 @@ public protocol CapturedPage {
     var navigationItemTitle: String? { get }
     /// The controller's `title`.
     var title: String? { get }
-    /// The controller's own description of the page, when it adopts ``SpoorPage``.
-    var customPage: (any SpoorPage)? { get }
+    /// The controller's own description of the page, copied from its ``SpoorPage`` conformance.
+    var customPage: CustomPage? { get }
     /// The controller opted out (its class adopts ``SpoorIgnoresAutoCapture``): no page events, and no clicks
     /// on anything inside it.
     var ignoresAutoCapture: Bool { get }
@@ -87,7 +87,9 @@ public protocol CapturedPage {
     var shownChild: (any CapturedPage)? { get }
 }
 
-/// Adopted by a view controller (or given to a SwiftUI page) that describes its page itself.
+/// Adopted by a view controller that describes its page itself. Read on the main actor, when the page
+/// appears and when a click lands on it; ``CustomPage`` holds what it said.
+@MainActor
 public protocol SpoorPage {
     /// `$screen_name`; `nil` keeps the class name.
     var spoorScreenName: String? { get }
@@ -106,7 +108,9 @@ extension SpoorPage {
     public var spoorProperties: Properties { [:] }
 }
 
-/// Adopted by a table or collection view's delegate to add properties to the clicks on its cells.
+/// Adopted by a table or collection view's delegate to add properties to the clicks on its cells. Asked on
+/// the main actor, only for a selection that is a click.
+@MainActor
 public protocol SpoorListDelegate: AnyObject {
     /// Properties for a click on the cell at `indexPath` of `list` (the `UITableView` or `UICollectionView`).
     func spoorProperties(forCellAt indexPath: CellIndexPath, in list: AnyObject) -> Properties
@@ -138,6 +142,12 @@ public enum ActionSender: Sendable, Hashable {
     case barItem
     /// Anything else.
     case other
+
+    /// Classifies a sender: a bar item, else a view of `viewKind` (`nil` when the sender is not a view).
+    public static func classify(isBarItem: Bool, viewKind: ViewKind?) -> ActionSender {
+        if isBarItem { return .barItem }
+        return viewKind.map { .view($0) } ?? .other
+    }
 }
 
 /// The event an action was sent with.
@@ -148,4 +158,24 @@ public enum ActionEvent: Sendable, Hashable {
     case otherEvent
     /// No event: the app called `sendActions(for:)` itself.
     case noEvent
+    /// A `UIAction` the control ran (`UIControl.sendAction(_:)`): UIKit passes no event, and runs it for the
+    /// control's primary action, or when the app calls `sendActions(for:)`.
+    case actionHandler
+
+    /// Classifies what `sendAction` was given: whether there was an event, whether it was a touch event,
+    /// and whether one of its touches had ended.
+    public static func classify(hasEvent: Bool, isTouches: Bool, aTouchEnded: Bool) -> ActionEvent {
+        guard hasEvent else { return .noEvent }
+        return isTouches && aTouchEnded ? .touchEnded : .otherEvent
+    }
+}
+
+/// A gesture recognizer's state when it called its targets, as far as clicks care.
+public enum GesturePhase: Sendable, Hashable {
+    /// The gesture ended: a tap was recognized, a long press lifted.
+    case ended
+    /// The gesture was cancelled after it began: a long press held long enough, then taken over.
+    case cancelled
+    /// Began or changed: not over yet.
+    case other
 }

@@ -73,18 +73,24 @@ public final class PageNode: CapturedPage, Sendable {
     }
 
     public var titleView: (any CapturedView)? { titleViewNode }
-    public var customPage: (any SpoorPage)? { custom }
+    public var customPage: CustomPage? { custom }
     public var shownChild: (any CapturedPage)? { shownChildNode }
 }
 
-/// A ``SpoorPage`` copied out of a controller (or given to `.spoorPage(...)`).
-public struct CustomPage: SpoorPage, Sendable, Hashable {
+/// What a ``SpoorPage`` says about its page, copied out of the controller on the main actor (or given to
+/// `.spoorPage(...)`).
+public struct CustomPage: Sendable, Hashable {
+    /// `$screen_name`; `nil` keeps the class name.
     public var spoorScreenName: String?
+    /// `$title`; `nil` keeps the title rules.
     public var spoorTitle: String?
+    /// `$url`; `nil` gives the screen name.
     public var spoorURL: String?
+    /// Properties added to the page's events and to clicks on it.
     public var spoorProperties: Properties
 
     /// Copies what `page` says about itself.
+    @MainActor
     public init(_ page: any SpoorPage) {
         self.init(
             screenName: page.spoorScreenName, title: page.spoorTitle, url: page.spoorURL,

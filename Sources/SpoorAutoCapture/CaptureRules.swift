@@ -12,13 +12,40 @@ public enum CaptureRules {
         "UINavigationController", "UITabBarController", "UIPageViewController", "UISplitViewController",
     ]
 
-    /// System controllers: never pages (alerts, the keyboard's controllers, activity sheets).
+    /// System controllers: never pages. The ones the Sensors SDK leaves out of `$AppViewScreen` (sa-sdk-ios
+    /// 4.9.1): alerts, the keyboard's and input assistant's controllers, Safari, the player, pickers, share and
+    /// compose sheets, context menus, the system's remote view controllers; and UIKit's own input controllers.
     public static let systemTypes: Set<String> = [
-        "UIAlertController", "UIInputViewController", "UIInputWindowController", "UIEditingOverlayViewController",
-        "UICompatibilityInputViewController", "UISystemKeyboardDockController", "UIPredictionViewController",
-        "UIKeyboardCandidateGridCollectionViewController", "UIApplicationRotationFollowingController",
-        "UIApplicationRotationFollowingControllerNoTouches", "_UIRemoteInputViewController",
-        "UIActivityViewController",
+        // Public classes: their subclasses are skipped too.
+        "UIAlertController", "UIActivityViewController", "UIImagePickerController", "UIDocumentPickerViewController",
+        "UIDocumentBrowserViewController", "UIDocumentMenuViewController", "UIReferenceLibraryViewController",
+        "UIInputViewController", "SFSafariViewController", "AVPlayerViewController", "SLComposeViewController",
+        // Private classes, by name.
+        "UIInputWindowController", "UIEditingOverlayViewController", "UICompatibilityInputViewController",
+        "UISystemKeyboardDockController", "UIPredictionViewController", "UISystemInputAssistantViewController",
+        "UICandidateViewController", "UIKeyboardCandidateGridCollectionViewController",
+        "UIKeyboardCandidateRowViewController", "UIKeyboardHiddenViewController",
+        "UIApplicationRotationFollowingController", "UIApplicationRotationFollowingControllerNoTouches",
+        "UIActivityGroupViewController", "UIActivityContentViewController", "UISnapshotModalViewController",
+        "UIWebRotatingAlertController", "UIEditUserWordController",
+        "_UIRemoteInputViewController", "_UIRemoteViewController", "_UIRemoteDictionaryViewController",
+        "_UIResilientRemoteViewContainerViewController", "_UIWaitingForRemoteViewContainerViewController",
+        "_UIShareExtensionRemoteViewController", "_UIDocumentPickerRemoteViewController",
+        "_UIAlertControllerTextFieldViewController", "_UIAlertShimPresentingViewController",
+        "_UIFallbackPresentationViewController", "_UILongDefinitionViewController", "_UINoDefinitionViewController",
+        "_UIActivityGroupListViewController", "_UIActivityUserDefaultsViewController",
+        "_UIActivityViewControllerContentController", "_UIUserDefaultsActivityNavigationController",
+        "_UIContextMenuActionsOnlyViewController", "_UICursorAccessoryViewController",
+        "SFBrowserRemoteViewController", "SFAirDropActivityViewController", "SFAirDropViewController",
+        "SFAppAutoFillPasswordViewController", "SFPasswordRemoteViewController", "_SFAppPasswordSavingViewController",
+        "DDSafariViewController", "DDParsecLoadingViewController", "DDParsecNoDataViewController",
+        "DDParsecCollectionViewController", "DDParsecRemoteCollectionViewController",
+        "AVFullScreenViewController", "AVFullScreenPlaybackControlsViewController",
+        "CKSMSComposeController", "CKSMSComposeRemoteViewController", "SLRemoteComposeViewController",
+        "PLUIPrivacyViewController", "PLUICameraViewController", "PLPhotoTileViewController",
+        "CAMViewfinderViewController", "CAMPreviewViewController", "CAMImagePickerCameraViewController",
+        "PUPhotoPickerHostViewController", "PUUIAlbumListViewController", "PUUIPhotosAlbumViewController",
+        "PUUIMomentsGridViewController", "WKActionSheet",
     ]
 
     /// Whether a class chain contains a container class: the container itself or any subclass of it.
@@ -195,14 +222,16 @@ public enum CaptureRules {
     /// Whether an action sent through `sendAction` is a click. Bar and tab bar items never are (the bar's
     /// button sent the same tap first); text entry never is; value controls (switch, stepper, segmented and
     /// page control) always are, even sent from code; a slider is once the finger lifts; any other control
-    /// is when the tap's touch ended, so `sendActions(for:)` from code is not a click.
+    /// is when the tap's touch ended, so `sendActions(for:)` from code is not a click. A control's `UIAction`
+    /// (``ActionEvent/actionHandler``) comes with no event: it counts as a tap that ended.
     public static func isClick(sender: ActionSender, event: ActionEvent) -> Bool {
         guard case .view(let kind) = sender else { return false }
+        let tapped = event == .touchEnded || event == .actionHandler
         switch kind {
         case .textInput: return false
         case .toggle, .stepper, .segmented, .pageControl: return true
-        case .slider(_, let isTracking): return event == .touchEnded && !isTracking
-        case .plain, .list, .cell: return event == .touchEnded
+        case .slider(_, let isTracking): return tapped && !isTracking
+        case .plain, .list, .cell: return tapped
         }
     }
 
@@ -240,12 +269,19 @@ public enum CaptureRules {
     /// Views whose gestures are never clicks: text entry (`ViewKind.textInput`) and web content.
     public static let gestureBlacklist: Set<String> = ["WKWebView", "WKContentView", "WKChildScrollView"]
 
-    /// Whether a recognizer's taps can be clicks: a tap or long-press recognizer, or an app's subclass of
-    /// one. UIKit's own subclasses (named `UI…` or `_…`) serve text selection, menus and the like.
+    /// Whether a recognizer's taps can be clicks: it is a tap or long-press recognizer itself, not a subclass
+    /// (as the Sensors SDK's `isMemberOfClass:`): UIKit's subclasses serve text selection, menus and the like,
+    /// and an app's subclass is a gesture of its own. `typeNames` start at the class the object reports (see
+    /// ``typeNames(isa:reported:)``), so an observed recognizer is still a tap recognizer.
     public static func isClickRecognizer(_ typeNames: [String]) -> Bool {
-        guard let own = typeNames.first else { return false }
-        if gestureTypes.contains(own) { return true }
-        return typeNames.contains(where: gestureTypes.contains) && !own.hasPrefix("UI") && !own.hasPrefix("_")
+        typeNames.first.map(gestureTypes.contains) ?? false
+    }
+
+    /// Whether a recognizer calling its targets in `phase` made a click: it ended, or it was cancelled after it
+    /// began (a long press held long enough, then taken over by a scroll or the system), as the Sensors SDK
+    /// counts both. A tap recognizer calls its targets only once it has ended.
+    public static func isGestureClick(_ phase: GesturePhase) -> Bool {
+        phase == .ended || phase == .cancelled
     }
 
     /// Whether a target's action is the app's: UIKit's own actions on the public recognizers are private

@@ -1,5 +1,3 @@
-public import SpoorTracker
-
 /// One method of every class, as a runtime sees it: the Objective-C runtime in the UIKit glue, a fake in
 /// tests. ``MethodHooks`` only goes through this, so its rules are tested on Linux.
 public protocol MethodTable {
@@ -13,6 +11,8 @@ public protocol MethodTable {
     func add(_ implementation: Implementation, to cls: AnyClass) -> Bool
     /// Replaces `cls`'s own method's implementation (`class_replaceMethod`).
     func replace(in cls: AnyClass, with implementation: Implementation)
+    /// Frees an implementation made for a hook that was not installed (`imp_removeBlock`).
+    func discard(_ implementation: Implementation)
 }
 
 /// What ``MethodHooks/hook(_:method:in:wrap:)`` did.
@@ -59,6 +59,9 @@ public struct MethodHooks {
             // never removed, so the fallback only guards a runtime that misbehaves).
             let inherited = wrap { superclass.flatMap(table.implementation(in:)) ?? current }
             if table.add(inherited, to: cls) { return .hooked }
+            // The class has a method of its own after all (one equal to its superclass's): replace that one,
+            // and free the implementation the runtime refused, which holds the hook's block.
+            table.discard(inherited)
         }
         table.replace(in: cls, with: wrap { current })
         return .hooked
@@ -69,18 +72,10 @@ public struct MethodHooks {
 public enum UIKitHook: String, Sendable, CaseIterable {
     /// `UIViewController.viewDidAppear(_:)` and `viewDidDisappear(_:)`.
     case pages
-    /// `UIApplication.sendAction(_:to:from:for:)`.
+    /// `UIApplication.sendAction(_:to:from:for:)` and `UIControl.sendAction(_:)` (controls' `UIAction`s).
     case actions
     /// `setDelegate:` of table and collection views, then each delegate class's selection method.
     case cellSelection
     /// `UIGestureRecognizer`'s `init(target:action:)`, `addTarget(_:action:)` and `removeTarget(_:action:)`.
     case gestures
-
-    /// The hooks `options` asks for: pages for `.pages` (and `.childPages`), everything else for `.clicks`.
-    public static func needed(for options: AutoCaptureOptions) -> [UIKitHook] {
-        var hooks: [UIKitHook] = []
-        if !options.isDisjoint(with: [.pages, .childPages]) { hooks.append(.pages) }
-        if options.contains(.clicks) { hooks += [.actions, .cellSelection, .gestures] }
-        return hooks
-    }
 }

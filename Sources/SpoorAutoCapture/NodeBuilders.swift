@@ -45,6 +45,15 @@ extension CaptureRules {
             customProperties: properties)
     }
 
+    /// The snapshot of a tap on a SwiftUI control, or `nil` when it is no click: the control is disabled (its
+    /// tap gesture still sees the tap, but the control does nothing).
+    public static func swiftUIClick(
+        _ control: SpoorControl, title: String, id: String?, properties: Properties, page: PageNode?, isEnabled: Bool
+    ) -> ViewNode? {
+        guard isEnabled else { return nil }
+        return swiftUIControl(control, title: title, id: id, properties: properties, page: page)
+    }
+
     /// The snapshot of a tapped alert action. The action does not know its alert, so the click goes to the
     /// page shown under the alert.
     public static func alertAction(title: String?) -> ViewNode {

@@ -20,7 +20,9 @@ extension View {
 
     /// Reports taps on this view as `$AppClick`: put it on a `Button`, `Toggle` (`.toggle(wasOn:)` with the
     /// value shown), `NavigationLink` or a view with `onTapGesture`. `title`, resolved in the app's current
-    /// language, is `$element_content`. The view's own action still runs, as before.
+    /// language, is `$element_content`. The view's own action still runs, as before; a disabled control gives
+    /// no click. This is the only way SwiftUI content is captured: the UIKit hooks leave out what SwiftUI
+    /// draws (the switch under a `Toggle`, a `List`'s rows), so each tap counts once.
     public func spoorClick(_ title: LocalizedStringResource, control: SpoorControl = .button, id: String? = nil, properties: Properties = [:]) -> some View {
         modifier(ClickModifier(title: String(localized: title), control: control, id: id, properties: properties))
     }
@@ -45,10 +47,12 @@ private struct ClickModifier: ViewModifier {
     let title: String, control: SpoorControl, id: String?, properties: Properties
     @Environment(\.spoorAutoCapture) private var capture
     @Environment(\.spoorPage) private var page
+    @Environment(\.isEnabled) private var isEnabled
 
     func body(content: Content) -> some View {
         content.simultaneousGesture(TapGesture().onEnded {  // simultaneous: the view's own handling is untouched
-            capture?.clicked(CaptureRules.swiftUIControl(control, title: title, id: id, properties: properties, page: page))
+            let click = CaptureRules.swiftUIClick(control, title: title, id: id, properties: properties, page: page, isEnabled: isEnabled)
+            if let click { capture?.clicked(click) }
         })
         .onAppear { if capture == nil { AutoCapture.warnMissingEnvironment() } }
     }

@@ -1,5 +1,6 @@
-// UIKit glue, built only with an Apple SDK (docs/verifying-on-apple.md proves it on a device). Each hook
-// snapshots what UIKit hands it and calls AutoCapture, where every rule lives and is tested on Linux.
+// UIKit glue, built only with an Apple SDK: scripts/typecheck-apple-glue type-checks it against a stand-in
+// SDK in `make test`, and docs/verifying-on-apple.md runs it on a device. Each hook is one call to its body
+// (HookBodies.swift) with readers of what UIKit holds; every decision is the model's, tested on Linux.
 #if canImport(UIKit) && (os(iOS) || targetEnvironment(macCatalyst))
 import Foundation
 import ObjectiveC
@@ -10,12 +11,14 @@ public import UIKit
 extension UIView: SpoorViewOptions {}
 
 extension AutoCapture {
-    /// Installs the UIKit hooks `autoCapture` asks for (``UIKitHook/needed(for:)``) and makes this the capture
-    /// they report to. Call on the main thread, early. Hooks stay for the process: a later call switches the
-    /// capture and adds the hooks it needs. Nothing it reaches is unavailable to app extensions.
+    /// Installs the UIKit hooks `autoCapture` asks for, leaving out those whose events `autoTrack` drops
+    /// (``UIKitHook/needed(for:keeping:)``), and makes this the capture they report to. Call on the main
+    /// thread, early. Hooks stay for the process: a later call switches the capture and adds the hooks it
+    /// needs. Nothing it reaches is unavailable to app extensions.
     @MainActor public func installUIKitHooks() {
         makeInstalled()
-        for hook in UIKitHook.needed(for: options) where UIKitHooks.installed.withLock({ $0.insert(hook).inserted }) {
+        for hook in UIKitHook.needed(for: options, keeping: tracker.configuration.autoTrack)
+        where UIKitHooks.installed.withLock({ $0.insert(hook).inserted }) {
             UIKitHooks.install(hook)
         }
     }
@@ -24,13 +27,13 @@ extension AutoCapture {
 extension Tracker {
     /// `$AppClick` for `view`, for taps the hooks cannot see (see ``AutoCapture/trackClick(on:)``).
     @MainActor public func trackClick(on view: UIView) {
-        AutoCapture.capture(for: self).trackClick(on: UIKitHooks.node(view))
+        AutoCapture.capture(for: self).trackClick(on: ViewSnapshots.node(of: view, reader: UIKitHooks.views))
     }
 
     /// Shows `controller` as a page whatever the page rules say. It leaves when it disappears (seen by the
-    /// hooks installed for this tracker) or is freed.
+    /// hooks of any capture of this tracker) or is freed.
     @MainActor public func trackPage(_ controller: UIViewController) {
-        AutoCapture.capture(for: self).trackPage(UIKitHooks.page(controller), object: controller)
+        AutoCapture.capture(for: self).trackPage(PageSnapshots.node(of: controller, reader: UIKitHooks.pages), object: controller)
     }
 }
 
@@ -45,15 +48,14 @@ private struct ObjCMethod: MethodTable {
     func replace(in cls: AnyClass, with implementation: IMP) {
         class_replaceMethod(cls, selector, implementation, class_getInstanceMethod(cls, selector).flatMap(method_getTypeEncoding))
     }
+    func discard(_ implementation: IMP) { imp_removeBlock(implementation) }
 }
 
 /// Receives the actions of the app's tap and long-press recognizers, ahead of the app's own targets.
 private final class GestureObserver: NSObject, Sendable {
     static let shared = GestureObserver()
     @objc func recognized(_ recognizer: UIGestureRecognizer) {
-        AutoCapture.onMainThread(.gestures, otherwise: {}) { capture in
-            capture.gestureRecognized(recognizer, ended: recognizer.state == .ended) { recognizer.view.map(UIKitHooks.node) }
-        }
+        AutoCapture.gestureHook(recognizer: recognizer, isMainThread: Thread.isMainThread, reader: UIKitHooks.gestures)
     }
 }
 
@@ -70,43 +72,45 @@ enum UIKitHooks {
     }
 
     static func install(_ hook: UIKitHook) {
-        let installers: [UIKitHook: () -> Void] = [
-            .pages: installPages, .actions: installActions, .cellSelection: installCellSelection, .gestures: installGestures,
-        ]
-        installers[hook]?()
+        switch hook {
+        case .pages: installPages()
+        case .actions: installActions()
+        case .cellSelection: installCellSelection()
+        case .gestures: installGestures()
+        }
     }
-
-    // The blocks get values that are not Sendable; each goes to the main actor only inside onMainThread,
-    // which checked that this is the main thread, for the synchronous call there: hence MainThreadValue.
 
     private static func installPages() {
         typealias Fn = @convention(c) (UIViewController, Selector, Bool) -> Void
         for (selector, appeared) in [(#selector(UIViewController.viewDidAppear(_:)), true), (#selector(UIViewController.viewDidDisappear(_:)), false)] {
             hook(UIViewController.self, selector) { original in
                 return { controller, animated in
-                    unsafeBitCast(original(), to: Fn.self)(controller, selector, animated)
-                    AutoCapture.onMainThread(.pages, otherwise: {}) { appeared ? $0.pageAppeared(page(controller), object: controller) : $0.pageDisappeared(object: controller) }
+                    AutoCapture.viewAppearanceHook(appeared: appeared, controller: controller, isMainThread: Thread.isMainThread, reader: pages) {
+                        unsafeBitCast(original(), to: Fn.self)(controller, selector, animated)
+                    }
                 } as @convention(block) (UIViewController, Bool) -> Void
             }
         }
     }
 
     private static func installActions() {
-        typealias Fn = @convention(c) (UIApplication, Selector, Selector, AnyObject?, AnyObject?, UIEvent?) -> Bool
-        let selector = NSSelectorFromString("sendAction:to:from:forEvent:")  // by name: nothing unavailable to extensions
-        hook(UIApplication.self, selector) { original in
+        typealias SendFn = @convention(c) (UIApplication, Selector, Selector, AnyObject?, AnyObject?, UIEvent?) -> Bool
+        let send = NSSelectorFromString("sendAction:to:from:forEvent:")  // by name: nothing unavailable to extensions
+        hook(UIApplication.self, send) { original in
             return { application, action, target, sender, event in
-                let raw = MainThreadValue((sender: sender, event: event))
-                let send = MainThreadValue { unsafeBitCast(original(), to: Fn.self)(application, selector, action, target, sender, event) }
-                return AutoCapture.onMainThread(.actions, otherwise: send.value) { capture in
-                    let (sender, event) = raw.value
-                    let view = sender as? UIView, touches = event?.type == .touches ? event?.allTouches : nil
-                    return capture.actionSent(
-                        by: sender is UIBarItem ? .barItem : view.map { .view(kind(of: $0)) } ?? .other,
-                        event: event == nil ? .noEvent : touches?.contains { $0.phase == .ended } == true ? .touchEnded : .otherEvent,
-                        view: { view.map(node) }, perform: send.value)
+                AutoCapture.sendActionHook(sender: sender, event: event, isMainThread: Thread.isMainThread, reader: actions) {
+                    unsafeBitCast(original(), to: SendFn.self)(application, send, action, target, sender, event)
                 }
             } as @convention(block) (UIApplication, Selector, AnyObject?, AnyObject?, UIEvent?) -> Bool
+        }
+        typealias HandlerFn = @convention(c) (UIControl, Selector, UIAction) -> Void
+        let handler = #selector(UIControl.sendAction(_:))
+        hook(UIControl.self, handler) { original in
+            return { control, action in
+                AutoCapture.actionHandlerHook(control: control as AnyObject, isMainThread: Thread.isMainThread, reader: actions) {
+                    unsafeBitCast(original(), to: HandlerFn.self)(control, handler, action)
+                }
+            } as @convention(block) (UIControl, UIAction) -> Void
         }
     }
 
@@ -121,10 +125,11 @@ enum UIKitHooks {
                 return { view, delegate in
                     unsafeBitCast(original(), to: SetFn.self)(view, setDelegate, delegate)
                     guard let delegate, let delegateClass = object_getClass(delegate) else { return }
-                    let result = hookSelection(delegateClass, selection)  // per delegate class, once
-                    AutoCapture.installed?.listDelegateSet(
-                        ofType: NSStringFromClass(delegateClass), hook: result,
-                        respondsToSelection: (delegate as? any NSObjectProtocol)?.responds(to: selection) == true)
+                    // The runtime class: the one whose method runs, hooked once per class.
+                    AutoCapture.listDelegateHook(
+                        typeNames: classNames(delegateClass),
+                        respondsToSelection: { (delegate as? any NSObjectProtocol)?.responds(to: selection) == true },
+                        hook: { hookSelection(delegateClass, selection) })
                 } as @convention(block) (UIScrollView, AnyObject?) -> Void
             }
         }
@@ -134,17 +139,11 @@ enum UIKitHooks {
         typealias Fn = @convention(c) (AnyObject, Selector, UIScrollView, NSIndexPath) -> Void
         return hook(delegateClass, selector) { original in
             return { receiver, list, path in
-                let bound = MainThreadValue((
-                    receiver: receiver, select: { unsafeBitCast(original(), to: Fn.self)(receiver, selector, list, path) }
-                ))
                 let index = path as IndexPath
-                AutoCapture.onMainThread(.cellSelection, otherwise: bound.value.select) { capture in
-                    let (receiver, select) = bound.value
-                    let cell = (list as? UITableView)?.cellForRow(at: index) as UIView? ?? (list as? UICollectionView)?.cellForItem(at: index)
-                    capture.cellSelected(
-                        in: list, at: CellIndexPath(section: index.section, item: index.item), receiver: receiver,
-                        listDelegate: list.delegate, cell: { cell.map(node) }, perform: select)
-                }
+                AutoCapture.cellSelectionHook(
+                    receiver: receiver, list: list, at: CellIndexPath(section: index.section, item: index.item),
+                    isMainThread: Thread.isMainThread, reader: lists
+                ) { unsafeBitCast(original(), to: Fn.self)(receiver, selector, list, path) }
             } as @convention(block) (AnyObject, UIScrollView, NSIndexPath) -> Void
         }
     }
@@ -157,12 +156,12 @@ enum UIKitHooks {
             // Unmanaged: an initializer consumes its receiver and returns its result retained; only the original acts on them.
             return { this, target, action in
                 let result = unsafeBitCast(original(), to: InitFn.self)(this, initializer, target, action)
-                guard let recognizer = result?.takeUnretainedValue(), let target, let action else { return result }
-                // The target init added, put back through the hooked addTarget, which puts the observer first.
+                guard let recognizer = result?.takeUnretainedValue() else { return result }
                 let pair = MainThreadValue((target, action))
-                AutoCapture.onMainThread(.gestures, otherwise: {}) { _ in
-                    recognizer.removeTarget(pair.value.0, action: pair.value.1)
-                    recognizer.addTarget(pair.value.0, action: pair.value.1)
+                AutoCapture.recognizerInitHook(hasTargetAndAction: target != nil && action != nil, isMainThread: Thread.isMainThread) {
+                    guard let target = pair.value.0, let action = pair.value.1 else { return }
+                    recognizer.removeTarget(target, action: action)
+                    recognizer.addTarget(target, action: action)
                 }
                 return result
             } as @convention(block) (Unmanaged<UIGestureRecognizer>, AnyObject?, Selector?) -> Unmanaged<UIGestureRecognizer>?
@@ -170,69 +169,99 @@ enum UIKitHooks {
         for (selector, adds) in [(#selector(UIGestureRecognizer.addTarget(_:action:)), true), (#selector(UIGestureRecognizer.removeTarget(_:action:)), false)] {
             hook(UIGestureRecognizer.self, selector) { original in
                 return { recognizer, target, action in
-                    let call = unsafeBitCast(original(), to: TargetFn.self), capture = AutoCapture.installed
-                    let name = action.map(NSStringFromSelector)
-                    if !adds {
-                        capture?.gestureTargetRemoved(from: recognizer, target: target, action: name)
-                    } else if target !== GestureObserver.shared,
-                        capture?.gestureTargetAdded(to: recognizer, typeNames: classNames(type(of: recognizer)), target: target, action: name) == true
-                    {  // the observer first, so the click is recorded before the app's action runs
-                        call(recognizer, selector, GestureObserver.shared, #selector(GestureObserver.recognized(_:)))
+                    let call = unsafeBitCast(original(), to: TargetFn.self), name = action.map(NSStringFromSelector)
+                    guard adds else {
+                        return AutoCapture.removeTargetHook(recognizer: recognizer, target: target, action: name) { call(recognizer, selector, target, action) }
                     }
-                    call(recognizer, selector, target, action)
+                    AutoCapture.addTargetHook(
+                        recognizer: recognizer, typeNames: typeNames(of: recognizer), target: target, action: name,
+                        isObserver: target === GestureObserver.shared,
+                        addObserver: { call(recognizer, selector, GestureObserver.shared, #selector(GestureObserver.recognized(_:))) },
+                        original: { call(recognizer, selector, target, action) })
                 } as @convention(block) (UIGestureRecognizer, AnyObject?, Selector?) -> Void
             }
         }
     }
 
-    // MARK: - Snapshots
+    // MARK: - Readers
 
+    /// `cls` and its superclasses, nearest first.
     static func classNames(_ cls: AnyClass) -> [String] {
-        sequence(first: cls, next: { class_getSuperclass($0) }).map { CaptureRules.className(NSStringFromClass($0)) }
+        sequence(first: cls, next: { class_getSuperclass($0) }).map { NSStringFromClass($0) }
     }
 
-    @MainActor static func page(_ controller: UIViewController) -> PageNode {
-        let shown = (controller as? UINavigationController)?.topViewController ?? (controller as? UITabBarController)?.selectedViewController
-        return PageNode(
-            typeNames: classNames(type(of: controller)), parentTypeNames: controller.parent.map { classNames(type(of: $0)) },
-            titleView: controller.navigationItem.titleView.map { snapshot($0, parent: nil, content: true) },
-            navigationItemTitle: controller.navigationItem.title, title: controller.title,
-            custom: (controller as? any SpoorPage).map(CustomPage.init), ignoresAutoCapture: controller is any SpoorIgnoresAutoCapture,
-            shownChild: shown.map(page))
+    /// `object`'s class chain from the class it reports (`-class`, which Swift does not call by name).
+    static func typeNames(of object: AnyObject) -> [String] {
+        let reported: AnyClass? = (object as? NSObject)?.perform(NSSelectorFromString("class"))?.takeUnretainedValue() as? AnyClass
+        return CaptureRules.typeNames(isa: classNames(object_getClass(object) ?? type(of: object)), reported: NSStringFromClass(reported ?? type(of: object)))
     }
 
-    /// `view` with its content, under its superviews up to the window.
-    @MainActor static func node(_ view: UIView) -> ViewNode {
-        let ancestors = sequence(first: view, next: { $0.superview }).dropFirst().reversed()
-        return snapshot(view, parent: ancestors.reduce(nil) { snapshot($1, parent: $0, content: false) }, content: true)
-    }
-
-    @MainActor private static func snapshot(_ view: UIView, parent: ViewNode?, content: Bool) -> ViewNode {
-        let list = view.superview
-        let text = (view as? UILabel)?.text ?? (view as? UIButton).flatMap { $0.titleLabel?.text ?? $0.configuration?.title }
-        let path = (view as? UITableViewCell).flatMap { (list as? UITableView)?.indexPath(for: $0) }
-            ?? (view as? UICollectionViewCell).flatMap { (list as? UICollectionView)?.indexPath(for: $0) }
-        return ViewNode(
-            typeNames: classNames(type(of: view)), kind: kind(of: view), accessibilityIdentifier: view.accessibilityIdentifier,
-            elementID: view.spoorElementID, text: content ? text : nil, isHidden: view.isHidden,
-            siblingIndex: list?.subviews.filter { type(of: $0) == type(of: view) }.firstIndex { $0 === view } ?? 0,
-            indexPath: path.map { CellIndexPath(section: $0.section, item: $0.item) }, parent: parent,
-            children: content ? view.subviews.map { snapshot($0, parent: nil, content: true) } : [],
-            page: (view.next as? UIViewController).map(page),
-            ignoresAutoCapture: view.spoorIgnored || view is any SpoorIgnoresAutoCapture, customProperties: view.spoorProperties)
-    }
-
-    @MainActor private static func kind(of view: UIView) -> ViewKind {
-        switch view {
-        case let toggle as UISwitch: .toggle(isOn: toggle.isOn)
-        case let stepper as UIStepper: .stepper(value: stepper.value)
-        case let slider as UISlider: .slider(value: Double(slider.value), isTracking: slider.isTracking)
-        case let dots as UIPageControl: .pageControl(current: dots.currentPage)
-        case let segments as UISegmentedControl:
-            .segmented(selected: segments.selectedSegmentIndex, titles: (0..<segments.numberOfSegments).map { segments.titleForSegment(at: $0) })
-        case is UITextField, is UITextView, is UISearchBar: .textInput
-        default: .plain  // lists and cells: from their class names
+    /// What `view` is: the value control its classes say, with its value, else what the rules derive from them.
+    @MainActor static func kind(of view: UIView, _ names: [String]) -> ViewKind {
+        let value: ViewKind? = switch CaptureRules.valueControl(names) {
+        case .toggle: (view as? UISwitch).map { .toggle(isOn: $0.isOn) }
+        case .stepper: (view as? UIStepper).map { .stepper(value: $0.value) }
+        case .slider: (view as? UISlider).map { .slider(value: Double($0.value), isTracking: $0.isTracking) }
+        case .pageControl: (view as? UIPageControl).map { .pageControl(current: $0.currentPage) }
+        case .segmented: (view as? UISegmentedControl).map { s in .segmented(selected: s.selectedSegmentIndex, titles: (0..<s.numberOfSegments).map { s.titleForSegment(at: $0) }) }
+        case nil: nil
         }
+        return CaptureRules.kind(of: ViewNode(typeNames: names, kind: value ?? .plain))
     }
+
+    static let views: ViewReader<UIView> = .init(
+        superview: { $0.superview }, subviews: { $0.subviews }, typeNames: { typeNames(of: $0) },
+        fields: { view, names in
+            ViewFields(
+                typeNames: names, kind: kind(of: view, names), accessibilityIdentifier: view.accessibilityIdentifier,
+                elementID: view.spoorElementID,
+                text: (view as? UILabel)?.text ?? (view as? UIButton).flatMap { CaptureRules.buttonText(currentTitle: $0.currentTitle, configurationTitle: $0.configuration?.title) },
+                isHidden: view.isHidden, ignoresAutoCapture: view.spoorIgnored || view is any SpoorIgnoresAutoCapture,
+                customProperties: view.spoorProperties)
+        },
+        indexPath: { cell, list in
+            let path = (cell as? UITableViewCell).flatMap { (list as? UITableView)?.indexPath(for: $0) }
+                ?? (cell as? UICollectionViewCell).flatMap { (list as? UICollectionView)?.indexPath(for: $0) }
+            return path.map { CellIndexPath(section: $0.section, item: $0.item) }
+        },
+        page: { ($0.next as? UIViewController).map { PageSnapshots.node(of: $0, reader: pages) } })
+
+    static let pages: PageReader<UIViewController> = .init(
+        typeNames: { typeNames(of: $0) }, parent: { $0.parent },
+        navigationItem: { ($0.navigationItem.title, $0.navigationItem.titleView.map { ViewSnapshots.content(of: $0, reader: views) }) },
+        title: { $0.title }, custom: { ($0 as? any SpoorPage).map(CustomPage.init) },
+        ignoresAutoCapture: { $0 is any SpoorIgnoresAutoCapture },
+        child: { controller, shown in
+            switch shown {
+            case .navigationTop: (controller as? UINavigationController)?.topViewController
+            case .selectedTab: (controller as? UITabBarController)?.selectedViewController
+            case .currentPage: (controller as? UIPageViewController)?.viewControllers?.first
+            case .none: nil
+            }
+        })
+
+    static let actions: ActionReader<AnyObject, UIEvent> = .init(
+        sender: { sender in (sender is UIBarItem, (sender as? UIView).map { kind(of: $0, typeNames(of: $0)) }) },
+        event: { event in (event.type == .touches, event.allTouches?.contains { $0.phase == .ended } == true) },
+        node: { ($0 as? UIView).map { ViewSnapshots.node(of: $0, reader: views) } })
+
+    static let lists: ListReader<UIScrollView> = .init(
+        delegate: { ($0 as? UITableView)?.delegate ?? ($0 as? UICollectionView)?.delegate },
+        cell: { list, path in
+            let index = IndexPath(item: path.item, section: path.section)
+            let cell: UIView? = (list as? UITableView)?.cellForRow(at: index) ?? (list as? UICollectionView)?.cellForItem(at: index)
+            return cell.map { ViewSnapshots.node(of: $0, reader: views) }
+        },
+        layout: { $0.layoutIfNeeded() })
+
+    static let gestures: GestureReader<UIGestureRecognizer> = .init(
+        phase: { recognizer in
+            switch recognizer.state {
+            case .ended: .ended
+            case .cancelled: .cancelled
+            default: .other
+            }
+        },
+        view: { $0.view.map { ViewSnapshots.node(of: $0, reader: views) } })
 }
 #endif

@@ -56,7 +56,7 @@ extension EventLog {
     /// - Throws: ``StorageError/Kind/outboxFull`` when ``Configuration/maxPendingBatches`` are waiting.
     @discardableResult
     public func seal(
-        maxRecords: Int = 100, maxBytes: Int = 512 << 10, codec: Codec = .zstd, sharedContext: Bool = false
+        maxRecords: Int = 100, maxBytes: Int = 512 << 10, codec: Codec = .preferred, sharedContext: Bool = false
     ) throws(StorageError) -> SealedBatch? {
         try sealing.withLock { () throws(StorageError) -> SealedBatch? in
             try sealLocked(maxRecords: max(1, maxRecords), maxBytes: max(1, maxBytes), codec: codec, sharedContext: sharedContext)

@@ -128,8 +128,10 @@ public struct Configuration: Sendable {
     public var maxLogBytes: Int = 32 << 20
     /// When appended events are forced to disk. Default: at most once a second.
     public var durability: Durability = .batched(interval: .seconds(1))
-    /// Compression for uploads. Default zstd.
-    public var codec: Codec = .zstd
+    /// Compression for uploads. Default ``Codec/preferred``: zstd where this build has it (the `SystemLibraries`
+    /// trait, on by default on Linux), gzip elsewhere (every Apple platform). `validate()` refuses a codec the build
+    /// cannot write.
+    public var codec: Codec = .preferred
     /// Which auto-track events are emitted. Default: none.
     public var autoTrack: AutoTrackOptions = []
     /// Whether events carry `$event_session_id`. Default off.
@@ -243,6 +245,9 @@ public struct Configuration: Sendable {
         }
         guard maxBufferedEvents >= 1, maxBufferedEvents <= 10_000_000 else {
             throw ConfigurationError(field: "maxBufferedEvents", reason: "must be between 1 and 10,000,000, got \(maxBufferedEvents)")
+        }
+        guard codec.isAvailable else {
+            throw ConfigurationError(field: "codec", reason: "\(codec) is not in this build (it needs the SystemLibraries trait); use gzip")
         }
         guard maxLogBytes >= 64 << 10 else {
             throw ConfigurationError(field: "maxLogBytes", reason: "must be at least 64 KiB, got \(maxLogBytes)")

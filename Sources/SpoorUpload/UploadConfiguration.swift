@@ -24,7 +24,7 @@ public struct UploadConfiguration: Sendable {
     public var batchSize: Int
     /// The most payload bytes per batch before compression (default 512 KiB).
     public var maxBatchBytes: Int
-    /// How batches are compressed (default zstd).
+    /// How batches are compressed (default ``Codec/preferred``: zstd where the build has it, else gzip).
     public var codec: Codec
     /// Whether sealed batches of whole events store what the events share once (`Batch.contexts`, found by
     /// comparing their fields). The tracker's records need none of it: they extend context records, and a
@@ -59,7 +59,7 @@ public struct UploadConfiguration: Sendable {
         backoff = Backoff()
         batchSize = 100
         maxBatchBytes = 512 << 10
-        codec = .zstd
+        codec = .preferred
         flushInterval = .seconds(15)
         clock = SystemUploadClock()
         random = SystemRandomNumberGenerator()

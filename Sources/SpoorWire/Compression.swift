@@ -1,7 +1,10 @@
 internal import CZlib
+#if SPOOR_SYSTEM_LIBRARIES
 internal import CZstd
+#endif
 
-/// One-shot compression and bounded decompression with zlib (gzip format) and libzstd.
+/// One-shot compression and bounded decompression with zlib (gzip format) and, with the `SystemLibraries` trait,
+/// libzstd. Without it (every Apple platform) a zstd frame can be neither written nor read: ``Codec/isAvailable``.
 package enum Compression {
     // MARK: gzip
 
@@ -72,6 +75,7 @@ package enum Compression {
 
     // MARK: zstd
 
+    #if SPOOR_SYSTEM_LIBRARIES
     package static func zstd(_ input: [UInt8], level: Int) throws(FrameError) -> [UInt8] {
         let bound = ZSTD_compressBound(input.count)
         var output = [UInt8](repeating: 0, count: max(bound, 1))
@@ -115,4 +119,17 @@ package enum Compression {
         output.removeLast()
         return output
     }
+    #else
+    package static func zstd(_ input: [UInt8], level: Int) throws(FrameError) -> [UInt8] {
+        throw unavailable
+    }
+
+    static func unzstd(_ input: UnsafeRawBufferPointer, expectedLength: Int) throws(FrameError) -> [UInt8] {
+        throw unavailable
+    }
+
+    private static var unavailable: FrameError {
+        FrameError(.codecUnavailable, field: "codec", reason: "zstd is not in this build (it needs the SystemLibraries trait and libzstd)")
+    }
+    #endif
 }

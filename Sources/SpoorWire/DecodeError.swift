@@ -1,5 +1,3 @@
-internal import CSpoorProtobuf
-
 /// Why bytes could not be decoded as an event: what is wrong, in which field, at which byte.
 public struct DecodeError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The kinds of malformed input.
@@ -32,9 +30,11 @@ public struct DecodeError: Error, Sendable, Hashable, CustomStringConvertible {
         case nonFiniteDouble
         /// An event type of 0 (unspecified), or an enum value no `int32` encodes to.
         case invalidEnum
-        /// Decoding would need more memory than the input can justify.
+        /// Decoding would need more memory than the input can justify (the protobuf-c path only, whose arena is
+        /// sized so that no input reaches it).
         case outOfMemory
-        /// protobuf-c refused input the scan accepted.
+        /// protobuf-c refused input the scan accepted: a tag or length prefix written in more than five bytes
+        /// (both paths refuse it alike).
         case unpackFailed
         /// An event refers to a shared context (`Batch.contexts`) that its batch does not hold.
         case unknownContext
@@ -86,33 +86,5 @@ public struct DecodeError: Error, Sendable, Hashable, CustomStringConvertible {
         case .unpackFailed: "protobuf-c could not unpack the event"
         case .unknownContext: "context \(detail) is not in the batch"
         }
-    }
-
-    init(_ error: spoor_decode_error, base: Int = 0, eventIndex: Int? = nil) {
-        let kind: Kind = switch error.status {
-        case SPOOR_DECODE_TRUNCATED: .truncated
-        case SPOOR_DECODE_OVERLONG_VARINT: .overlongVarint
-        case SPOOR_DECODE_LENGTH_PAST_END: .lengthPastEnd
-        case SPOOR_DECODE_WRONG_WIRE_TYPE: .wrongWireType
-        case SPOOR_DECODE_INVALID_TAG: .invalidTag
-        case SPOOR_DECODE_INVALID_UTF8: .invalidUTF8
-        case SPOOR_DECODE_EMBEDDED_NUL: .embeddedNUL
-        case SPOOR_DECODE_EVENT_TOO_LARGE: .eventTooLarge
-        case SPOOR_DECODE_STRING_TOO_LONG: .stringTooLong
-        case SPOOR_DECODE_TOO_MANY_PROPERTIES: .tooManyProperties
-        case SPOOR_DECODE_LIST_TOO_LONG: .listTooLong
-        case SPOOR_DECODE_MISSING_VALUE: .missingValue
-        case SPOOR_DECODE_NON_FINITE_DOUBLE: .nonFiniteDouble
-        case SPOOR_DECODE_INVALID_ENUM: .invalidEnum
-        case SPOOR_DECODE_OUT_OF_MEMORY: .outOfMemory
-        default: .unpackFailed
-        }
-        self.init(
-            kind: kind,
-            field: error.field.map { String(cString: $0) } ?? "event",
-            offset: base + error.offset,
-            detail: error.detail,
-            eventIndex: eventIndex
-        )
     }
 }

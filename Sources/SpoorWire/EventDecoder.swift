@@ -1,4 +1,4 @@
-internal import CSpoorProtobuf
+internal import CSpoorViews
 public import SpoorModel
 
 /// Limits that keep decoding of untrusted bytes bounded in time and memory.
@@ -27,34 +27,34 @@ public struct DecodeLimits: Sendable, Hashable {
 /// more than a fixed multiple of the input: it throws a ``DecodeError`` that
 /// names the reason, the field and the byte offset. A decoder reuses its
 /// memory between calls and is not safe to share between threads.
+///
+/// With the package's `SystemLibraries` trait (the default on Linux) events are decoded by protobuf-c; on Apple
+/// platforms, or without the trait, by a pass in Swift that accepts the same bytes and gives the same events and
+/// errors (docs/wire-paths.md).
 public final class EventDecoder {
-    private let decoder: OpaquePointer
     /// The limits this decoder enforces.
     public let limits: DecodeLimits
+    /// Which implementation decodes.
+    @_spi(Testing) public let path: WirePath
 
     /// Creates a decoder with the given limits.
-    public init(limits: DecodeLimits = DecodeLimits()) {
+    public convenience init(limits: DecodeLimits = DecodeLimits()) {
+        self.init(limits: limits, path: .standard)
+    }
+
+    /// Creates a decoder that decodes with `path`.
+    @_spi(Testing) public init(limits: DecodeLimits = DecodeLimits(), path: WirePath) {
         self.limits = limits
-        guard let decoder = spoor_decoder_new(Self.cLimits(limits)) else {
-            fatalError("Spoor: out of memory creating an event decoder")
-        }
-        self.decoder = decoder
-        viewReader = ViewReader(limits: Self.cLimits(limits))
+        self.path = path
+        viewReader = ViewReader(limits: limits)
+        #if SPOOR_SYSTEM_LIBRARIES
+        protobufC = path == .protobufC ? ProtobufCDecoder(limits: limits) : nil
+        #endif
     }
 
     deinit {
         viewReader.deallocate()
-        spoor_decoder_free(decoder)
-        if let contextDecoder { spoor_decoder_free(contextDecoder) }
-    }
-
-    private static func cLimits(_ limits: DecodeLimits) -> spoor_decode_limits {
-        spoor_decode_limits(
-            max_event_bytes: max(0, limits.maxEventBytes),
-            max_properties: max(0, limits.maxProperties),
-            max_string_bytes: max(0, limits.maxStringBytes),
-            max_list_length: max(0, limits.maxListLength)
-        )
+        merged.deallocate()
     }
 
     /// Makes every event that extends a context decode through the merged bytes (the rule's definition), never
@@ -63,18 +63,19 @@ public final class EventDecoder {
     /// How many events were decoded over a context decoded once (not through the merged bytes).
     @_spi(Testing) public private(set) var eventsDecodedOverContext = 0
 
-    /// Decodes views of plainly shaped events in one pass in Swift; anything else takes the C scan and protobuf-c.
+    /// The Swift pass: the whole decoder on the Swift path; on the protobuf-c path, the views it accepts.
     private var viewReader: ViewReader
-    /// Makes ``forEachEventView(inBatch:_:)`` decode every event through the C scan and protobuf-c, as events are:
-    /// for tests and fuzzing that hold the Swift pass to the same views and errors.
+    /// Makes ``forEachEventView(inBatch:_:)`` decode every event as ``forEachEvent(inBatch:_:)`` does: through the C
+    /// scan and protobuf-c on that path, through the merged bytes of events over a context on the Swift path. For
+    /// tests and fuzzing that hold the views' shortcut to the same views and errors.
     @_spi(Testing) public var viewsThroughProtobufC = false
-    /// How many views the Swift pass decoded (the others went through protobuf-c).
+    /// How many views the Swift pass decoded over a context read once or, on the protobuf-c path, at all.
     @_spi(Testing) public private(set) var viewsReadInSwift = 0
 
-    /// Holds the context the events of a batch extend, decoded once (created when first needed).
-    private var contextDecoder: OpaquePointer?
-    /// Which of the current batch's contexts `contextDecoder` holds, or nil; reset for every batch.
-    private var decodedContext: Int?
+    #if SPOOR_SYSTEM_LIBRARIES
+    /// The protobuf-c path's decoder, on that path.
+    private let protobufC: ProtobufCDecoder?
+    #endif
 
     /// Decodes one encoded event.
     public func decode(_ bytes: [UInt8]) throws(DecodeError) -> Event {
@@ -85,11 +86,11 @@ public final class EventDecoder {
     ///
     /// An event that refers to a batch's shared context cannot be made whole alone: decode its batch instead.
     public func decode(_ bytes: UnsafeRawBufferPointer) throws(DecodeError) -> Event {
-        let (event, reference) = try decode(bytes, base: 0, eventIndex: nil)
-        guard reference == 0 else {
-            throw DecodeError(kind: .unknownContext, field: "context", offset: 0, detail: UInt64(reference))
+        let view = try decodeView(bytes, base: 0, eventIndex: nil)
+        guard view.context == 0 else {
+            throw DecodeError(kind: .unknownContext, field: "context", offset: 0, detail: UInt64(view.context))
         }
-        return event
+        return makeEvent(view)
     }
 
     /// Decodes a protobuf `Batch`: every event in order.
@@ -113,7 +114,7 @@ public final class EventDecoder {
         inBatch bytes: UnsafeRawBufferPointer,
         _ body: (Event) throws(DecodeError) -> Void
     ) throws(DecodeError) {
-        try forEachView(inBatch: bytes, fast: false) { view throws(DecodeError) in try body(makeEvent(view)) }
+        try forEachView(inBatch: bytes, views: false) { view throws(DecodeError) in try body(makeEvent(view)) }
     }
 
     /// Decodes a protobuf `Batch` one event at a time as borrowed views, without building `Event`s: the same
@@ -123,46 +124,56 @@ public final class EventDecoder {
         inBatch bytes: UnsafeRawBufferPointer,
         _ body: (EventView) throws(DecodeError) -> Void
     ) throws(DecodeError) {
-        try forEachView(inBatch: bytes, fast: !viewsThroughProtobufC) { view throws(DecodeError) in try body(EventView(view)) }
+        try forEachView(inBatch: bytes, views: true) { view throws(DecodeError) in try body(EventView(view)) }
     }
 
     private func forEachView(
-        inBatch bytes: UnsafeRawBufferPointer, fast: Bool,
+        inBatch bytes: UnsafeRawBufferPointer, views: Bool,
         _ body: (spoor_event_view) throws(DecodeError) -> Void
     ) throws(DecodeError) {
-        guard let base = bytes.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return }
-        let contexts = Self.contexts(inBatch: bytes)
-        decodedContext = nil
+        guard bytes.baseAddress != nil else { return }
+        let contexts = contexts(inBatch: bytes)
+        #if SPOOR_SYSTEM_LIBRARIES
+        protobufC?.resetContext()
+        #endif
         viewReader.resetContext()
         var offset = 0
         var index = 0
-        var error = spoor_decode_error()
         while offset < bytes.count {
-            var start = 0, length = 0, next = 0
-            let status = spoor_batch_next(base, bytes.count, offset, &start, &length, &next, &error)
-            guard status == SPOOR_DECODE_OK else { throw DecodeError(error, eventIndex: index) }
-            if start == bytes.count { break }
-            let slice = UnsafeRawBufferPointer(start: base + start, count: length)
-            try body(try decodeView(slice, base: start, eventIndex: index, contexts: contexts, batch: bytes, fast: fast))
-            offset = next
+            let entry: (body: Range<Int>, next: Int)?
+            do {
+                entry = try nextEntry(inBatch: bytes, from: offset, field: 1)
+            } catch {
+                var error = error
+                error.eventIndex = index
+                throw error
+            }
+            guard let entry else { break }
+            let slice = UnsafeRawBufferPointer(rebasing: bytes[entry.body])
+            try body(try decodeView(slice, base: entry.body.lowerBound, eventIndex: index, contexts: contexts, batch: bytes, views: views))
+            offset = entry.next
             index += 1
         }
     }
 
+    /// The next entry of Batch field `field` (1 events, 2 contexts) from `offset`, on this decoder's path.
+    private func nextEntry(
+        inBatch bytes: UnsafeRawBufferPointer, from offset: Int, field: UInt32
+    ) throws(DecodeError) -> (body: Range<Int>, next: Int)? {
+        #if SPOOR_SYSTEM_LIBRARIES
+        if path == .protobufC { return try ProtobufCDecoder.nextEntry(inBatch: bytes, from: offset, field: field) }
+        #endif
+        return try BatchEntries.next(inBatch: bytes, from: offset, field: field)
+    }
+
     /// Where the `Batch.contexts` entries are, in order. A broken batch stops the scan at the damage, which
     /// the pass over the events then reports where it meets it.
-    private static func contexts(inBatch bytes: UnsafeRawBufferPointer) -> [Range<Int>] {
-        guard let base = bytes.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return [] }
+    private func contexts(inBatch bytes: UnsafeRawBufferPointer) -> [Range<Int>] {
         var contexts: [Range<Int>] = []
         var offset = 0
-        var error = spoor_decode_error()
-        while offset < bytes.count {
-            var start = 0, length = 0, next = 0
-            guard spoor_batch_next_field(base, bytes.count, offset, 2, &start, &length, &next, &error) == SPOOR_DECODE_OK,
-                start < bytes.count
-            else { break }
-            contexts.append(start..<start + length)
-            offset = next
+        while offset < bytes.count, let entry = try? nextEntry(inBatch: bytes, from: offset, field: 2) {
+            contexts.append(entry.body)
+            offset = entry.next
         }
         return contexts
     }
@@ -189,19 +200,22 @@ public final class EventDecoder {
         return reference
     }
 
-    /// Scratch for an event merged over its context, kept for its capacity.
-    private var merged: [UInt8] = []
+    /// Scratch for an event merged over its context, kept for its capacity; on the Swift path the view of the merged
+    /// event points into it until the next decode.
+    private var merged = ScratchList<UInt8>()
 
     /// The view of one event of a batch, merged over its shared context when it refers to one. It points into
-    /// the decoder's arena: valid until the next decode.
+    /// the decoder's memory (or the batch): valid until the next decode.
     private func decodeView(
         _ bytes: UnsafeRawBufferPointer, base: Int, eventIndex: Int?, contexts: [Range<Int>], batch: UnsafeRawBufferPointer,
-        fast: Bool
+        views: Bool
     ) throws(DecodeError) -> spoor_event_view {
         let reference = contexts.isEmpty ? 0 : Self.contextReference(bytes)
         guard reference != 0 else {
             // A view that names a context with none in the batch goes on to the error below.
-            if fast, let view = fastView(bytes, context: nil, batch: batch), view.context == 0 { return view }
+            if isProtobufC, views, !viewsThroughProtobufC, let view = fastView(bytes, context: nil, batch: batch), view.context == 0 {
+                return view
+            }
             let view = try decodeView(bytes, base: base, eventIndex: eventIndex)
             guard view.context == 0 else {
                 throw DecodeError(kind: .unknownContext, field: "context", offset: base, detail: UInt64(view.context), eventIndex: eventIndex)
@@ -212,34 +226,48 @@ public final class EventDecoder {
             throw DecodeError(kind: .unknownContext, field: "context", offset: base, detail: reference, eventIndex: eventIndex)
         }
         let context = contexts[Int(reference - 1)]
-        if fast, let view = fastView(bytes, context: (Int(reference - 1), context), batch: batch) {
+        // Most events (all the tracker writes) merge over their context by presence: then the context, read once per
+        // batch, is not read again for every event.
+        let shortcut = isProtobufC ? views && !viewsThroughProtobufC : !alwaysMergesBytes && !(views && viewsThroughProtobufC)
+        if shortcut, let view = fastView(bytes, context: (Int(reference - 1), context), batch: batch) {
             eventsDecodedOverContext += 1
             return view
         }
-        // Most events (all the tracker writes) merge over their context as a plain override of fields: then the
-        // context, decoded once per batch, is not parsed again for every event.
-        if let view = decodeOverContext(bytes, context: Int(reference - 1), range: context, batch: batch) { return view }
+        #if SPOOR_SYSTEM_LIBRARIES
+        if let protobufC, !alwaysMergesBytes,
+           let view = protobufC.decodeOverContext(bytes, context: Int(reference - 1), range: context, batch: batch) {
+            eventsDecodedOverContext += 1
+            return view
+        }
+        #endif
         // The rule's step 1: protobuf's merge is the parse of the context's bytes followed by the event's.
-        var merged: [UInt8] = []
-        swap(&merged, &self.merged)
-        defer { swap(&merged, &self.merged) }
-        merged.removeAll(keepingCapacity: true)
-        merged.append(contentsOf: UnsafeRawBufferPointer(rebasing: batch[context]))
-        merged.append(contentsOf: bytes)
+        merged.removeAll()
+        merged.append(bytes: UnsafeRawBufferPointer(rebasing: batch[context]))
+        merged.append(bytes: bytes)
         let contextLength = context.count
-        // protobuf-c copies every string into the arena, so the view outlives `merged`'s reuse.
-        return try merged.withUnsafeBytes { raw in
-            Result { () throws(DecodeError) in try decodeView(raw, base: 0, eventIndex: eventIndex) }
-        }.mapError { error in
+        do {
+            // protobuf-c copies every string into its arena; the Swift path's view points into `merged`, which
+            // stays as it is until the next decode.
+            return try decodeView(UnsafeRawBufferPointer(start: merged.base, count: merged.count), base: 0, eventIndex: eventIndex)
+        } catch {
             // Point at the byte in the batch: in the context, or in the event after it.
             var error = error
             error.offset = error.offset < contextLength ? context.lowerBound + error.offset : base + error.offset - contextLength
-            return error
-        }.get()
+            throw error
+        }
     }
 
-    /// The view of a plainly shaped event (over a context of the batch) by one pass in Swift, or nil: the C path
-    /// then decodes it, or reports its error.
+    /// Whether this decoder decodes with protobuf-c.
+    private var isProtobufC: Bool {
+        #if SPOOR_SYSTEM_LIBRARIES
+        protobufC != nil
+        #else
+        false
+        #endif
+    }
+
+    /// The view of an event (over a context of the batch) by the Swift pass, or nil: the full decode (of the merged
+    /// bytes) then gives it, or reports its error.
     private func fastView(
         _ bytes: UnsafeRawBufferPointer, context: (index: Int, range: Range<Int>)?, batch: UnsafeRawBufferPointer
     ) -> spoor_event_view? {
@@ -254,43 +282,19 @@ public final class EventDecoder {
         return view
     }
 
-    /// The view of an event over context `index` of the batch by `spoor_decode_event_over`, or nil when the
-    /// merge is not a plain override or anything is invalid (the caller then merges the bytes, which gives the
-    /// same view or reports the error exactly).
-    private func decodeOverContext(
-        _ bytes: UnsafeRawBufferPointer, context index: Int, range: Range<Int>, batch: UnsafeRawBufferPointer
-    ) -> spoor_event_view? {
-        if alwaysMergesBytes { return nil }
-        if contextDecoder == nil { contextDecoder = spoor_decoder_new(Self.cLimits(limits)) }
-        guard let contextDecoder, let batchBase = batch.baseAddress?.assumingMemoryBound(to: UInt8.self),
-              let data = bytes.baseAddress?.assumingMemoryBound(to: UInt8.self)
-        else { return nil }
-        if decodedContext != index {
-            decodedContext = nil
-            guard spoor_decode_context(contextDecoder, batchBase + range.lowerBound, range.count) == 1 else { return nil }
-            decodedContext = index
-        }
-        var view = spoor_event_view()
-        guard spoor_decode_event_over(decoder, contextDecoder, data, bytes.count, &view) == 1 else { return nil }
-        eventsDecodedOverContext += 1
-        return view
-    }
-
-    /// The event and its `context` reference (0 for none).
-    private func decode(_ bytes: UnsafeRawBufferPointer, base: Int, eventIndex: Int?) throws(DecodeError) -> (event: Event, context: UInt32) {
-        let view = try decodeView(bytes, base: base, eventIndex: eventIndex)
-        return (makeEvent(view), view.context)
-    }
-
-    /// The checked view of one encoded event, in the decoder's arena (valid until the next decode).
+    /// The checked view of one whole encoded event (valid until the next decode), on this decoder's path.
     private func decodeView(_ bytes: UnsafeRawBufferPointer, base: Int, eventIndex: Int?) throws(DecodeError) -> spoor_event_view {
+        #if SPOOR_SYSTEM_LIBRARIES
+        if let protobufC { return try protobufC.decode(bytes, base: base, eventIndex: eventIndex) }
+        #endif
         var view = spoor_event_view()
-        var error = spoor_decode_error()
-        // An empty input is a valid empty message, but an event without a type is not.
-        let data = bytes.baseAddress?.assumingMemoryBound(to: UInt8.self) ?? UnsafePointer(bitPattern: 1)!
-        let status = spoor_decode_event(decoder, data, bytes.count, &view, &error)
-        guard status == SPOOR_DECODE_OK else {
-            throw DecodeError(error, base: base, eventIndex: eventIndex)
+        do {
+            try viewReader.decode(bytes, into: &view)
+        } catch {
+            var error = error
+            error.offset += base
+            error.eventIndex = eventIndex
+            throw error
         }
         return view
     }

@@ -1,4 +1,3 @@
-internal import CSpoorProtobuf
 public import SpoorModel
 
 /// Why an event could not be encoded.
@@ -15,33 +14,78 @@ public struct EncodeError: Error, Sendable, Hashable, CustomStringConvertible {
     }
 
     public var description: String { "\(field): \(reason)" }
+
+    /// An event whose strings pass 4 GiB (the protobuf-c path's offsets are 32-bit; the Swift path keeps its bound).
+    @inline(never)
+    static func tooLarge(_ field: StaticString) -> EncodeError {
+        EncodeError(field: "\(field)", reason: "event larger than 4 GiB")
+    }
+
+    /// The error for an event with a string holding a NUL: the first such string, in the order the encoders store
+    /// them.
+    static func embeddedNUL(in event: Event) -> EncodeError {
+        func error(_ field: String) -> EncodeError {
+            EncodeError(field: field, reason: "contains U+0000, which protobuf-c strings cannot hold")
+        }
+        let fields: [(String, String?)] = [
+            ("event", event.name), ("distinct_id", event.distinctID), ("anonymous_id", event.anonymousID),
+            ("login_id", event.loginID), ("session_id", event.sessionID), ("original_id", event.originalID),
+            ("lib.lib", event.lib.lib), ("lib.lib_version", event.lib.libVersion),
+            ("lib.app_version", event.lib.appVersion),
+        ]
+        for case let (field, value?) in fields where value.utf8.contains(0) { return error(field) }
+        for (key, value) in event.properties {
+            if key.utf8.contains(0) { return error("properties.key") }
+            switch value {
+            case .string(let string) where string.utf8.contains(0):
+                return error("properties.value.string_value")
+            case .list(let items) where items.contains(where: { $0.utf8.contains(0) }):
+                return error("properties.value.list_value.values")
+            default:
+                continue
+            }
+        }
+        return error("event")
+    }
 }
 
-/// Encodes events as protobuf `spoor.v1.Event` messages with protobuf-c.
+/// Encodes events as protobuf `spoor.v1.Event` messages.
+///
+/// With the package's `SystemLibraries` trait (the default on Linux) protobuf-c packs them; on Apple platforms, or
+/// without the trait, Swift writes the same bytes (docs/wire-paths.md).
 ///
 /// An encoder keeps its scratch memory between calls, so once it has seen
 /// events of a given shape, encoding more allocates nothing but the growth
 /// of the output buffer. It is not safe to share between threads: give each
 /// writer its own.
 public final class EventEncoder {
-    private let encoder: OpaquePointer
-    /// The flat input of the C shim, rebuilt for each event and kept for its capacity.
-    private var scratch = Scratch()
+    /// Which implementation encodes.
+    @_spi(Testing) public let path: WirePath
+    /// The Swift path's scratch, kept for its capacity.
+    private var writer = EventWriter()
+    #if SPOOR_SYSTEM_LIBRARIES
+    /// The protobuf-c path's flat input and encoder, kept for their capacity.
+    private var protobufC: ProtobufCEncoding?
+    #endif
 
     /// Creates an encoder.
-    public init() {
-        guard let encoder = spoor_encoder_new() else {
-            fatalError("Spoor: out of memory creating an event encoder")
-        }
-        self.encoder = encoder
+    public convenience init() {
+        self.init(path: .standard)
+    }
+
+    /// Creates an encoder that encodes with `path`.
+    @_spi(Testing) public init(path: WirePath) {
+        self.path = path
+        #if SPOOR_SYSTEM_LIBRARIES
+        protobufC = path == .protobufC ? ProtobufCEncoding() : nil
+        #endif
     }
 
     deinit {
-        spoor_encoder_free(encoder)
-        scratch.text.deallocate()
-        scratch.props.deallocate()
-        scratch.listOffsets.deallocate()
-        scratch.packed.deallocate()
+        writer.deallocate()
+        #if SPOOR_SYSTEM_LIBRARIES
+        protobufC?.deallocate()
+        #endif
     }
 
     /// Returns the encoding of `event`.
@@ -101,169 +145,17 @@ public final class EventEncoder {
     ) throws(EncodeError) {
         // Work on a local: every access to a class's stored property is checked for exclusivity
         // at run time, which cost a quarter of the encoding time when `store` appended to them.
-        var scratch = Scratch()
-        swap(&scratch, &self.scratch)
-        defer { swap(&scratch, &self.scratch) }
-        try scratch.encode(event, with: encoder, into: &buffer, entryTag: entryTag, suffix: suffix)
-    }
-
-    /// The strings, properties and list items of one event, flattened for the C shim.
-    private struct Scratch {
-        /// NUL-terminated UTF-8 of every string of the event; offset 0 is "".
-        var text = TextBlock()
-        var props = ScratchList<spoor_prop_in>()
-        var listOffsets = ScratchList<UInt32>()
-        /// Where protobuf-c packs the event, with room for its batch entry header before it.
-        var packed = ScratchList<UInt8>()
-
-        mutating func encode(
-            _ event: Event, with encoder: OpaquePointer, into buffer: inout [UInt8], entryTag: UInt8?,
-            suffix: [UInt8]
-        ) throws(EncodeError) {
-            text.reset()
-            props.removeAll()
-            listOffsets.removeAll()
-
-            var input = spoor_event_in()
-            input.event = try store(event.name, "event")
-            input.type = event.type.rawValue
-            input.time = event.time
-            input.track_id = event.trackID
-            input.sequence = event.sequence
-            input.distinct_id = try store(event.distinctID, "distinct_id")
-            input.anonymous_id = try store(event.anonymousID, "anonymous_id")
-            input.login_id = try store(event.loginID ?? "", "login_id")
-            input.session_id = try store(event.sessionID ?? "", "session_id")
-            input.original_id = try store(event.originalID ?? "", "original_id")
-            input.lib = try store(event.lib.lib, "lib.lib")
-            input.lib_version = try store(event.lib.libVersion, "lib.lib_version")
-            input.app_version = try store(event.lib.appVersion, "lib.app_version")
-            input.lib_method = event.lib.method.rawValue
-
-            for (key, value) in event.properties {
-                var prop = spoor_prop_in()
-                prop.key = try store(key, "properties.key")
-                switch value {
-                case .string(let string):
-                    prop.kind = UInt32(SPOOR_KIND_STRING)
-                    prop.str = try store(string, "properties.value.string_value")
-                case .int(let int):
-                    prop.kind = UInt32(SPOOR_KIND_INT)
-                    prop.integer = int
-                case .double(let double):
-                    guard double.isFinite else {
-                        throw EncodeError(field: "properties.value.double_value", reason: "\(key): \(double) is not finite")
-                    }
-                    prop.kind = UInt32(SPOOR_KIND_DOUBLE)
-                    prop.real = double
-                case .bool(let bool):
-                    prop.kind = UInt32(SPOOR_KIND_BOOL)
-                    prop.integer = bool ? 1 : 0
-                case .date(let millis):
-                    prop.kind = UInt32(SPOOR_KIND_DATE)
-                    prop.integer = millis
-                case .list(let items):
-                    prop.kind = UInt32(SPOOR_KIND_LIST)
-                    prop.list_start = UInt32(listOffsets.count)
-                    prop.list_count = UInt32(items.count)
-                    for item in items {
-                        listOffsets.append(try store(item, "properties.value.list_value.values"))
-                    }
-                }
-                props.append(prop)
-            }
-
-            // protobuf-c strings end at the first NUL, so one inside a string would cut it short.
-            if text.hasEmbeddedNUL { throw Self.embeddedNULError(in: event) }
-
-            // The message points into `text`, `listOffsets` and `props`. protobuf-c packs into `packed` after
-            // room for the longest entry header; the header goes right before the body and the suffix after it,
-            // and the whole entry is copied into `buffer` once (packing into `buffer` meant zero-filling a
-            // bound's worth of it first and trimming after).
-            let bound = sizeBound
-            let headerRoom = entryTag == nil ? 0 : Self.maxBatchEntryHeader
-            packed.reserve(headerRoom + bound + suffix.count)
-            let body = packed.base! + headerRoom
-            let textBase = UnsafeRawPointer(text.base!).assumingMemoryBound(to: CChar.self)
-            input.text = textBase
-            input.list_offsets = UnsafePointer(listOffsets.base)
-            input.props = UnsafePointer(props.base)
-            input.prop_count = props.count
-            let written = spoor_encoder_build(encoder, &input) != 0 ? spoor_encoder_pack(encoder, body) : -1
-            guard written >= 0 else {
-                throw EncodeError(field: "event", reason: "out of memory")
-            }
-            // `bound` is an upper bound by construction; past it, pack wrote out of bounds.
-            precondition(written <= bound, "Spoor: an event of \(written) bytes overran its bound of \(bound)")
-            if !suffix.isEmpty {
-                suffix.withUnsafeBufferPointer { (body + written).update(from: $0.baseAddress!, count: $0.count) }
-            }
-            let bodySize = written + suffix.count
-            let entryStart = entryTag.map { Self.writeBatchEntryHeader(tag: $0, bodySize: bodySize, before: body) } ?? body
-            buffer.append(contentsOf: UnsafeBufferPointer(start: entryStart, count: body + bodySize - entryStart))
+        #if SPOOR_SYSTEM_LIBRARIES
+        if var scratch = protobufC {
+            protobufC = nil
+            defer { protobufC = scratch }
+            try scratch.encode(event, into: &buffer, entryTag: entryTag, suffix: suffix)
+            return
         }
-
-        /// The largest batch entry header: the tag byte and a ten-byte length varint.
-        static let maxBatchEntryHeader = 11
-
-        /// An upper bound of the encoded size of the event in `text`, `props` and `listOffsets`.
-        ///
-        /// Every field costs at most a one-byte tag (all field numbers are below 16), a varint
-        /// of at most ten bytes (a length or a scalar; fixed64 and double take eight) and, for
-        /// a string, its bytes, which `text` holds with a NUL each to spare. An event has 12
-        /// fields and its lib 4; a property at most four (the map entry, its key, its value
-        /// message and the value's field); a list item one.
-        var sizeBound: Int {
-            text.count + 11 * (12 + 4) + 11 * 4 * props.count + 11 * listOffsets.count
-        }
-
-        /// Writes an entry's tag (`Batch.events` or `Batch.contexts`) and `bodySize` as a varint in the bytes
-        /// just before `body` and returns where the header starts; `body` has ``maxBatchEntryHeader`` bytes of
-        /// room before it.
-        static func writeBatchEntryHeader(tag: UInt8, bodySize: Int, before body: UnsafeMutablePointer<UInt8>) -> UnsafeMutablePointer<UInt8> {
-            let start = body - 1 - Varint.length(of: UInt64(bodySize))
-            start[0] = tag
-            _ = Varint.write(UInt64(bodySize), at: start + 1)
-            return start
-        }
-
-        /// Copies `string` with its NUL into `text` and returns its offset.
-        @inline(__always)
-        mutating func store(_ string: String, _ field: StaticString) throws(EncodeError) -> UInt32 {
-            if string.isEmpty { return 0 }
-            guard let offset = text.append(string) else { throw Self.tooLarge(field) }
-            return offset
-        }
-
-        @inline(never)
-        static func tooLarge(_ field: StaticString) -> EncodeError {
-            EncodeError(field: "\(field)", reason: "event larger than 4 GiB")
-        }
-
-        /// Finds the first string with a NUL, in the order `encode` stores them.
-        static func embeddedNULError(in event: Event) -> EncodeError {
-            func error(_ field: String) -> EncodeError {
-                EncodeError(field: field, reason: "contains U+0000, which protobuf-c strings cannot hold")
-            }
-            let fields: [(String, String?)] = [
-                ("event", event.name), ("distinct_id", event.distinctID), ("anonymous_id", event.anonymousID),
-                ("login_id", event.loginID), ("session_id", event.sessionID), ("original_id", event.originalID),
-                ("lib.lib", event.lib.lib), ("lib.lib_version", event.lib.libVersion),
-                ("lib.app_version", event.lib.appVersion),
-            ]
-            for case let (field, value?) in fields where value.utf8.contains(0) { return error(field) }
-            for (key, value) in event.properties {
-                if key.utf8.contains(0) { return error("properties.key") }
-                switch value {
-                case .string(let string) where string.utf8.contains(0):
-                    return error("properties.value.string_value")
-                case .list(let items) where items.contains(where: { $0.utf8.contains(0) }):
-                    return error("properties.value.list_value.values")
-                default:
-                    continue
-                }
-            }
-            return error("event")
-        }
+        #endif
+        var writer = EventWriter()
+        swap(&writer, &self.writer)
+        defer { swap(&writer, &self.writer) }
+        try writer.encode(event, into: &buffer, entryTag: entryTag, suffix: suffix)
     }
 }

@@ -1,4 +1,4 @@
-internal import CSpoorProtobuf
+internal import CSpoorViews
 public import SpoorModel
 
 /// One decoded event, borrowed from the decoder: its strings are UTF-8 bytes in the decoder's memory, valid

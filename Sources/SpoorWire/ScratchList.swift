@@ -23,6 +23,7 @@ struct ScratchList<Element: BitwiseCopyable> {
     /// Appends `elements`.
     @inline(__always)
     mutating func append(contentsOf elements: UnsafeBufferPointer<Element>) {
+        guard !elements.isEmpty else { return }
         reserve(count + elements.count)
         if let source = elements.baseAddress { (base! + count).update(from: source, count: elements.count) }
         count += elements.count
@@ -54,5 +55,13 @@ struct ScratchList<Element: BitwiseCopyable> {
         }
         base = memory
         capacity = grown
+    }
+}
+
+extension ScratchList where Element == UInt8 {
+    /// Appends `bytes`.
+    @inline(__always)
+    mutating func append(bytes: UnsafeRawBufferPointer) {
+        append(contentsOf: UnsafeBufferPointer(start: bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), count: bytes.count))
     }
 }

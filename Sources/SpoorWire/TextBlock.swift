@@ -1,4 +1,4 @@
-internal import CSpoorProtobuf
+internal import CSpoorViews
 
 /// The NUL-terminated UTF-8 strings of one event, back to back, as the C shim reads them.
 ///

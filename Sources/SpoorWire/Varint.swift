@@ -22,6 +22,43 @@ package enum Varint {
         return nil
     }
 
+    /// Reads the varint at `at`, which must not run past `end`, and moves `at` past it; `nil` under the same rules
+    /// as ``read(_:at:)`` (then `at` is left where it was). The decoders' walks over raw memory use this one.
+    @inline(__always)
+    package static func read(_ at: inout UnsafeRawPointer, _ end: UnsafeRawPointer) -> UInt64? {
+        guard at < end else { return nil }
+        let first = at.load(as: UInt8.self)
+        if first < 0x80 {
+            at += 1
+            return UInt64(first)
+        }
+        var value: UInt64 = 0
+        var shift: UInt64 = 0
+        var pointer = at
+        while pointer < end, shift < 64 {
+            let byte = pointer.load(as: UInt8.self)
+            pointer += 1
+            if shift == 63, byte > 1 { return nil }
+            value |= UInt64(byte & 0x7F) << shift
+            if byte < 0x80 {
+                at = pointer
+                return value
+            }
+            shift += 7
+        }
+        return nil
+    }
+
+    /// Why the varint at `at` cannot be read (``read(_:_:)`` gave `nil`): `truncated` when `end` comes within its
+    /// first ten bytes, `overlongVarint` when it runs past ten bytes or its tenth holds more than bit 63.
+    package static func failure(at: UnsafeRawPointer, _ end: UnsafeRawPointer) -> DecodeError.Kind {
+        for index in 0..<maxLength {
+            guard at + index < end else { return .truncated }
+            if at.load(fromByteOffset: index, as: UInt8.self) < 0x80 { return .overlongVarint }
+        }
+        return .overlongVarint
+    }
+
     /// Appends `value` as a varint.
     @inlinable
     package static func append(_ value: UInt64, to buffer: inout [UInt8]) {

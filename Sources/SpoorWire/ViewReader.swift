@@ -1,18 +1,30 @@
-internal import CSpoorProtobuf
+internal import CSpoorViews
 
-/// The views' fast path: one pass in Swift over an event's bytes that fills the same `spoor_event_view` the C
-/// decoder fills, its strings pointing into the input instead of copied into an arena.
+/// The Swift decoder: one pass over an event's bytes that fills the same `spoor_event_view` the protobuf-c decoder
+/// fills, its strings pointing into the input instead of copied into an arena.
 ///
-/// It takes only the plain shape every writer of Spoor events produces — known fields with their wire types,
-/// valid strings, each property entry one key and one value — and says `false` for anything else, valid or not:
-/// the caller then decodes through the C scan and protobuf-c, which give the view or the exact error. So the
-/// path never refuses, and never accepts, what the C decoder would not; it is only faster (about 5× on
-/// realistic events: no second parse, no arena, no copies, no `strlen`). `FuzzCollectorIngest` and the
-/// collector's tests hold the two paths to the same views and errors.
+/// It applies every rule the C path applies, in the same order, so that it accepts the same bytes, builds the same
+/// view and, for bytes it refuses, throws the same ``DecodeError`` (kind, field, offset, detail):
 ///
-/// Merging over a shared context is protobuf's rule read off presence: a field the event's bytes hold replaces
-/// the context's, a `lib` merges field by field, the context's properties come first. That is what parsing the
-/// context's bytes followed by the event's gives, including an event field that holds its default.
+/// - the C scan's checks (docs/wire-format.md, "Rules a decoder enforces"): tags, wire types, varints, lengths,
+///   strict UTF-8 without NUL, the limits, enums no `int32` encodes to, non-finite doubles, property values,
+///   skipping unknown fields after their bounds are checked; the first problem in wire order is the one reported;
+/// - protobuf-c's reading of what the scan passed: a singular field keeps its last value on the wire (an explicit
+///   empty string or zero included), a repeated `lib` merges field by field, an entry's repeated `value` and a
+///   value's repeated oneof member keep the last one whole (two `list_value`s are not concatenated), properties
+///   stay in wire order; a tag or length prefix written in more than five bytes is refused (`unpackFailed`);
+/// - then an event without a type is refused, as the C shim does after unpacking.
+///
+/// The C path's `outOfMemory` has no counterpart: its arena is sized from the input (96 bytes a byte) above what
+/// the densest input needs, and this pass allocates at most one property view and one list item per two input bytes.
+/// Both configurations use this pass: without protobuf-c it is the decoder; with it, it reads the views
+/// (``EventDecoder/forEachEventView(inBatch:_:)``) that it accepts, and protobuf-c decodes the rest. The tests and
+/// `FuzzWirePaths` hold the two to the same views and errors.
+///
+/// An event over a shared context is merged by presence (a field the event's bytes hold replaces the context's, a
+/// `lib` merges field by field, the context's properties come first): exactly what parsing the context's bytes
+/// followed by the event's gives. Where that merge cannot decide alone (either message refused, a limit passed
+/// only by the two together, no type), ``read(_:overContext:into:)`` says so and the caller decodes the merged bytes.
 struct ViewReader {
     /// What one message (an event or a context) held on the wire.
     struct Fields {
@@ -38,6 +50,8 @@ struct ViewReader {
         /// The message's properties: `propertyCount` views from `propertyStart` in the list they were read into.
         var propertyStart = 0
         var propertyCount = 0
+        /// False when protobuf-c would refuse bytes the checks passed: a tag or length prefix over five bytes.
+        var unpackable = true
     }
 
     /// The current event's property views, and its list items; reserved before reading so nothing moves.
@@ -49,14 +63,19 @@ struct ViewReader {
     private var context = Fields()
     /// Which of the batch's contexts `context` holds, or nil.
     private(set) var contextIndex: Int?
-    /// A context of the batch found not to be of the plain shape: its events take the C path.
+    /// A context of the batch that cannot be merged by presence: its events take the merged bytes.
     private(set) var refusedContext: Int?
     /// Bytes of the context last read, for the size limit of an event over it.
     private var contextBytes = 0
 
-    let limits: spoor_decode_limits
+    /// The limits, none below zero.
+    let limits: DecodeLimits
 
-    init(limits: spoor_decode_limits) { self.limits = limits }
+    init(limits: DecodeLimits) {
+        self.limits = DecodeLimits(
+            maxEventBytes: max(0, limits.maxEventBytes), maxProperties: max(0, limits.maxProperties),
+            maxStringBytes: max(0, limits.maxStringBytes), maxListLength: max(0, limits.maxListLength))
+    }
 
     mutating func deallocate() {
         properties.deallocate()
@@ -71,13 +90,31 @@ struct ViewReader {
         refusedContext = nil
     }
 
-    /// Reads context `index` of the batch from `bytes`; `false` when it is not of the plain shape.
+    /// Decodes one whole event (no context merged under it) into `view`, valid until the next call; throws what the
+    /// C decoder throws for the same bytes, its offset counted from the start of `bytes`.
+    mutating func decode(_ bytes: UnsafeRawBufferPointer, into view: inout spoor_event_view) throws(DecodeError) {
+        guard bytes.count <= limits.maxEventBytes else {
+            throw DecodeError(kind: .eventTooLarge, field: "event", offset: 0, detail: UInt64(bytes.count))
+        }
+        properties.removeAll()
+        items.removeAll()
+        let fields = try Self.read(bytes, limits: limits, properties: &properties, items: &items)
+        guard fields.unpackable else {
+            throw DecodeError(kind: .unpackFailed, field: "event", offset: 0, detail: UInt64(bytes.count))
+        }
+        // A proto3 event without a type decodes as unspecified, which is refused.
+        guard fields.type != 0 else { throw DecodeError(kind: .invalidEnum, field: "type", offset: 0) }
+        view = makeView(fields)
+    }
+
+    /// Reads context `index` of the batch from `bytes`; `false` when its events cannot be merged over it by presence.
     mutating func readContext(_ bytes: UnsafeRawBufferPointer, index: Int) -> Bool {
         contextIndex = nil
         contextProperties.removeAll()
         contextItems.removeAll()
-        guard bytes.count <= limits.max_event_bytes,
-              let fields = Self.read(bytes, limits: limits, properties: &contextProperties, items: &contextItems)
+        guard bytes.count <= limits.maxEventBytes,
+              let fields = try? Self.read(bytes, limits: limits, properties: &contextProperties, items: &contextItems),
+              fields.unpackable
         else {
             refusedContext = index
             return false
@@ -88,47 +125,53 @@ struct ViewReader {
         return true
     }
 
-    /// Reads one event, over the context last read when `overContext`, into `view`; `false` when it is not of
-    /// the plain shape or not valid (the caller then takes the C decoder's path).
+    /// Reads one event, over the context last read when `overContext`, into `view`; `false` when the bytes are
+    /// refused or the merge needs the merged bytes (the caller then decodes those, which gives the view or the
+    /// exact error).
     mutating func read(_ bytes: UnsafeRawBufferPointer, overContext: Bool, into view: inout spoor_event_view) -> Bool {
         let contextLength = overContext ? context.propertyCount : 0
         properties.removeAll()
         items.removeAll()
         if overContext {
             // The context's bytes count toward the event's size, as they do in the merged bytes.
-            guard contextIndex != nil, bytes.count <= limits.max_event_bytes,
-                  contextBytes <= limits.max_event_bytes - bytes.count else { return false }
+            guard contextIndex != nil, bytes.count <= limits.maxEventBytes,
+                  contextBytes <= limits.maxEventBytes - bytes.count else { return false }
             if contextLength > 0, let base = contextProperties.base {
                 properties.append(contentsOf: UnsafeBufferPointer(start: base, count: contextLength))
             }
         } else {
-            guard bytes.count <= limits.max_event_bytes else { return false }
+            guard bytes.count <= limits.maxEventBytes else { return false }
         }
-        guard var own = Self.read(bytes, limits: limits, properties: &properties, items: &items),
-              contextLength + own.propertyCount <= limits.max_properties
+        guard var own = try? Self.read(bytes, limits: limits, properties: &properties, items: &items),
+              own.unpackable, contextLength + own.propertyCount <= limits.maxProperties
         else { return false }
         if overContext { own = Self.merge(context, under: own) }
-        // A proto3 event without a type decodes as unspecified, which is refused.
         guard own.type != 0 else { return false }
-        view = spoor_event_view()
-        view.event = own.event
-        view.type = own.type
-        view.time = Int64(bitPattern: UInt64(bitPattern: own.time) &+ UInt64(bitPattern: own.timeOffset))
-        view.track_id = own.trackID
-        view.sequence = own.sequence &+ UInt64(bitPattern: own.sequenceOffset)
-        view.context = own.context
-        view.distinct_id = own.distinctID
-        view.anonymous_id = own.anonymousID
-        view.login_id = own.loginID
-        view.session_id = own.sessionID
-        view.original_id = own.originalID
-        view.lib = own.lib
-        view.lib_version = own.libVersion
-        view.app_version = own.appVersion
-        view.lib_method = own.method
+        view = makeView(own)
+        return true
+    }
+
+    /// The view of `fields`, its properties the ones read last.
+    private func makeView(_ fields: Fields) -> spoor_event_view {
+        var view = spoor_event_view()
+        view.event = fields.event
+        view.type = fields.type
+        view.time = Int64(bitPattern: UInt64(bitPattern: fields.time) &+ UInt64(bitPattern: fields.timeOffset))
+        view.track_id = fields.trackID
+        view.sequence = fields.sequence &+ UInt64(bitPattern: fields.sequenceOffset)
+        view.context = fields.context
+        view.distinct_id = fields.distinctID
+        view.anonymous_id = fields.anonymousID
+        view.login_id = fields.loginID
+        view.session_id = fields.sessionID
+        view.original_id = fields.originalID
+        view.lib = fields.lib
+        view.lib_version = fields.libVersion
+        view.app_version = fields.appVersion
+        view.lib_method = fields.method
         view.props = UnsafePointer(properties.base)
         view.prop_count = properties.count
-        return true
+        return view
     }
 
     /// `own` over `shared`: each field of `own` that was on the wire, else `shared`'s.
@@ -158,186 +201,342 @@ struct ViewReader {
         return merged
     }
 
-    // MARK: - One pass over the wire
-
-    /// The fields of the message in `bytes`, its properties and list items appended to the lists given, or nil.
+    /// The fields of the message in `bytes`, its properties and list items appended to the lists given; throws the
+    /// C scan's first error.
     private static func read(
-        _ bytes: UnsafeRawBufferPointer, limits: spoor_decode_limits,
+        _ bytes: UnsafeRawBufferPointer, limits: DecodeLimits,
         properties: inout ScratchList<spoor_prop_view>, items: inout ScratchList<spoor_str_view>
-    ) -> Fields? {
-        var fields = Fields()
-        guard let start = bytes.baseAddress else { return fields }
+    ) throws(DecodeError) -> Fields {
+        guard let start = bytes.baseAddress else { return Fields(propertyStart: properties.count) }
         // Each entry and each list item takes at least two bytes: reserving that many keeps pointers still.
         properties.reserve(properties.count + bytes.count / 2 + 1)
         items.reserve(items.count + bytes.count / 2 + 1)
-        fields.propertyStart = properties.count
-        var at = start
-        let end = start + bytes.count
-        while at < end {
-            guard let key = readVarint(&at, end) else { return nil }
-            let wire = key & 7
-            switch key >> 3 {
-            case 1: guard wire == 2, let text = readString(&at, end, limits) else { return nil }; fields.event = text
-            case 2:
-                guard wire == 0, let value = readVarint(&at, end), let type = int32(value) else { return nil }
-                fields.type = type
-            case 3: guard wire == 0, let value = readVarint(&at, end) else { return nil }; fields.time = Int64(bitPattern: value)
-            case 4:
-                guard wire == 1, end - at >= 8 else { return nil }
-                fields.trackID = UInt64(littleEndian: at.loadUnaligned(as: UInt64.self))
-                at += 8
-            case 5: guard wire == 0, let value = readVarint(&at, end) else { return nil }; fields.sequence = value
-            case 6: guard wire == 2, let text = readString(&at, end, limits) else { return nil }; fields.distinctID = text
-            case 7: guard wire == 2, let text = readString(&at, end, limits) else { return nil }; fields.anonymousID = text
-            case 8: guard wire == 2, let text = readString(&at, end, limits) else { return nil }; fields.loginID = text
-            case 9: guard wire == 2, let body = readLength(&at, end), readLib(body, into: &fields, limits) else { return nil }
-            case 10:
-                guard wire == 2, let body = readLength(&at, end), properties.count - fields.propertyStart < limits.max_properties,
-                      let property = readEntry(body, items: &items, limits)
-                else { return nil }
-                properties.append(property)
-            case 11: guard wire == 2, let text = readString(&at, end, limits) else { return nil }; fields.sessionID = text
-            case 12: guard wire == 2, let text = readString(&at, end, limits) else { return nil }; fields.originalID = text
-            case 13:
-                // The reference is read as 64 bits elsewhere: a value past 32 bits takes the C path.
-                guard wire == 0, let value = readVarint(&at, end), value <= UInt64(UInt32.max) else { return nil }
-                fields.context = UInt32(value)
-            case 14: guard wire == 0, let value = readVarint(&at, end) else { return nil }; fields.timeOffset = zigZag(value)
-            case 15: guard wire == 0, let value = readVarint(&at, end) else { return nil }; fields.sequenceOffset = zigZag(value)
-            default: return nil  // unknown fields are rare: the C path keeps their rules
-            }
-            fields.present |= 1 << UInt32(truncatingIfNeeded: key >> 3)
+        var walk = Walk(start: start, limits: limits)
+        walk.fields.propertyStart = properties.count
+        swap(&walk.properties, &properties)
+        swap(&walk.items, &items)
+        defer {
+            swap(&walk.properties, &properties)
+            swap(&walk.items, &items)
         }
-        fields.propertyCount = properties.count - fields.propertyStart
+        try walk.event(start, start + bytes.count)
+        var fields = walk.fields
+        fields.propertyCount = walk.properties.count - fields.propertyStart
         // List items were appended behind their property's back; their addresses are final now.
-        if let base = items.base, let first = properties.base {
-            for index in fields.propertyStart..<properties.count where first[index].kind == UInt32(SPOOR_KIND_LIST) {
+        if let base = walk.items.base, let first = walk.properties.base {
+            for index in fields.propertyStart..<walk.properties.count where first[index].kind == UInt32(SPOOR_KIND_LIST) {
                 first[index].list = UnsafePointer(base + Int(first[index].integer))
                 first[index].integer = 0
             }
         }
         return fields
     }
+}
 
-    /// A `Lib` message; its fields merge into `fields` (a repeated `lib` keeps each field's last value).
-    private static func readLib(_ body: UnsafeRawBufferPointer, into fields: inout Fields, _ limits: spoor_decode_limits) -> Bool {
-        guard var at = body.baseAddress else { return true }
-        let end = at + body.count
-        while at < end {
-            guard let key = readVarint(&at, end) else { return false }
-            let wire = key & 7
-            switch key >> 3 {
-            case 1: guard wire == 2, let text = readString(&at, end, limits) else { return false }; fields.lib = text
-            case 2: guard wire == 2, let text = readString(&at, end, limits) else { return false }; fields.libVersion = text
-            case 3:
-                guard wire == 0, let value = readVarint(&at, end), let method = int32(value) else { return false }
-                fields.method = method
-            case 4: guard wire == 2, let text = readString(&at, end, limits) else { return false }; fields.appVersion = text
-            default: return false
-            }
-            fields.present |= 1 << UInt32(16 + (key >> 3))
-        }
-        return true
+// MARK: - The pass over the wire
+
+/// One pass over one message and those nested in it: the C scan's checks in its order, and protobuf-c's reading.
+private struct Walk {
+    /// The first byte of the message: offsets in errors count from here.
+    let start: UnsafeRawPointer
+    let limits: DecodeLimits
+    var fields = Fields()
+    var properties = ScratchList<spoor_prop_view>()
+    var items = ScratchList<spoor_str_view>()
+    /// Entries seen so far, for the property limit.
+    var entries = 0
+
+    typealias Fields = ViewReader.Fields
+
+    init(start: UnsafeRawPointer, limits: DecodeLimits) {
+        self.start = start
+        self.limits = limits
     }
 
-    /// A properties entry of exactly one key and one value holding exactly one kind; a list's items go to `items`,
-    /// and the view holds their start in `integer` until the event is read.
-    private static func readEntry(
-        _ body: UnsafeRawBufferPointer, items: inout ScratchList<spoor_str_view>, _ limits: spoor_decode_limits
-    ) -> spoor_prop_view? {
-        guard var at = body.baseAddress else { return nil }
-        let end = at + body.count
-        var property = spoor_prop_view()
-        guard readVarint(&at, end) == 0x0A, let key = readString(&at, end, limits),
-              readVarint(&at, end) == 0x12, let value = readLength(&at, end), at == end,
-              var inner = value.baseAddress
-        else { return nil }
-        property.key = key
-        let valueEnd = inner + value.count
-        guard let valueKey = readVarint(&inner, valueEnd) else { return nil }
-        let wire = valueKey & 7
-        switch valueKey >> 3 {
-        case 1:
-            guard wire == 2, let text = readString(&inner, valueEnd, limits) else { return nil }
-            property.str = text
-        case 2, 5:
-            guard wire == 0, let number = readVarint(&inner, valueEnd) else { return nil }
-            property.integer = zigZag(number)
-        case 3:
-            guard wire == 1, valueEnd - inner >= 8 else { return nil }
-            property.real = Double(bitPattern: UInt64(littleEndian: inner.loadUnaligned(as: UInt64.self)))
-            guard property.real.isFinite else { return nil }
-            inner += 8
-        case 4:
-            guard wire == 0, let flag = readVarint(&inner, valueEnd) else { return nil }
-            property.integer = flag == 0 ? 0 : 1
-        case 6:
-            guard wire == 2, let list = readLength(&inner, valueEnd), var item = list.baseAddress else { return nil }
-            let listEnd = item + list.count
-            property.integer = Int64(items.count)
-            var count = 0
-            while item < listEnd {
-                guard readVarint(&item, listEnd) == 0x0A, count < limits.max_list_length,
-                      let text = readString(&item, listEnd, limits) else { return nil }
-                items.append(text)
-                count += 1
+    /// A property's value as protobuf-c reads it: the last oneof member on the wire.
+    struct Value {
+        var kind: UInt32 = 0
+        var integer: Int64 = 0
+        var real: Double = 0
+        var string = spoor_str_view()
+        var listStart = 0
+        var listCount = 0
+    }
+
+    // MARK: Messages
+
+    mutating func event(_ begin: UnsafeRawPointer, _ end: UnsafeRawPointer) throws(DecodeError) {
+        var at = begin
+        while at < end {
+            let tagAt = at
+            let key = try tag(&at, end, in: "event")
+            let number = key >> 3, wire = key & 7
+            switch number {
+            case 1: fields.event = try string(&at, end, wire, tagAt, "event")
+            case 2: fields.type = try enumValue(&at, end, wire, tagAt, "type")
+            case 3: fields.time = Int64(bitPattern: try varint(&at, end, wire, tagAt, "time"))
+            case 4: fields.trackID = try fixed64(&at, end, wire, tagAt, "track_id")
+            case 5: fields.sequence = try varint(&at, end, wire, tagAt, "sequence")
+            case 6: fields.distinctID = try string(&at, end, wire, tagAt, "distinct_id")
+            case 7: fields.anonymousID = try string(&at, end, wire, tagAt, "anonymous_id")
+            case 8: fields.loginID = try string(&at, end, wire, tagAt, "login_id")
+            case 9:
+                let (body, bodyEnd) = try message(&at, end, wire, tagAt, "lib")
+                try lib(body, bodyEnd)
+            case 10:
+                let (body, bodyEnd) = try message(&at, end, wire, tagAt, "properties")
+                entries += 1
+                guard entries <= limits.maxProperties else {
+                    throw error(.tooManyProperties, "properties", tagAt, UInt64(entries))
+                }
+                properties.append(try entry(body, bodyEnd))
+            case 11: fields.sessionID = try string(&at, end, wire, tagAt, "session_id")
+            case 12: fields.originalID = try string(&at, end, wire, tagAt, "original_id")
+            // protobuf-c keeps the low 32 bits of a uint32 written wider.
+            case 13: fields.context = UInt32(truncatingIfNeeded: try varint(&at, end, wire, tagAt, "context"))
+            case 14: fields.timeOffset = zigZag(try varint(&at, end, wire, tagAt, "time_offset"))
+            case 15: fields.sequenceOffset = zigZag(try varint(&at, end, wire, tagAt, "sequence_offset"))
+            default:
+                try skip(&at, end, wire, "event")
+                continue
             }
-            property.list_count = count
-        default: return nil
+            fields.present |= 1 << UInt32(number)
         }
-        guard inner == valueEnd else { return nil }
-        property.kind = UInt32(truncatingIfNeeded: valueKey >> 3)
+    }
+
+    /// A `Lib` message; its fields merge into `fields`: each keeps its last value on the wire, over every `lib`.
+    mutating func lib(_ begin: UnsafeRawPointer, _ end: UnsafeRawPointer) throws(DecodeError) {
+        var at = begin
+        while at < end {
+            let tagAt = at
+            let key = try tag(&at, end, in: "lib")
+            let number = key >> 3, wire = key & 7
+            switch number {
+            case 1: fields.lib = try string(&at, end, wire, tagAt, "lib.lib")
+            case 2: fields.libVersion = try string(&at, end, wire, tagAt, "lib.lib_version")
+            case 3: fields.method = try enumValue(&at, end, wire, tagAt, "lib.method")
+            case 4: fields.appVersion = try string(&at, end, wire, tagAt, "lib.app_version")
+            default:
+                try skip(&at, end, wire, "lib")
+                continue
+            }
+            fields.present |= 1 << UInt32(16 + number)
+        }
+    }
+
+    /// A properties entry: its last key and its last value, whole.
+    mutating func entry(_ begin: UnsafeRawPointer, _ end: UnsafeRawPointer) throws(DecodeError) -> spoor_prop_view {
+        var property = spoor_prop_view()
+        var value: Value?
+        var at = begin
+        while at < end {
+            let tagAt = at
+            let key = try tag(&at, end, in: "properties")
+            switch key >> 3 {
+            case 1: property.key = try string(&at, end, key & 7, tagAt, "properties.key")
+            case 2:
+                let (body, bodyEnd) = try message(&at, end, key & 7, tagAt, "properties.value")
+                value = try self.value(body, bodyEnd)
+            default: try skip(&at, end, key & 7, "properties")
+            }
+        }
+        guard let value else { throw error(.missingValue, "properties", begin, 0) }
+        property.kind = value.kind
+        switch Int(value.kind) {
+        case Int(SPOOR_KIND_STRING): property.str = value.string
+        case Int(SPOOR_KIND_DOUBLE): property.real = value.real
+        // The list's start, until its items stop moving (see `ViewReader.read`).
+        case Int(SPOOR_KIND_LIST): property.integer = Int64(value.listStart); property.list_count = value.listCount
+        default: property.integer = value.integer
+        }
         return property
     }
 
-    // MARK: - Wire primitives
-
-    /// A varint as the C scan reads it: at most ten bytes, the tenth holding bit 63 alone.
-    @inline(__always)
-    private static func readVarint(_ at: inout UnsafeRawPointer, _ end: UnsafeRawPointer) -> UInt64? {
-        guard at < end else { return nil }
-        let first = at.load(as: UInt8.self)
-        if first < 0x80 {
-            at += 1
-            return UInt64(first)
-        }
-        var value: UInt64 = 0
-        var shift: UInt64 = 0
-        var pointer = at
-        while pointer < end, shift < 64 {
-            let byte = pointer.load(as: UInt8.self)
-            pointer += 1
-            if shift == 63, byte > 1 { return nil }
-            value |= UInt64(byte & 0x7F) << shift
-            if byte < 0x80 {
-                at = pointer
-                return value
+    /// A `Value`: the last member of its oneof on the wire replaces any before it.
+    mutating func value(_ begin: UnsafeRawPointer, _ end: UnsafeRawPointer) throws(DecodeError) -> Value {
+        var value = Value()
+        var at = begin
+        while at < end {
+            let tagAt = at
+            let key = try tag(&at, end, in: "properties.value")
+            let number = key >> 3, wire = key & 7
+            var member = Value()
+            switch number {
+            case 1: member.string = try string(&at, end, wire, tagAt, "properties.value.string_value")
+            case 2: member.integer = zigZag(try varint(&at, end, wire, tagAt, "properties.value.int_value"))
+            case 3: member.real = try double(&at, end, wire, tagAt, "properties.value.double_value")
+            case 4: member.integer = try varint(&at, end, wire, tagAt, "properties.value.bool_value") == 0 ? 0 : 1
+            case 5: member.integer = zigZag(try varint(&at, end, wire, tagAt, "properties.value.date_value"))
+            case 6:
+                let (body, bodyEnd) = try message(&at, end, wire, tagAt, "properties.value.list_value")
+                (member.listStart, member.listCount) = try list(body, bodyEnd)
+            default:
+                try skip(&at, end, wire, "properties.value")
+                continue
             }
-            shift += 7
+            member.kind = UInt32(number)
+            value = member
         }
-        return nil
+        guard value.kind != 0 else { throw error(.missingValue, "properties.value", begin, 0) }
+        return value
     }
 
-    /// A length-delimited body.
+    /// A `StringList`: its items are appended to `items`; returns where they start and how many there are.
+    mutating func list(_ begin: UnsafeRawPointer, _ end: UnsafeRawPointer) throws(DecodeError) -> (Int, Int) {
+        let first = items.count
+        var at = begin
+        while at < end {
+            let tagAt = at
+            let key = try tag(&at, end, in: "properties.value.list_value")
+            guard key >> 3 == 1 else {
+                try skip(&at, end, key & 7, "properties.value.list_value")
+                continue
+            }
+            let item = try string(&at, end, key & 7, tagAt, "properties.value.list_value.values")
+            guard items.count - first < limits.maxListLength else {
+                throw error(.listTooLong, "properties.value.list_value.values", tagAt, UInt64(items.count - first + 1))
+            }
+            items.append(item)
+        }
+        return (first, items.count - first)
+    }
+
+    // MARK: Fields
+
+    /// Reads a tag and checks it: field number 1 through 2²⁹ − 1, wire type 0, 1, 2 or 5.
     @inline(__always)
-    private static func readLength(_ at: inout UnsafeRawPointer, _ end: UnsafeRawPointer) -> UnsafeRawBufferPointer? {
-        guard let length = readVarint(&at, end), length <= UInt64(end - at) else { return nil }
-        let body = UnsafeRawBufferPointer(start: at, count: Int(length))
-        at += Int(length)
-        return body
+    mutating func tag(_ at: inout UnsafeRawPointer, _ end: UnsafeRawPointer, in message: StaticString) throws(DecodeError) -> UInt64 {
+        let tagAt = at
+        let key = try readVarint(&at, end, message)
+        let number = key >> 3, wire = key & 7
+        guard number != 0, number <= 536_870_911, wire != 3, wire != 4, wire <= 5 else {
+            throw error(.invalidTag, message, tagAt, key)
+        }
+        // protobuf-c reads a tag in at most five bytes.
+        if at - tagAt > 5 { fields.unpackable = false }
+        return key
+    }
+
+    /// Skips an unknown field after checking its bounds.
+    mutating func skip(_ at: inout UnsafeRawPointer, _ end: UnsafeRawPointer, _ wire: UInt64, _ message: StaticString) throws(DecodeError) {
+        let valueAt = at
+        switch wire {
+        case 0: _ = try readVarint(&at, end, message)
+        case 1:
+            guard end - at >= 8 else { throw error(.truncated, message, valueAt, 8) }
+            at += 8
+        case 5:
+            guard end - at >= 4 else { throw error(.truncated, message, valueAt, 4) }
+            at += 4
+        default: _ = try length(&at, end, message)
+        }
+    }
+
+    @inline(__always)
+    mutating func varint(
+        _ at: inout UnsafeRawPointer, _ end: UnsafeRawPointer, _ wire: UInt64, _ tagAt: UnsafeRawPointer, _ path: StaticString
+    ) throws(DecodeError) -> UInt64 {
+        guard wire == 0 else { throw error(.wrongWireType, path, tagAt, wire) }
+        return try readVarint(&at, end, path)
+    }
+
+    /// An enum's value as protobuf-c keeps it (an `int32`); one no `int32` encodes to is refused.
+    @inline(__always)
+    mutating func enumValue(
+        _ at: inout UnsafeRawPointer, _ end: UnsafeRawPointer, _ wire: UInt64, _ tagAt: UnsafeRawPointer, _ path: StaticString
+    ) throws(DecodeError) -> Int32 {
+        let valueAt = at
+        let value = try varint(&at, end, wire, tagAt, path)
+        let signed = Int64(bitPattern: value)
+        guard signed >= Int64(Int32.min), signed <= Int64(Int32.max) else { throw error(.invalidEnum, path, valueAt, value) }
+        return Int32(signed)
+    }
+
+    @inline(__always)
+    mutating func fixed64(
+        _ at: inout UnsafeRawPointer, _ end: UnsafeRawPointer, _ wire: UInt64, _ tagAt: UnsafeRawPointer, _ path: StaticString
+    ) throws(DecodeError) -> UInt64 {
+        guard wire == 1 else { throw error(.wrongWireType, path, tagAt, wire) }
+        guard end - at >= 8 else { throw error(.truncated, path, at, 8) }
+        let value = UInt64(littleEndian: at.loadUnaligned(as: UInt64.self))
+        at += 8
+        return value
+    }
+
+    @inline(__always)
+    mutating func double(
+        _ at: inout UnsafeRawPointer, _ end: UnsafeRawPointer, _ wire: UInt64, _ tagAt: UnsafeRawPointer, _ path: StaticString
+    ) throws(DecodeError) -> Double {
+        let valueAt = at
+        let value = Double(bitPattern: try fixed64(&at, end, wire, tagAt, path))
+        guard value.isFinite else { throw error(.nonFiniteDouble, path, valueAt, 0) }
+        return value
+    }
+
+    /// A nested message's bounds.
+    @inline(__always)
+    mutating func message(
+        _ at: inout UnsafeRawPointer, _ end: UnsafeRawPointer, _ wire: UInt64, _ tagAt: UnsafeRawPointer, _ path: StaticString
+    ) throws(DecodeError) -> (UnsafeRawPointer, UnsafeRawPointer) {
+        guard wire == 2 else { throw error(.wrongWireType, path, tagAt, wire) }
+        let body = try length(&at, end, path)
+        return (body, at)
     }
 
     /// A string the C scan accepts: within the length limit, strict UTF-8, no NUL.
     @inline(__always)
-    private static func readString(
-        _ at: inout UnsafeRawPointer, _ end: UnsafeRawPointer, _ limits: spoor_decode_limits
-    ) -> spoor_str_view? {
-        guard let body = readLength(&at, end), body.count <= limits.max_string_bytes, isPlainUTF8(body) else { return nil }
-        return spoor_str_view(ptr: body.baseAddress?.assumingMemoryBound(to: CChar.self), len: body.count)
+    mutating func string(
+        _ at: inout UnsafeRawPointer, _ end: UnsafeRawPointer, _ wire: UInt64, _ tagAt: UnsafeRawPointer, _ path: StaticString
+    ) throws(DecodeError) -> spoor_str_view {
+        guard wire == 2 else { throw error(.wrongWireType, path, tagAt, wire) }
+        let valueAt = at
+        let body = try length(&at, end, path)
+        let count = at - body
+        guard count <= limits.maxStringBytes else { throw error(.stringTooLong, path, valueAt, UInt64(count)) }
+        let bytes = UnsafeRawBufferPointer(start: body, count: count)
+        if !UTF8Check.isPlain(bytes) {
+            if let bad = UTF8Check.firstInvalid(bytes) { throw error(.invalidUTF8, path, body + bad, 0) }
+            let nul = bytes.firstIndex(of: 0) ?? 0
+            throw error(.embeddedNUL, path, body + nul, 0)
+        }
+        return spoor_str_view(ptr: body.assumingMemoryBound(to: CChar.self), len: count)
     }
 
-    /// Strict UTF-8 without NUL (what the C scan's `utf8_valid` and its NUL check accept), eight ASCII bytes at a time.
-    static func isPlainUTF8(_ bytes: UnsafeRawBufferPointer) -> Bool {
+    /// Reads a length prefix, checks that the bytes it counts are there, moves `at` past them and returns their start.
+    @inline(__always)
+    mutating func length(_ at: inout UnsafeRawPointer, _ end: UnsafeRawPointer, _ path: StaticString) throws(DecodeError) -> UnsafeRawPointer {
+        let valueAt = at
+        let length = try readVarint(&at, end, path)
+        guard length <= UInt64(end - at) else { throw error(.lengthPastEnd, path, valueAt, length) }
+        // protobuf-c reads a length prefix in at most five bytes.
+        if at - valueAt > 5 { fields.unpackable = false }
+        let body = at
+        at += Int(length)
+        return body
+    }
+
+    @inline(__always)
+    func readVarint(_ at: inout UnsafeRawPointer, _ end: UnsafeRawPointer, _ path: StaticString) throws(DecodeError) -> UInt64 {
+        guard let value = Varint.read(&at, end) else { throw error(Varint.failure(at: at, end), path, at, 0) }
+        return value
+    }
+
+    @inline(never)
+    func error(_ kind: DecodeError.Kind, _ field: StaticString, _ at: UnsafeRawPointer, _ detail: UInt64) -> DecodeError {
+        DecodeError(kind: kind, field: "\(field)", offset: at - start, detail: detail)
+    }
+}
+
+@inline(__always)
+private func zigZag(_ value: UInt64) -> Int64 {
+    Int64(bitPattern: (value >> 1) ^ (0 &- (value & 1)))
+}
+
+/// Strict UTF-8, as both decoders check it: no overlong forms, no surrogates, nothing past U+10FFFF, no cut
+/// sequence.
+enum UTF8Check {
+    /// Whether `bytes` is strict UTF-8 without NUL, eight ASCII bytes at a time: the common case, answered fast.
+    static func isPlain(_ bytes: UnsafeRawBufferPointer) -> Bool {
         guard let start = bytes.baseAddress else { return true }
         var index = 0
         let count = bytes.count
@@ -357,36 +556,47 @@ struct ViewReader {
                 index += 1
                 continue
             }
-            let need: Int
-            var scalar: UInt32
-            switch byte {
-            case 0xC2...0xDF: need = 1; scalar = UInt32(byte & 0x1F)
-            case 0xE0...0xEF: need = 2; scalar = UInt32(byte & 0x0F)
-            case 0xF0...0xF4: need = 3; scalar = UInt32(byte & 0x07)
-            default: return false
-            }
-            guard count - index > need else { return false }
-            for offset in 1...need {
-                let next = start.load(fromByteOffset: index + offset, as: UInt8.self)
-                guard next & 0xC0 == 0x80 else { return false }
-                scalar = scalar << 6 | UInt32(next & 0x3F)
-            }
-            if need == 2, scalar < 0x800 || (0xD800...0xDFFF).contains(scalar) { return false }
-            if need == 3, scalar < 0x10000 || scalar > 0x10FFFF { return false }
-            index += need + 1
+            guard let length = sequenceLength(start, index, count) else { return false }
+            index += length
         }
         return true
     }
 
-    /// An enum's value as protobuf-c stores it, or nil when no `int32` encodes to it (the C scan refuses it).
-    @inline(__always)
-    private static func int32(_ value: UInt64) -> Int32? {
-        let signed = Int64(bitPattern: value)
-        return signed >= Int64(Int32.min) && signed <= Int64(Int32.max) ? Int32(signed) : nil
+    /// Where the first sequence that is not strict UTF-8 starts, or nil when all is (NUL is valid UTF-8).
+    static func firstInvalid(_ bytes: UnsafeRawBufferPointer) -> Int? {
+        guard let start = bytes.baseAddress else { return nil }
+        var index = 0
+        while index < bytes.count {
+            if start.load(fromByteOffset: index, as: UInt8.self) < 0x80 {
+                index += 1
+                continue
+            }
+            guard let length = sequenceLength(start, index, bytes.count) else { return index }
+            index += length
+        }
+        return nil
     }
 
+    /// The length of the multi-byte sequence at `index`, or nil when it is not strict UTF-8.
     @inline(__always)
-    private static func zigZag(_ value: UInt64) -> Int64 {
-        Int64(bitPattern: (value >> 1) ^ (0 &- (value & 1)))
+    private static func sequenceLength(_ start: UnsafeRawPointer, _ index: Int, _ count: Int) -> Int? {
+        let byte = start.load(fromByteOffset: index, as: UInt8.self)
+        let need: Int
+        var scalar: UInt32
+        switch byte {
+        case 0xC2...0xDF: need = 1; scalar = UInt32(byte & 0x1F)
+        case 0xE0...0xEF: need = 2; scalar = UInt32(byte & 0x0F)
+        case 0xF0...0xF4: need = 3; scalar = UInt32(byte & 0x07)
+        default: return nil
+        }
+        guard count - index > need else { return nil }
+        for offset in 1...need {
+            let next = start.load(fromByteOffset: index + offset, as: UInt8.self)
+            guard next & 0xC0 == 0x80 else { return nil }
+            scalar = scalar << 6 | UInt32(next & 0x3F)
+        }
+        if need == 2, scalar < 0x800 || (0xD800...0xDFFF).contains(scalar) { return nil }
+        if need == 3, scalar < 0x10000 || scalar > 0x10FFFF { return nil }
+        return need + 1
     }
 }

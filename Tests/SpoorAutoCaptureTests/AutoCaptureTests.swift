@@ -1,8 +1,11 @@
 import Foundation
-import SpoorAutoCapture
+import Synchronization
 import SpoorModel
+import SpoorTestSupport
 import SpoorTracker
 import Testing
+
+@testable import SpoorAutoCapture
 
 /// From fake trees and fake controllers through ``AutoCapture`` and a real tracker to the events it records.
 @Suite("auto-capture through a real tracker")
@@ -51,7 +54,7 @@ struct AutoCaptureTests {
         let f = try Fixture()
         let list = FakeController(), detail = FakeController(), product = FakeController()
         f.capture.pageAppeared(FakePage(Chain.page("MyApp.ListViewController"), parent: Chain.navigation), object: list)
-        f.capture.pageAppeared(FakePage(Chain.page("MyApp.ProductViewController"), parent: Chain.navigation, customPage: ProductPage()), object: product)
+        f.capture.pageAppeared(FakePage(Chain.page("MyApp.ProductViewController"), parent: Chain.navigation, customPage: productPage), object: product)
         f.capture.pageAppeared(FakePage(Chain.page("MyApp.DetailViewController"), parent: Chain.navigation), object: detail)
         let views = await f.events().filter { $0.name == "$AppViewScreen" }
         withExtendedLifetime([list, product, detail]) {}
@@ -202,7 +205,7 @@ struct AutoCaptureTests {
     @Test func customPropertiesOfViewsAndPagesAreAddedAndPresetOnesWin() async throws {
         let f = try Fixture()
         let root = FakeView("UIView")
-        root.page = FakePage(Chain.page("MyApp.ProductViewController"), customPage: ProductPage())
+        root.page = FakePage(Chain.page("MyApp.ProductViewController"), customPage: productPage)
         let buy = root.add(FakeView("UIButton", text: "Buy"))
         buy.customProperties = ["sku": "tea-1", "product_id": "from-view", "$element_type": "spoofed"]
         let product = FakeController()
@@ -228,11 +231,70 @@ struct AutoCaptureTests {
         #expect(AutoCapture.capture(for: other.tracker).tracker === other.tracker)
     }
 
+    @Test func aPageTrackedWithoutAnInstalledCaptureLeavesThroughTheHooksCapture() async throws {
+        // tracker.trackPage(_:) before any install goes through a capture made for the call; the hooks'
+        // capture, made later, sees the controller disappear and leaves the page.
+        let f = try Fixture()
+        let map = FakeController()
+        AutoCapture.capture(for: f.tracker).trackPage(FakePage(Chain.page("MyApp.MapViewController"), parent: Chain.page("MyApp.Home")), object: map)
+        f.clock.advance(by: .seconds(4))
+        let hooks = AutoCapture(tracker: f.tracker)
+        hooks.pageDisappeared(object: map)
+        let events = await f.events()
+        #expect(events.map(\.name) == ["$AppViewScreen", "$AppPageLeave"])
+        #expect(events.last?.double("event_duration") == 4)
+    }
+
+    @Test func aSecondCaptureKeepsTheFirstOnesPages() async throws {
+        // Installing a new capture for the same tracker switches the hooks to it; the pages shown before
+        // still leave, once, and clicks still name them.
+        let f = try Fixture()
+        let (root, save) = homeTree()
+        let home = FakeController()
+        f.capture.pageAppeared(try #require(root.page), object: home)
+        let second = AutoCapture(tracker: f.tracker)
+        second.pageAppeared(try #require(root.page), object: home)  // the same controller: the same page
+        second.clicked(FakeView("UIButton", text: "Floating"))
+        f.clock.advance(by: .seconds(1))
+        second.pageDisappeared(object: home)
+        f.capture.pageDisappeared(object: home)
+        let events = await f.events()
+        #expect(events.map(\.name) == ["$AppViewScreen", "$AppClick", "$AppPageLeave"])
+        #expect(events[1].string("$screen_name") == "MyApp.HomeViewController")
+        withExtendedLifetime(save) {}
+    }
+
+    @Test func appCodeTheTrackerRunsCanCallBackIntoTheCapture() async throws {
+        // A dynamic super property provider runs inside the tracker's handling of a click; one that tracks a
+        // click itself must neither deadlock on the capture's lock nor reach the tracker inside its own call:
+        // its click is queued behind the one under way.
+        let f = try Fixture()
+        let (root, save) = homeTree()
+        let home = FakeController()
+        f.capture.pageAppeared(try #require(root.page), object: home)
+        let banner = FakeView("UIButton", id: "banner", text: "Banner").node()
+        let calls = CallCount()
+        let capture = f.capture
+        f.tracker.registerDynamicSuperProperties {
+            if calls.next() == 1 { capture.trackClick(on: banner) }
+            return [:]
+        }
+        // On a thread of its own, so that a deadlock fails the test instead of hanging the run.
+        let returned = CallCount()
+        let click = save.node()
+        Thread { capture.clicked(click); _ = returned.next() }.start()
+        try #require(await eventually { returned.count == 1 }, "the click never returned: a deadlock")
+        let events = await f.events()
+        withExtendedLifetime(home) {}
+        #expect(events.map(\.name) == ["$AppViewScreen", "$AppClick", "$AppClick"])
+        #expect(events.dropFirst().map { $0.string("$element_id") } == ["save", "banner"])
+    }
+
     @Test @MainActor func aHookOnTheMainThreadRunsOnTheMainActor() throws {
         // On Linux the main actor's executor need not be the process's main thread, so the test says where it is.
         let f = try Fixture()
-        #expect(AutoCapture.onMainThread(.actions, capture: f.capture, isMainThread: true, otherwise: { "original alone" }) { _ in "captured" } == "captured")
-        #expect(AutoCapture.onMainThread(.actions, capture: nil, isMainThread: true, otherwise: { "original alone" }) { _ in "captured" } == "original alone")
+        #expect(AutoCapture.enter(.actions, capture: f.capture, isMainThread: true, original: { "original alone" }) { _, _ in "captured" } == "captured")
+        #expect(AutoCapture.enter(.actions, capture: nil, isMainThread: true, original: { "original alone" }) { _, _ in "captured" } == "original alone")
         #expect(!f.log.contains(.warning, "off the main thread"))
     }
 
@@ -241,7 +303,7 @@ struct AutoCaptureTests {
         let capture = f.capture
         let results = await Task.detached {
             (Thread.isMainThread, (0..<3).map { _ in
-                AutoCapture.onMainThread(.cellSelection, capture: capture, otherwise: { "original alone" }) { _ in "captured" }
+                AutoCapture.enter(.cellSelection, capture: capture, isMainThread: Thread.isMainThread, original: { "original alone" }) { _, _ in "captured" }
             })
         }.value
         try #require(!results.0)
@@ -257,4 +319,15 @@ struct AutoCaptureTests {
         #expect(f.log.all.filter { $0.message.contains("the actions hook was reached off the main thread") }.count == 1)
         #expect(f.log.contains(.warning, "the pages hook was reached off the main thread"))
     }
+}
+
+/// Counts calls from any thread.
+final class CallCount: Sendable {
+    private let calls = Atomic(0)
+
+    /// Counts one more call and returns how many there have been.
+    func next() -> Int { calls.add(1, ordering: .relaxed).newValue }
+
+    /// How many calls there have been.
+    var count: Int { calls.load(ordering: .relaxed) }
 }

@@ -51,13 +51,13 @@ struct FakePage: CapturedPage {
     var titleView: (any CapturedView)?
     var navigationItemTitle: String?
     var title: String?
-    var customPage: (any SpoorPage)?
+    var customPage: CustomPage?
     var ignoresAutoCapture = false
     var shownChild: (any CapturedPage)?
 
     init(
         _ typeNames: [String], parent: [String]? = nil, titleView: (any CapturedView)? = nil,
-        navigationItemTitle: String? = nil, title: String? = nil, customPage: (any SpoorPage)? = nil,
+        navigationItemTitle: String? = nil, title: String? = nil, customPage: CustomPage? = nil,
         ignoresAutoCapture: Bool = false, shownChild: (any CapturedPage)? = nil
     ) {
         self.typeNames = typeNames
@@ -76,11 +76,8 @@ struct FakePage: CapturedPage {
 /// last use.
 final class FakeController {}
 
-struct ProductPage: SpoorPage {
-    var spoorTitle: String? { "Product 42" }
-    var spoorURL: String? { "app://product/42" }
-    var spoorProperties: Properties { ["product_id": "42"] }
-}
+/// What a product page's controller says about itself.
+let productPage = CustomPage(title: "Product 42", url: "app://product/42", properties: ["product_id": "42"])
 
 /// Common chains, as `NSStringFromClass` gives them.
 enum Chain {
@@ -98,5 +95,38 @@ enum Chain {
         ]
         let parent = parents.first { $0.value.contains(name) }?.key
         return [name] + (parent.map { [$0] } ?? []) + ["UIView", "UIResponder", "NSObject"]
+    }
+}
+
+extension FakeView {
+    /// This view as the glue snapshots it: its content below, its superviews above (without their other
+    /// subviews), each with its page.
+    func node() -> ViewNode {
+        var ancestors: [FakeView] = []
+        var current = parent
+        while let view = current {
+            ancestors.append(view)
+            current = view.parent
+        }
+        let top = ancestors.reversed().reduce(nil as ViewNode?) { parent, view in view.node(parent: parent, content: false) }
+        return node(parent: top, content: true)
+    }
+
+    private func node(parent: ViewNode?, content: Bool) -> ViewNode {
+        ViewNode(
+            typeNames: typeNames, kind: kind, accessibilityIdentifier: accessibilityIdentifier, elementID: elementID,
+            text: text, isHidden: isHidden, siblingIndex: siblingIndex, indexPath: indexPath, parent: parent,
+            children: content ? children.map { $0.node(parent: nil, content: true) } : [], page: page?.node(),
+            ignoresAutoCapture: ignoresAutoCapture, customProperties: customProperties)
+    }
+}
+
+extension FakePage {
+    /// This page as the glue snapshots it.
+    func node() -> PageNode {
+        PageNode(
+            typeNames: typeNames, parentTypeNames: parentTypeNames, titleView: (titleView as? FakeView)?.node(),
+            navigationItemTitle: navigationItemTitle, title: title, custom: customPage,
+            ignoresAutoCapture: ignoresAutoCapture, shownChild: (shownChild as? FakePage)?.node())
     }
 }

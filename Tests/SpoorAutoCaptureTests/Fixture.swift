@@ -34,11 +34,11 @@ final class Fixture {
 
     deinit { try? FileManager.default.removeItem(at: directory) }
 
-    /// The page and click events recorded, after a flush and a shutdown (so nothing writes to the directory
-    /// once the fixture removes it; the shutdown's own page leaves are left out).
-    func events() async -> [Event] {
+    /// The page and click events recorded, and those named `also`, after a flush and a shutdown (so nothing
+    /// writes to the directory once the fixture removes it; the shutdown's own page leaves are left out).
+    nonisolated(nonsending) func events(also: Set<String> = []) async -> [Event] {
         await tracker.flush()
-        let recorded = store.events.filter { ["$AppViewScreen", "$AppClick", "$AppPageLeave"].contains($0.name) }
+        let recorded = store.events.filter { also.union(["$AppViewScreen", "$AppClick", "$AppPageLeave"]).contains($0.name) }
         await tracker.shutdown(timeout: testBound)
         return recorded
     }

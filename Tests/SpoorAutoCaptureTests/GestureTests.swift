@@ -23,8 +23,8 @@ struct GestureTests {
         let recognizer = Recognizer(), target = Target()
         let view = avatar()
         #expect(f.capture.gestureTargetAdded(to: recognizer, typeNames: tap, target: target, action: "showProfile:"))
-        f.capture.gestureRecognized(recognizer, ended: false, view: { view })  // began, changed, cancelled
-        f.capture.gestureRecognized(recognizer, ended: true, view: { view })
+        f.capture.gestureRecognized(recognizer, phase: .other, view: { view })  // began, changed
+        f.capture.gestureRecognized(recognizer, phase: .ended, view: { view })
         let clicks = await f.events()
         #expect(clicks.map { $0.string("$element_type") } == ["UIImageView"])
         #expect(clicks.first?.string("$element_id") == "avatar")
@@ -41,7 +41,7 @@ struct GestureTests {
         #expect(!f.capture.gestureTargetAdded(to: recognizer, typeNames: ["UIPanGestureRecognizer"], target: app, action: "drag:"))
         #expect(!f.capture.gestureTargetAdded(to: recognizer, typeNames: tap, target: nil, action: "tap:"))
         #expect(!f.capture.gestureTargetAdded(to: recognizer, typeNames: tap, target: app, action: nil))
-        f.capture.gestureRecognized(recognizer, ended: true, view: { view })
+        f.capture.gestureRecognized(recognizer, phase: .ended, view: { view })
         #expect(await f.events().isEmpty)
         withExtendedLifetime([cellTable, app]) {}
     }
@@ -64,7 +64,7 @@ struct GestureTests {
         }
         #expect(freed == nil)
         for recognizer in [removed, emptied, orphaned] {
-            f.capture.gestureRecognized(recognizer, ended: true, view: { view })
+            f.capture.gestureRecognized(recognizer, phase: .ended, view: { view })
         }
         #expect(await f.events().isEmpty)
         withExtendedLifetime([kept, other]) {}
@@ -77,7 +77,7 @@ struct GestureTests {
         f.capture.gestureTargetAdded(to: recognizer, typeNames: tap, target: first, action: "open:")
         f.capture.gestureTargetAdded(to: recognizer, typeNames: tap, target: second, action: "open:")
         f.capture.gestureTargetRemoved(from: recognizer, target: first, action: nil)
-        f.capture.gestureRecognized(recognizer, ended: true, view: { view })
+        f.capture.gestureRecognized(recognizer, phase: .ended, view: { view })
         #expect(await f.events().count == 1)
         withExtendedLifetime([first, second]) {}
     }
@@ -86,8 +86,8 @@ struct GestureTests {
         let f = try Fixture()
         let recognizer = Recognizer(), target = Target()
         f.capture.gestureTargetAdded(to: recognizer, typeNames: tap, target: target, action: "dismissKeyboard:")
-        f.capture.gestureRecognized(recognizer, ended: true, view: { FakeView("UITextView", kind: .textInput, text: "typed") })
-        f.capture.gestureRecognized(recognizer, ended: true, view: { FakeView(["MyApp.Browser", "WKWebView", "UIView"]) })
+        f.capture.gestureRecognized(recognizer, phase: .ended, view: { FakeView("UITextView", kind: .textInput, text: "typed") })
+        f.capture.gestureRecognized(recognizer, phase: .ended, view: { FakeView(["MyApp.Browser", "WKWebView", "UIView"]) })
         #expect(await f.events().isEmpty)
         withExtendedLifetime(target) {}
     }
@@ -126,8 +126,71 @@ struct GestureTests {
             f.capture.gestureTargetAdded(to: passing, typeNames: tap, target: target, action: "open:")
         }
         let view = avatar()
-        f.capture.gestureRecognized(live, ended: true, view: { view })
+        f.capture.gestureRecognized(live, phase: .ended, view: { view })
         #expect(await f.events().count == 1)
+        withExtendedLifetime(target) {}
+    }
+
+    @Test func aLongPressCancelledAfterItBeganIsAClickAsWhenItEnds() async throws {
+        // Taken over by a scroll or the system after it was held long enough: the press completed.
+        let f = try Fixture()
+        let press = Recognizer(), target = Target()
+        let view = avatar()
+        #expect(f.capture.gestureTargetAdded(to: press, typeNames: ["UILongPressGestureRecognizer", "UIGestureRecognizer"], target: target, action: "menu:"))
+        f.capture.gestureRecognized(press, phase: .other, view: { view })  // began
+        f.capture.gestureRecognized(press, phase: .cancelled, view: { view })
+        #expect(await f.events().map(\.name) == ["$AppClick"])
+        withExtendedLifetime(target) {}
+        #expect(CaptureRules.isGestureClick(.ended) && CaptureRules.isGestureClick(.cancelled) && !CaptureRules.isGestureClick(.other))
+    }
+
+    @Test func onlyTheTapAndLongPressClassesThemselvesAreObservedAsTheObjectReportsItsClass() throws {
+        let f = try Fixture()
+        let target = Target()
+        // An app's subclass and UIKit's own are not tap recognizers here (isMemberOfClass).
+        #expect(!f.capture.gestureTargetAdded(to: Recognizer(), typeNames: ["MyApp.DoubleTap"] + tap, target: target, action: "zoom:"))
+        #expect(!f.capture.gestureTargetAdded(to: Recognizer(), typeNames: ["UITextTapRecognizer"] + tap, target: target, action: "select:"))
+        // A recognizer observed by key-value observing runs as a subclass but reports the original class.
+        let observed = CaptureRules.typeNames(isa: ["NSKVONotifying_UITapGestureRecognizer"] + tap, reported: "UITapGestureRecognizer")
+        #expect(f.capture.gestureTargetAdded(to: Recognizer(), typeNames: observed, target: target, action: "open:"))
+        withExtendedLifetime(target) {}
+    }
+
+    @Test func anAppTargetGetsTheObserverAheadOfItAndARemovedOneIsForgotten() async throws {
+        // The hook bodies of addTarget(_:action:) and removeTarget(_:action:), on a recognizer whose targets
+        // are kept in order as UIKit keeps them.
+        let f = try Fixture()
+        let recognizer = Recognizer(), app = Target(), observer = Target()
+        var targets: [(AnyObject, String)] = []
+        func add(_ target: AnyObject, _ action: String) {
+            AutoCapture.addTargetHook(
+                recognizer: recognizer, typeNames: tap, target: target, action: action, isObserver: target === observer,
+                capture: f.capture, addObserver: { add(observer, "recognized:") }, original: { targets.append((target, action)) })
+        }
+        add(app, "open:")
+        #expect(targets.map { $0.1 } == ["recognized:", "open:"])
+        let view = avatar()
+        f.capture.gestureRecognized(recognizer, phase: .ended, view: { view })
+        f.clock.advance(by: .seconds(1))
+        AutoCapture.removeTargetHook(recognizer: recognizer, target: app, action: "open:", capture: f.capture) {
+            targets.removeAll { $0.0 === app }
+        }
+        f.capture.gestureRecognized(recognizer, phase: .ended, view: { view })
+        #expect(await f.events().count == 1)
+        withExtendedLifetime([app, observer]) {}
+    }
+
+    @Test @MainActor func theObserversActionReadsThePhaseAndViewOnTheMainActor() async throws {
+        let f = try Fixture()
+        let recognizer = Recognizer(), target = Target()
+        let view = avatar()
+        f.capture.gestureTargetAdded(to: recognizer, typeNames: tap, target: target, action: "open:")
+        let node = view.node()
+        for phase in [GesturePhase.other, .ended] {
+            let reader = GestureReader<Recognizer>(phase: { _ in phase }, view: { _ in node })
+            AutoCapture.gestureHook(recognizer: recognizer, isMainThread: true, capture: f.capture, reader: reader)
+        }
+        #expect(await f.events().map { $0.string("$element_id") } == ["avatar"])
         withExtendedLifetime(target) {}
     }
 }

@@ -50,7 +50,7 @@ struct PageRulesTests {
         #expect(info.screenName == "MyApp.CartViewController")
         #expect(info.url == "MyApp.CartViewController")
         #expect(info.title == "Cart")
-        let product = CaptureRules.pageInfo(FakePage(Chain.page("MyApp.ProductViewController"), customPage: ProductPage()))
+        let product = CaptureRules.pageInfo(FakePage(Chain.page("MyApp.ProductViewController"), customPage: productPage))
         #expect(product.screenName == "MyApp.ProductViewController")
         #expect(product.title == "Product 42")
         #expect(product.url == "app://product/42")
@@ -73,7 +73,7 @@ struct PageRulesTests {
         #expect(CaptureRules.title(FakePage(Chain.page("A"), titleView: FakeView(Chain.view("UIImageView")), navigationItemTitle: "Nav")) == "Nav")
         #expect(CaptureRules.title(FakePage(Chain.page("A"), navigationItemTitle: "  ", title: "Controller")) == "Controller")
         #expect(CaptureRules.title(FakePage(Chain.page("A"))) == "")
-        #expect(CaptureRules.title(FakePage(Chain.page("A"), titleView: logo, customPage: ProductPage())) == "Product 42")
+        #expect(CaptureRules.title(FakePage(Chain.page("A"), titleView: logo, customPage: productPage)) == "Product 42")
     }
 
     @Test func optingOutMarksThePageForTheTrackerAndIgnoreListsMatchScreenNames() {
@@ -85,11 +85,37 @@ struct PageRulesTests {
         #expect(CaptureRules.isIgnored(splash, by: AutoTrackIgnoreList(screenNames: ["MyApp.Splash"])))
     }
 
-    @Test func hooksAreInstalledOnlyForWhatAutoCaptureAsks() {
-        #expect(UIKitHook.needed(for: []).isEmpty)
-        #expect(UIKitHook.needed(for: .pages) == [.pages])
-        #expect(UIKitHook.needed(for: .childPages) == [.pages])
-        #expect(UIKitHook.needed(for: .clicks) == [.actions, .cellSelection, .gestures])
-        #expect(UIKitHook.needed(for: [.pages, .clicks]) == [.pages, .actions, .cellSelection, .gestures])
+    @Test func hooksAreInstalledOnlyForWhatAutoCaptureAsksAndAutoTrackKeeps() {
+        let all: AutoTrackOptions = .all
+        #expect(UIKitHook.needed(for: [], keeping: all).isEmpty)
+        #expect(UIKitHook.needed(for: .pages, keeping: all) == [.pages])
+        #expect(UIKitHook.needed(for: .childPages, keeping: all) == [.pages])
+        #expect(UIKitHook.needed(for: .clicks, keeping: all) == [.actions, .cellSelection, .gestures])
+        #expect(UIKitHook.needed(for: [.pages, .clicks], keeping: all) == [.pages, .actions, .cellSelection, .gestures])
+        // autoTrack drops what a hook captures: the hook is not installed.
+        #expect(UIKitHook.needed(for: [.pages, .clicks], keeping: []).isEmpty)
+        #expect(UIKitHook.needed(for: [.pages, .clicks], keeping: [.appStart, .appEnd, .appCrashed]).isEmpty)
+        #expect(UIKitHook.needed(for: [.pages, .clicks], keeping: .appViewScreen) == [.pages])
+        #expect(UIKitHook.needed(for: [.pages, .clicks], keeping: .appPageLeave) == [.pages])
+        // Clicks without a page of their own name the visible page: pages stay with $AppClick alone.
+        #expect(UIKitHook.needed(for: [.pages, .clicks], keeping: .appClick) == [.pages, .actions, .cellSelection, .gestures])
+        #expect(UIKitHook.needed(for: .clicks, keeping: [.appViewScreen, .appPageLeave]).isEmpty)
+    }
+
+    @Test func systemControllersAreNotPagesAsLongAsTheSensorsList() {
+        // A sample of each family the Sensors SDK skips: Safari, the player, pickers, compose and share
+        // sheets, context menus, the input assistant, remote view controllers.
+        let system = [
+            "SFSafariViewController", "AVPlayerViewController", "UIImagePickerController", "UIDocumentPickerViewController",
+            "UIDocumentBrowserViewController", "SLComposeViewController", "UIActivityViewController",
+            "_UIContextMenuActionsOnlyViewController", "UISystemInputAssistantViewController", "_UIRemoteViewController",
+            "_UIRemoteInputViewController", "UIReferenceLibraryViewController", "CKSMSComposeRemoteViewController",
+        ]
+        for name in system {
+            #expect(!CaptureRules.isPage(FakePage(Chain.page(name)), childPages: true), "\(name)")
+        }
+        // An app's subclass of a public one is skipped too.
+        #expect(!CaptureRules.isPage(FakePage(["MyApp.Browser", "SFSafariViewController"] + Chain.controller), childPages: false))
+        #expect(CaptureRules.systemTypes.count >= 70)
     }
 }

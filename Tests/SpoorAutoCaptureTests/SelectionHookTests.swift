@@ -1,12 +1,14 @@
-import SpoorAutoCapture
 import SpoorModel
 import SpoorTracker
 import Testing
 
+@testable import SpoorAutoCapture
+
 /// The cell selection path end to end on a fake runtime: ``MethodHooks`` hooking delegate classes the way the
-/// glue does on the Objective-C runtime, and ``AutoCapture/cellSelected(in:at:receiver:listDelegate:cell:perform:)``
-/// as the hook's body.
+/// glue does on the Objective-C runtime, each hooked method running the glue's own hook body
+/// (`AutoCapture.cellSelectionHook`) with a reader of fake lists.
 @Suite("cell selection hooks")
+@MainActor
 struct SelectionHookTests {
     /// The Objective-C runtime's view of one selector: each class's own implementation, inherited ones found
     /// by walking up, as `class_getInstanceMethod` and `objc_msgSend` do.
@@ -24,6 +26,8 @@ struct SelectionHookTests {
         private(set) var own: [ObjectIdentifier: Implementation] = [:]
         private var superclasses: [ObjectIdentifier: AnyClass] = [:]
         private var nextAddress = 0x1000
+        /// Implementations made and then freed, by address (`imp_removeBlock`).
+        private(set) var discarded: [Int] = []
 
         /// A new function, as `imp_implementationWithBlock` makes one.
         func implementation(_ body: @escaping Body) -> Implementation {
@@ -36,6 +40,9 @@ struct SelectionHookTests {
             if let superclass { superclasses[ObjectIdentifier(cls)] = superclass }
             if let body { own[ObjectIdentifier(cls)] = implementation(body) }
         }
+
+        /// Gives `cls` a method of its own that is `implementation` (another library's hook did).
+        func define(_ cls: AnyClass, as implementation: Implementation) { own[ObjectIdentifier(cls)] = implementation }
 
         func implementation(in cls: AnyClass) -> Implementation? {
             var current: AnyClass? = cls
@@ -61,20 +68,32 @@ struct SelectionHookTests {
             own[ObjectIdentifier(cls)] = implementation
         }
 
+        func discard(_ implementation: Implementation) { discarded.append(implementation.address) }
+
         /// `objc_msgSend`: runs what `receiver`'s class runs now.
         func send(to receiver: AnyObject, of cls: AnyClass, list: FakeList, path: CellIndexPath) {
             implementation(in: cls)?(receiver, list, path)
         }
     }
 
-    /// A table view: its delegate (weak, as UIKit's) and its cells' snapshots.
+    /// A table view: its delegate (weak, as UIKit's), its cells, made when it is laid out.
     final class FakeList {
         weak var delegate: AnyObject?
         let view = FakeView("UITableView", id: "orders")
+        /// Whether cells exist before a layout (a selection made programmatically may come before one).
+        var laidOut = true
+        private(set) var layouts = 0
 
         init(on root: FakeView) { root.add(view) }
 
-        func cell(at path: CellIndexPath) -> FakeView {
+        func layout() {
+            layouts += 1
+            laidOut = true
+        }
+
+        /// The cell at `path`, as `cellForRow(at:)`: `nil` until laid out.
+        func cell(at path: CellIndexPath) -> FakeView? {
+            guard laidOut else { return nil }
             let cell = FakeView("UITableViewCell")
             cell.indexPath = path
             cell.add(FakeView("UILabel", text: "Order \(path.item)"))
@@ -83,12 +102,18 @@ struct SelectionHookTests {
         }
     }
 
+    /// What the glue reads of a list, for fake lists.
+    static let reader = ListReader<FakeList>(
+        delegate: { $0.delegate }, cell: { list, path in list.cell(at: path)?.node() }, layout: { $0.layout() })
+
     class BaseDelegate {}
     final class OverridingDelegate: BaseDelegate {}
     final class InheritingDelegate: BaseDelegate {}
     final class PropertiesDelegate: SpoorListDelegate {
+        // Main-actor state, as a view controller has: SpoorListDelegate is main-actor isolated.
+        var prefix = "order"
         func spoorProperties(forCellAt indexPath: CellIndexPath, in list: AnyObject) -> Properties {
-            ["order_index": .int(Int64(indexPath.item))]
+            ["\(prefix)_index": .int(Int64(indexPath.item))]
         }
     }
 
@@ -120,15 +145,15 @@ struct SelectionHookTests {
         runtime.declare(PropertiesDelegate.self, body: { _, _, _ in app.ran.append("properties") })
     }
 
-    /// Hooks `cls` as the glue's `setDelegate:` hook does.
+    /// Hooks `cls` as the glue's `setDelegate:` hook does, each hooked method running the glue's hook body.
     mutating func hook(_ cls: AnyClass) -> HookResult {
         let capture = f.capture
         let runtime = runtime
         return hooks.hook(cls, method: "tableView:didSelectRowAtIndexPath:", in: runtime) { original in
             runtime.implementation { receiver, list, path in
-                capture.cellSelected(
-                    in: list, at: path, receiver: receiver, listDelegate: list.delegate,
-                    cell: { list.cell(at: path) }, perform: { original()(receiver, list, path) })
+                AutoCapture.cellSelectionHook(
+                    receiver: receiver, list: list, at: path, isMainThread: true, capture: capture, reader: Self.reader
+                ) { original()(receiver, list, path) }
             }
         }
     }
@@ -175,6 +200,21 @@ struct SelectionHookTests {
         #expect(app.ran == ["base", "base"])
         let clicks = await clicks()
         #expect(clicks.map { $0.string("$element_position") } == ["0:2"])
+        #expect(runtime.discarded.isEmpty)
+    }
+
+    @Test mutating func aMethodTheRuntimeRefusesToAddIsFreedAndTheOwnOneReplaced() async throws {
+        // The subclass already has a method of its own, the same function as its superclass's (another
+        // library put it there): class_addMethod fails, and the block made for it must not leak.
+        let list = FakeList(on: root)
+        let inheriting = InheritingDelegate()
+        list.delegate = inheriting
+        runtime.define(InheritingDelegate.self, as: try #require(runtime.implementation(in: BaseDelegate.self)))
+        #expect(hook(InheritingDelegate.self) == .hooked)
+        #expect(runtime.discarded.count == 1)
+        runtime.send(to: inheriting, of: InheritingDelegate.self, list: list, path: CellIndexPath(section: 0, item: 4))
+        #expect(app.ran == ["base"])
+        #expect(await clicks().map { $0.string("$element_position") } == ["0:4"])
     }
 
     @Test mutating func aCallForwardedToAnObjectThatIsNotTheListsDelegateIsNotAClick() async throws {
@@ -191,16 +231,33 @@ struct SelectionHookTests {
 
     @Test mutating func aForwardingDelegateHasNothingToHookAndIsReportedOnce() {
         final class ForwardingProxy {}
-        let result = hook(ForwardingProxy.self)
-        #expect(result == .noImplementation)
+        var results: [HookResult] = []
         for _ in 0..<2 {
-            f.capture.listDelegateSet(ofType: "MyApp.RxTableViewDelegateProxy", hook: result, respondsToSelection: true)
+            AutoCapture.listDelegateHook(
+                typeNames: ["MyApp.RxTableViewDelegateProxy", "NSObject"], capture: f.capture, respondsToSelection: { true },
+                hook: { let result = hook(ForwardingProxy.self); results.append(result); return result })
         }
+        #expect(results == [.noImplementation, .noImplementation])
         // A delegate that does not handle selection, or one that was hooked, is not reported.
-        f.capture.listDelegateSet(ofType: "MyApp.StaticListDelegate", hook: .noImplementation, respondsToSelection: false)
-        f.capture.listDelegateSet(ofType: "MyApp.OrdersViewController", hook: .hooked, respondsToSelection: true)
+        AutoCapture.listDelegateHook(
+            typeNames: ["MyApp.StaticListDelegate"], capture: f.capture, respondsToSelection: { false }, hook: { .noImplementation })
+        AutoCapture.listDelegateHook(
+            typeNames: ["MyApp.OrdersViewController"], capture: f.capture, respondsToSelection: { true }, hook: { .hooked })
         #expect(f.log.all.filter { $0.message.contains("forwards cell selection") }.map(\.message).count == 1)
         #expect(f.log.contains(.warning, "MyApp.RxTableViewDelegateProxy forwards cell selection"))
+    }
+
+    @Test func swiftUIsOwnListDelegatesAreNotHooked() {
+        var hooked = 0
+        for delegate in ["SwiftUI.ListCoreCoordinator", "_TtC7SwiftUIP33_ABCDEF17ListCoreCoordinator"] {
+            AutoCapture.listDelegateHook(
+                typeNames: [delegate, "NSObject"], capture: f.capture, respondsToSelection: { true },
+                hook: { hooked += 1; return .hooked })
+        }
+        AutoCapture.listDelegateHook(
+            typeNames: ["MyApp.OrdersViewController"], capture: f.capture, respondsToSelection: { true },
+            hook: { hooked += 1; return .hooked })
+        #expect(hooked == 1)
     }
 
     @Test mutating func theDelegateAddsPropertiesToItsCellsClicks() async throws {
@@ -213,5 +270,30 @@ struct SelectionHookTests {
         #expect(clicks.count == 1)
         #expect(clicks.first?.properties["order_index"] == .int(3))
         #expect(app.ran == ["properties"])
+    }
+
+    @Test mutating func aCellNotYetMadeIsMadeByLayingTheListOut() async throws {
+        // cellForRow(at:) is nil for a row selected before the list was laid out: lay out, ask again.
+        let list = FakeList(on: root)
+        list.laidOut = false
+        let delegate = PropertiesDelegate()
+        list.delegate = delegate
+        #expect(hook(PropertiesDelegate.self) == .hooked)
+        runtime.send(to: delegate, of: PropertiesDelegate.self, list: list, path: CellIndexPath(section: 0, item: 5))
+        #expect(list.layouts == 1)
+        #expect(await clicks().map { $0.string("$element_content") } == ["Order 5"])
+    }
+
+    @Test mutating func aHookReachedOffTheMainThreadRunsTheDelegateAlone() async throws {
+        let list = FakeList(on: root)
+        let delegate = PropertiesDelegate()
+        list.delegate = delegate
+        AutoCapture.cellSelectionHook(
+            receiver: delegate, list: list, at: CellIndexPath(section: 0, item: 1), isMainThread: false, capture: f.capture,
+            reader: Self.reader
+        ) { app.ran.append("original") }
+        #expect(app.ran == ["original"])
+        #expect(await clicks().isEmpty)
+        #expect(f.log.contains(.warning, "the cellSelection hook was reached off the main thread"))
     }
 }

@@ -30,6 +30,14 @@ struct SwiftUIModelTests {
         #expect(clicks.allSatisfy { $0.string("$element_id") == "pay" && $0.string("method") == "card" && $0.string("cart") == "3" })
     }
 
+    @Test func aDisabledControlGivesNoClick() {
+        // Its simultaneous tap gesture still sees the tap; the control does nothing.
+        let page = CaptureRules.swiftUIPage(screenName: "Checkout", title: nil, url: nil, properties: [:])
+        #expect(CaptureRules.swiftUIClick(.button, title: "Pay", id: nil, properties: [:], page: page, isEnabled: false) == nil)
+        let click = CaptureRules.swiftUIClick(.button, title: "Pay", id: nil, properties: [:], page: page, isEnabled: true)
+        #expect(click.map(CaptureRules.elementContent) == "Pay")
+    }
+
     @Test func alertActionsGoToThePageUnderTheAlert() async throws {
         let f = try Fixture()
         let (root, _) = homeTree()

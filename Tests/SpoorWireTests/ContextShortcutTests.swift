@@ -95,12 +95,19 @@ import Testing
         #expect(fast == reference, "\(name)")
     }
 
-    @Test func plainEventsTakeTheShortcutAndOthersTheBytes() throws {
-        let decoder = EventDecoder()
+    /// protobuf-c's shortcut takes a plain override only (no field at its default); the Swift path merges by presence,
+    /// which also covers explicit defaults and a repeated `lib`. Both leave what the merge cannot decide (no type,
+    /// invalid bytes) to the merged bytes.
+    @Test(arguments: WirePath.allCases)
+    func plainEventsTakeTheShortcutAndOthersTheBytes(path: WirePath) throws {
+        let decoder = EventDecoder(path: path)
         _ = try decoder.decodeBatch(Self.batch(context: Self.context, events: Self.events.prefix(3).map(\.1)))
         #expect(decoder.eventsDecodedOverContext == 3)
         // A singular field twice keeps its last value either way, and unknown fields are ignored either way.
-        let plainToo: Set = ["name twice", "unknown field"]
+        let plainToo: Set = path == .swift
+            ? ["explicit empty string", "explicit zero time", "explicit zero track id", "lib twice", "empty lib",
+               "lib with an empty name", "name twice", "unknown field"]
+            : ["name twice", "unknown field"]
         for (name, event) in Self.events.dropFirst(3) {
             let before = decoder.eventsDecodedOverContext
             _ = try? decoder.decodeBatch(Self.batch(context: Self.context, events: [event]))

@@ -2,7 +2,7 @@ import Benchmark
 import CProtobufCFloor
 import Foundation
 import SpoorModel
-import SpoorWire
+@_spi(Testing) import SpoorWire
 import SwiftProtobufSchema
 
 /// Each benchmark encodes the reference event 1000 times per iteration (`scalingFactor: .kilo`),
@@ -29,6 +29,38 @@ let benchmarks: @Sendable () -> Void = {
             buffer.removeAll(keepingCapacity: true)
             try encoder.append(event, to: &buffer)
             blackHole(buffer.count)
+        }
+    }
+
+    // The Swift wire path (what every Apple build uses) against the protobuf-c path above, in the same run.
+    Benchmark("Swift path: EventEncoder.append (reused buffer)") { benchmark in
+        let encoder = EventEncoder(path: .swift)
+        let event = Reference.event
+        var buffer: [UInt8] = []
+        buffer.reserveCapacity(256)
+        benchmark.startMeasurement()
+        for _ in benchmark.scaledIterations {
+            buffer.removeAll(keepingCapacity: true)
+            try encoder.append(event, to: &buffer)
+            blackHole(buffer.count)
+        }
+    }
+
+    Benchmark("protobuf-c path: EventDecoder.decode") { benchmark in
+        let decoder = EventDecoder(path: .protobufC)
+        let bytes = try EventEncoder().encode(Reference.event)
+        benchmark.startMeasurement()
+        for _ in benchmark.scaledIterations {
+            blackHole(try decoder.decode(bytes))
+        }
+    }
+
+    Benchmark("Swift path: EventDecoder.decode") { benchmark in
+        let decoder = EventDecoder(path: .swift)
+        let bytes = try EventEncoder().encode(Reference.event)
+        benchmark.startMeasurement()
+        for _ in benchmark.scaledIterations {
+            blackHole(try decoder.decode(bytes))
         }
     }
 
@@ -95,6 +127,9 @@ let benchmarks: @Sendable () -> Void = {
 func checkIdenticalWork() {
     do {
         let spoor = try EventEncoder().encode(Reference.event)
+        guard try EventEncoder(path: .swift).encode(Reference.event) == spoor else {
+            fatalError("the Swift path encodes the reference event to other bytes than protobuf-c")
+        }
         let swiftProtobuf: [UInt8] = try Spoor_V1_Event(Reference.event).serializedBytes()
         var floor = [UInt8](repeating: 0, count: 256)
         floor.removeSubrange(floor_encode_reference(&floor, floor.count)...)

@@ -147,7 +147,7 @@ public struct Ingest: Sendable {
     static func answer(for error: FrameError) -> IngestResponse {
         let status = switch error.kind {
         case .tooLarge: 413
-        case .unsupportedVersion, .unknownCodec: 415
+        case .unsupportedVersion, .unknownCodec, .codecUnavailable: 415
         default: 400
         }
         let offset = error.offset.map { " at byte \($0)" } ?? ""

@@ -1,10 +1,11 @@
-// Writes the seed inputs of the FuzzEventDecoder corpus: valid encodings of varied events
-// (made with EventEncoder) and hand-built malformed ones, one file per input.
+// Writes the seed inputs of the FuzzEventDecoder and FuzzWirePaths corpora: valid encodings of
+// varied events (made with EventEncoder) and hand-built malformed ones, one file per input;
+// FuzzWirePaths also gets the shapes on which the Swift path and protobuf-c could part ways.
 //
-//   SWIFT_DETERMINISTIC_HASHING=1 swift run --package-path Fuzz FuzzSeeds [DIRECTORY]
+//   SWIFT_DETERMINISTIC_HASHING=1 swift run --package-path Fuzz FuzzSeeds [CORPUS_DIRECTORY]
 //
-// DIRECTORY defaults to Fuzz/Corpus/FuzzEventDecoder. File names are fixed, so running it
-// again rewrites the same seeds; inputs the fuzzer adds are named by their SHA-1 and stay.
+// CORPUS_DIRECTORY defaults to Fuzz/Corpus. File names are fixed, so running it again
+// rewrites the same seeds; inputs the fuzzer adds are named by their SHA-1 and stay.
 // Deterministic hashing fixes the order of dictionary properties, so the bytes repeat too.
 import Foundation
 import SpoorModel
@@ -254,9 +255,78 @@ do {
     seeds.append(("edge-batch-wrong-wire-type", badEntry.bytes))
 }
 
-let directory = URL(fileURLWithPath: CommandLine.arguments.dropFirst().first ?? "Fuzz/Corpus/FuzzEventDecoder")
-try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-for (name, bytes) in seeds {
-    try Data(bytes).write(to: directory.appendingPathComponent("seed-\(name)"))
+// Where the two wire paths could part ways (docs/wire-paths.md): protobuf-c's reading of repeated fields, its
+// five-byte tags and length prefixes, open enums, shared contexts and what differs between an event and its context.
+var wirePathSeeds: [(String, [UInt8])] = []
+do {
+    var paddedTag = Wire()
+    paddedTag.bytes = [0x90, 0x80, 0x80, 0x80, 0x80, 0x00, 0x01] // type = 1 under a tag in six bytes
+    wirePathSeeds.append(("tag-in-six-bytes", paddedTag.bytes))
+
+    var paddedLength = Wire.minimalEvent()
+    paddedLength.tag(1, 2)
+    paddedLength.bytes += [0x81, 0x80, 0x80, 0x80, 0x80, 0x00, 0x61] // "a" under a length in six bytes
+    wirePathSeeds.append(("length-in-six-bytes", paddedLength.bytes))
+
+    var libs = Wire.minimalEvent()
+    var first = Wire()
+    first.field(3, varint: 2)
+    first.field(1, string: "iOS")
+    var second = Wire()
+    second.field(2, string: "2.0")
+    libs.field(9, bytes: first.bytes)
+    libs.field(9, bytes: second.bytes) // lib twice: merged field by field, the method kept
+    wirePathSeeds.append(("lib-twice", libs.bytes))
+
+    var values = Wire.minimalEvent()
+    var number = Wire()
+    number.field(2, varint: 10)
+    var text = Wire()
+    text.field(1, string: "x")
+    var twoValues = Wire()
+    twoValues.field(1, string: "k")
+    twoValues.field(2, bytes: number.bytes)
+    twoValues.field(2, bytes: text.bytes) // value twice: the last one whole
+    values.field(10, bytes: twoValues.bytes)
+    wirePathSeeds.append(("value-twice", values.bytes))
+
+    var negative = Wire()
+    negative.field(2, varint: UInt64(bitPattern: -5))
+    var negativeLib = Wire()
+    negativeLib.field(3, varint: UInt64(bitPattern: -1))
+    negative.field(9, bytes: negativeLib.bytes)
+    negative.field(13, varint: 1 << 32 | 1) // a context reference past 32 bits
+    wirePathSeeds.append(("negative-enums-wide-reference", negative.bytes))
+
+    // A batch with its shared context, then an event that overrides the context with defaults and one that refers
+    // to a context the batch does not hold.
+    let shared = SharedContext.factor(batch)
+    wirePathSeeds.append(("batch-shared-context", shared))
+    var overriding = Wire()
+    overriding.field(13, varint: 1)
+    overriding.field(3, varint: 0)
+    overriding.field(6, string: "")
+    overriding.field(9, bytes: [])
+    var withDefaults = Wire()
+    withDefaults.bytes = shared
+    withDefaults.field(1, bytes: overriding.bytes)
+    var missing = Wire.minimalEvent()
+    missing.field(13, varint: 2)
+    withDefaults.field(1, bytes: missing.bytes)
+    wirePathSeeds.append(("batch-context-overrides", withDefaults.bytes))
+
+    var emptyLast = Wire()
+    emptyLast.field(1, bytes: Wire.minimalEvent().bytes)
+    emptyLast.bytes += [0x0A, 0x00] // an empty entry that ends the batch
+    wirePathSeeds.append(("batch-empty-last-entry", emptyLast.bytes))
 }
-print("wrote \(seeds.count) seeds to \(directory.path)")
+
+let corpus = URL(fileURLWithPath: CommandLine.arguments.dropFirst().first ?? "Fuzz/Corpus")
+for (target, targetSeeds) in [("FuzzEventDecoder", seeds), ("FuzzWirePaths", seeds + wirePathSeeds)] {
+    let directory = corpus.appendingPathComponent(target)
+    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    for (name, bytes) in targetSeeds {
+        try Data(bytes).write(to: directory.appendingPathComponent("seed-\(name)"))
+    }
+    print("wrote \(targetSeeds.count) seeds to \(directory.path)")
+}

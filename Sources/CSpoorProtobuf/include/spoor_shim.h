@@ -5,7 +5,8 @@
  * hands the encoder flat arrays (offsets into one block of NUL-terminated
  * UTF-8 text) and gets bytes back; the decoder takes untrusted bytes, checks
  * them against the wire format and the limits first, unpacks them with
- * protobuf-c into a bounded arena, and hands back a flat view.
+ * protobuf-c into a bounded arena, and hands back a flat view (spoor_views.h,
+ * in the CSpoorViews target, which the Swift decoder fills too).
  */
 #ifndef SPOOR_SHIM_H
 #define SPOOR_SHIM_H
@@ -13,19 +14,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "spoor_views.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-/* Property value kinds; the numbers are the `Value.kind` oneof field numbers. */
-enum {
-    SPOOR_KIND_STRING = 1,
-    SPOOR_KIND_INT = 2,
-    SPOOR_KIND_DOUBLE = 3,
-    SPOOR_KIND_BOOL = 4,
-    SPOOR_KIND_DATE = 5,
-    SPOOR_KIND_LIST = 6,
-};
 
 /* ---- Encoding ---------------------------------------------------------- */
 
@@ -88,11 +81,6 @@ int spoor_encoder_build(spoor_encoder *encoder, const spoor_event_in *event);
  * size `spoor_encoder_prepare` returned; returns the bytes written. */
 size_t spoor_encoder_pack(spoor_encoder *encoder, uint8_t *out);
 
-/* The number of zero bytes in `bytes[0 ..< count]`, sixteen at a time with
- * SSE2 or NEON: the encoder counts the NULs of an event's text block to find
- * a string holding one of its own. */
-size_t spoor_count_zero_bytes(const uint8_t *bytes, size_t count);
-
 /* ---- Decoding ---------------------------------------------------------- */
 
 typedef struct spoor_decode_limits {
@@ -128,41 +116,6 @@ typedef struct spoor_decode_error {
     size_t offset;       /* byte offset of the offending tag or value in the input */
     uint64_t detail;     /* the length, count or value at fault, where there is one */
 } spoor_decode_error;
-
-typedef struct spoor_str_view {
-    const char *ptr;
-    size_t len;
-} spoor_str_view;
-
-typedef struct spoor_prop_view {
-    spoor_str_view key;
-    uint32_t kind;
-    int64_t integer;              /* int, date, bool */
-    double real;                  /* double */
-    spoor_str_view str;           /* string */
-    const spoor_str_view *list;   /* list items */
-    size_t list_count;
-} spoor_prop_view;
-
-typedef struct spoor_event_view {
-    spoor_str_view event;
-    int32_t type;
-    int64_t time;
-    uint64_t track_id;
-    uint64_t sequence;
-    spoor_str_view distinct_id;
-    spoor_str_view anonymous_id;
-    spoor_str_view login_id;
-    spoor_str_view session_id;
-    spoor_str_view original_id;
-    spoor_str_view lib;
-    spoor_str_view lib_version;
-    spoor_str_view app_version;
-    int32_t lib_method;
-    const spoor_prop_view *props;
-    size_t prop_count;
-    uint32_t context;    /* Batch.contexts reference (1-based), 0 for none; time and sequence have their offsets added */
-} spoor_event_view;
 
 /* A decoder owns a bounded arena that holds the last decoded view. */
 typedef struct spoor_decoder spoor_decoder;
