@@ -279,11 +279,10 @@ struct AutoCaptureTests {
             if calls.next() == 1 { capture.trackClick(on: banner) }
             return [:]
         }
-        // On a thread of its own, so that a deadlock fails the test instead of hanging the run.
-        let returned = CallCount()
+        // On a thread of its own, awaited with a bound, so that a deadlock fails the test instead of hanging the run.
         let click = save.node()
-        Thread { capture.clicked(click); _ = returned.next() }.start()
-        try #require(await eventually { returned.count == 1 }, "the click never returned: a deadlock")
+        let returned: Void? = await finished { await onThreadOfItsOwn { capture.clicked(click) } }
+        try #require(returned != nil, "the click never returned: a deadlock")
         let events = await f.events()
         withExtendedLifetime(home) {}
         #expect(events.map(\.name) == ["$AppViewScreen", "$AppClick", "$AppClick"])
