@@ -279,7 +279,7 @@ struct AutoCaptureTests {
             if calls.next() == 1 { capture.trackClick(on: banner) }
             return [:]
         }
-        // On a thread of its own, so that a deadlock fails the test (at the bound) instead of hanging the run.
+        // On a thread of its own, awaited with a bound, so that a deadlock fails the test instead of hanging the run.
         let click = save.node()
         let returned: Void? = await finished { await onThreadOfItsOwn { capture.clicked(click) } }
         try #require(returned != nil, "the click never returned: a deadlock")

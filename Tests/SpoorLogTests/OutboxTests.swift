@@ -7,10 +7,10 @@ import SpoorWire
 import SpoorTestSupport
 
 /// Copies a live log's directory, as a crash at this moment would leave it (minus the lock).
-func snapshot(_ directory: TemporaryDirectory) -> TemporaryDirectory {
+func snapshot(_ directory: TemporaryDirectory) throws -> TemporaryDirectory {
     let copy = TemporaryDirectory()
     for name in directory.names() where name != "lock" {
-        try! FileManager.default.copyItem(atPath: directory.path + "/" + name, toPath: copy.path + "/" + name)
+        try FileManager.default.copyItem(atPath: directory.path + "/" + name, toPath: copy.path + "/" + name)
     }
     return copy
 }
@@ -103,14 +103,14 @@ func everything(_ log: EventLog) throws -> [Int] {
         log.append(Fixtures.buffer(0..<150))
         try log.sync()
         let batch = try #require(try log.seal(maxRecords: 60))
-        let crashed = snapshot(directory)
+        let crashed = try snapshot(directory)
         let recovered = try open(crashed)
         #expect(recovered.pendingBatches().map(\.id) == [batch.id])
         #expect(Fixtures.sequences(recovered) == Array(60..<150))
         #expect(try everything(recovered) == Array(0..<150))
 
         // A crash before the batch file reached its final name: the records are still in the log.
-        let torn = snapshot(directory)
+        let torn = try snapshot(directory)
         for name in try FileManager.default.contentsOfDirectory(atPath: torn.path + "/outbox") {
             try FileManager.default.moveItem(atPath: torn.path + "/outbox/" + name, toPath: torn.path + "/outbox/" + name + ".tmp")
         }
@@ -125,7 +125,7 @@ func everything(_ log: EventLog) throws -> [Int] {
         log.append(Fixtures.buffer(0..<120))
         let batch = try #require(try log.seal())
         try log.release(batch.id)
-        let crashed = snapshot(directory)
+        let crashed = try snapshot(directory)
         let recovered = try open(crashed)
         #expect(recovered.pendingBatches().isEmpty)
         #expect(Fixtures.sequences(recovered) == Array(100..<120))
@@ -196,7 +196,7 @@ func everything(_ log: EventLog) throws -> [Int] {
         // A crash after the next appends, before the state file is written again.
         let log = try open(directory)
         log.append(Fixtures.buffer(20..<25))
-        let crashed = snapshot(directory)
+        let crashed = try snapshot(directory)
         #expect(Fixtures.sequences(try open(crashed)) == Array(20..<25))
         log.close()
         #expect(Fixtures.sequences(try open(directory)) == Array(20..<25))

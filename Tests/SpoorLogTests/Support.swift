@@ -3,6 +3,7 @@ import Logging
 import SpoorModel
 import SpoorWire
 import SpoorTestSupport
+import Testing
 @testable import SpoorLog
 
 /// A clock tests move by hand.
@@ -33,19 +34,31 @@ enum Fixtures {
         )
     }
 
-    /// A buffer of events `range`, encoded.
+    /// A buffer of events `range`, encoded. An event that does not encode is a test failure (never a crash of the
+    /// whole test process) and is left out.
     static func buffer(_ range: Range<Int>, encoder: EventEncoder = EventEncoder()) -> RecordBuffer {
         var buffer = RecordBuffer()
-        for sequence in range { try! buffer.append(event(sequence), using: encoder) }
+        for sequence in range {
+            do {
+                try buffer.append(event(sequence), using: encoder)
+            } catch {
+                Issue.record("event \(sequence) does not encode: \(error)")
+            }
+        }
         return buffer
     }
 
-    /// The sequence numbers of every live record, in order.
+    /// The sequence numbers of every live record, in order. A record that does not decode is a test failure
+    /// (never a crash of the whole test process) and adds nothing.
     static func sequences(_ log: EventLog) -> [Int] {
         let decoder = EventDecoder()
         var out: [Int] = []
         log.forEachRecord { payload in
-            for event in try! decoder.decodeBatch(payload) { out.append(Int(event.sequence)) }
+            do {
+                for event in try decoder.decodeBatch(payload) { out.append(Int(event.sequence)) }
+            } catch {
+                Issue.record("a record does not decode: \(error)")
+            }
         }
         return out
     }

@@ -98,7 +98,7 @@ struct LifecycleHarness {
     init(
         _ backend: Backend = .tracker, directory: URL = makeTemporaryDirectory(), clock: ManualClock = .lifecycleTest(),
         isFirstLaunch: Bool = true, enabled: Set<AutoTrackEventKind> = Set(AutoTrackEventKind.allCases)
-    ) async {
+    ) async throws {
         self.directory = directory
         self.clock = clock
         switch backend {
@@ -120,11 +120,11 @@ struct LifecycleHarness {
             // The first launch on an install is decided by the tracker's persisted state.
             let fresh = (try? FileManager.default.contentsOfDirectory(atPath: directory.path))?.isEmpty ?? true
             if !isFirstLaunch, fresh {
-                let earlier = try! Tracker(configuration: configuration, store: InMemoryEventStore())
+                let earlier = try Tracker(configuration: configuration, store: InMemoryEventStore())
                 if !(await earlier.stored()) { Issue.record("the earlier tracker's writer did not save its state within \(testBound)") }
                 try? FileManager.default.removeItem(at: directory.appendingPathComponent(LifecycleCheckpointStore.fileName))
             }
-            let tracker = try! Tracker(configuration: configuration, store: store)
+            let tracker = try Tracker(configuration: configuration, store: store)
             self.tracker = tracker
             controller = tracker.lifecycle
             self.store = store

@@ -6,8 +6,8 @@ import Testing
 @Suite("Pages P1–P6 and clicks")
 struct LifecyclePageTests {
     @Test("P1 a page appearing while started: $AppViewScreen with its properties")
-    func viewScreen() async {
-        let harness = await LifecycleHarness()
+    func viewScreen() async throws {
+        let harness = try await LifecycleHarness()
         await harness.coldStart()
         await harness.appear("home", url: "app://home", title: "Home")
         #expect(await harness.names == ["$AppStart", "$AppViewScreen"])
@@ -15,8 +15,8 @@ struct LifecyclePageTests {
     }
 
     @Test("P2 the same page appearing again: nothing new, the timer keeps running")
-    func appearAgain() async {
-        let harness = await LifecycleHarness()
+    func appearAgain() async throws {
+        let harness = try await LifecycleHarness()
         await harness.coldStart()
         await harness.appear("home")
         harness.advance(1_000)
@@ -28,8 +28,8 @@ struct LifecyclePageTests {
     }
 
     @Test("P3 a page disappearing: $AppPageLeave with duration, names and referrer; referrers chain")
-    func pageLeave() async {
-        let harness = await LifecycleHarness()
+    func pageLeave() async throws {
+        let harness = try await LifecycleHarness()
         await harness.coldStart()
         await harness.appear("list", url: "app://list", title: "List")
         harness.advance(1_500)
@@ -53,8 +53,8 @@ struct LifecyclePageTests {
     }
 
     @Test("P4 several pages at once are timed and left on their own")
-    func severalPages() async {
-        let harness = await LifecycleHarness()
+    func severalPages() async throws {
+        let harness = try await LifecycleHarness()
         await harness.coldStart()
         await harness.appear("parent")
         harness.advance(1_000)
@@ -69,8 +69,8 @@ struct LifecyclePageTests {
     }
 
     @Test("P5 the app ending leaves every visible page before $AppEnd; timers restart at the next start")
-    func appEndLeavesPages() async {
-        let harness = await LifecycleHarness()
+    func appEndLeavesPages() async throws {
+        let harness = try await LifecycleHarness()
         await harness.coldStart()
         await harness.appear("a")
         await harness.appear("b")
@@ -88,8 +88,8 @@ struct LifecyclePageTests {
     }
 
     @Test("P6 a page appearing during a passive start is held until the user opens the app, after $AppStart")
-    func heldDuringPassiveStart() async {
-        let harness = await LifecycleHarness()
+    func heldDuringPassiveStart() async throws {
+        let harness = try await LifecycleHarness()
         await harness.send(.didFinishLaunching(.background))
         await harness.appear("home")
         harness.advance(20_000)
@@ -103,8 +103,8 @@ struct LifecyclePageTests {
     }
 
     @Test("P6 a held page that disappears before the user opens the app leaves no trace")
-    func heldPageGone() async {
-        let harness = await LifecycleHarness()
+    func heldPageGone() async throws {
+        let harness = try await LifecycleHarness()
         await harness.send(.didFinishLaunching(.background))
         await harness.appear("splash")
         await harness.disappear("splash")
@@ -113,8 +113,8 @@ struct LifecyclePageTests {
     }
 
     @Test("Clicks carry the element and the current page")
-    func click() async {
-        let harness = await LifecycleHarness()
+    func click() async throws {
+        let harness = try await LifecycleHarness()
         await harness.coldStart()
         await harness.appear("cart", url: "app://cart", title: "Cart")
         await harness.click(AppClick(
@@ -132,8 +132,8 @@ struct LifecyclePageTests {
     @Test("Two clicks on the same element within 100 ms count once", arguments: [
         (Int64(0), 1), (Int64(60), 1), (Int64(100), 1), (Int64(101), 2), (Int64(500), 2),
     ])
-    func debounce(gap: Int64, expected: Int) async {
-        let harness = await LifecycleHarness()
+    func debounce(gap: Int64, expected: Int) async throws {
+        let harness = try await LifecycleHarness()
         await harness.coldStart()
         await harness.appear("cart")
         let button = AppClick(elementType: "button", elementPath: "cart/pay")
@@ -144,8 +144,8 @@ struct LifecyclePageTests {
     }
 
     @Test("Clicks on different elements within 100 ms all count")
-    func differentElements() async {
-        let harness = await LifecycleHarness()
+    func differentElements() async throws {
+        let harness = try await LifecycleHarness()
         await harness.coldStart()
         await harness.click(AppClick(elementType: "button", elementPath: "a"))
         harness.advance(10)

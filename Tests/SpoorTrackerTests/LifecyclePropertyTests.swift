@@ -57,12 +57,12 @@ struct LifecyclePropertyTests {
 
     @Test("Starts and ends alternate, one $AppEnd per $AppStart, no negative duration, every page left once",
           arguments: 0..<40)
-    func randomSequences(seed: UInt64) async {
+    func randomSequences(seed: UInt64) async throws {
         var random = SplitMix64(seed: seed &* 7919 &+ 1)
         let directory = makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let clock = ManualClock.lifecycleTest()
-        var harness = await LifecycleHarness(.controller, directory: directory, clock: clock)
+        var harness = try await LifecycleHarness(.controller, directory: directory, clock: clock)
         var checker = InvariantChecker()
         var seen = 0
         var visible: [String] = []
@@ -99,7 +99,7 @@ struct LifecyclePropertyTests {
                 await drain(step: step)
                 if checker.sessionOpen { checker.violations.append("step \(step): shutdown left the session open") }
                 clock.advance(by: .milliseconds(Int64.random(in: 1...100_000, using: &random)))
-                harness = await LifecycleHarness(.controller, directory: directory, clock: clock, isFirstLaunch: false)
+                harness = try await LifecycleHarness(.controller, directory: directory, clock: clock, isFirstLaunch: false)
                 seen = 0
                 visible = []
                 checker.newProcess()
@@ -108,7 +108,7 @@ struct LifecyclePropertyTests {
                 if Bool.random(using: &random) { await harness.crash(reason: "SIGSEGV") }
                 await drain(step: step)
                 clock.advance(by: .milliseconds(Int64.random(in: 1...100_000, using: &random)))
-                harness = await LifecycleHarness(.controller, directory: directory, clock: clock, isFirstLaunch: false)
+                harness = try await LifecycleHarness(.controller, directory: directory, clock: clock, isFirstLaunch: false)
                 seen = 0
                 visible = []
                 checker.newProcess()

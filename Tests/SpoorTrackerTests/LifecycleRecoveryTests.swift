@@ -8,10 +8,10 @@ import SpoorTestSupport
 @Suite("Crash and kill recovery (L10, P7)")
 struct LifecycleRecoveryTests {
     @Test("L10/P7 killed while started: the next launch emits the page leaves and $AppEnd, timed to last alive, before its $AppStart")
-    func killRecovery() async {
+    func killRecovery() async throws {
         let directory = makeTemporaryDirectory()
         let clock = ManualClock.lifecycleTest()
-        let first = await LifecycleHarness(directory: directory, clock: clock)
+        let first = try await LifecycleHarness(directory: directory, clock: clock)
         await first.coldStart()
         first.advance(1_000)
         await first.appear("home")
@@ -21,7 +21,7 @@ struct LifecycleRecoveryTests {
         clock.advance(by: .milliseconds(90_000))  // killed some time later, then relaunched
         // kill -9: nothing more from the first process.
 
-        let second = await LifecycleHarness(directory: directory, clock: clock, isFirstLaunch: false)
+        let second = try await LifecycleHarness(directory: directory, clock: clock, isFirstLaunch: false)
         await second.coldStart()
         #expect(await second.names == ["$AppPageLeave", "$AppEnd", "$AppStart"])
         #expect(await second.events[0].duration == 4.0)
@@ -32,16 +32,16 @@ struct LifecycleRecoveryTests {
         #expect(await second.events[2].properties["$is_first_time"] == false)
 
         // The first process is recovered once only; the third launch recovers just the second's session.
-        let third = await LifecycleHarness(directory: directory, clock: clock, isFirstLaunch: false)
+        let third = try await LifecycleHarness(directory: directory, clock: clock, isFirstLaunch: false)
         #expect(await third.names == ["$AppEnd"])
         #expect(await third.events[0].duration == 0)
     }
 
     @Test("L10 crash: AppCrashed first, then leaves and $AppEnd timed to the crash")
-    func crashRecovery() async {
+    func crashRecovery() async throws {
         let directory = makeTemporaryDirectory()
         let clock = ManualClock.lifecycleTest()
-        let first = await LifecycleHarness(directory: directory, clock: clock)
+        let first = try await LifecycleHarness(directory: directory, clock: clock)
         await first.coldStart()
         await first.appear("player")
         clock.advance(by: .milliseconds(2_000))
@@ -51,7 +51,7 @@ struct LifecycleRecoveryTests {
         let crashTime = clock.nowMilliseconds()
         clock.advance(by: .milliseconds(10_000))
 
-        let second = await LifecycleHarness(directory: directory, clock: clock, isFirstLaunch: false)
+        let second = try await LifecycleHarness(directory: directory, clock: clock, isFirstLaunch: false)
         await second.coldStart()
         #expect(await second.names == ["AppCrashed", "$AppPageLeave", "$AppEnd", "$AppStart"])
         #expect(await second.events[0].properties == ["app_crashed_reason": "SIGSEGV"])
@@ -61,35 +61,35 @@ struct LifecycleRecoveryTests {
     }
 
     @Test("A crash while in the background: AppCrashed only, no $AppEnd")
-    func crashInBackground() async {
+    func crashInBackground() async throws {
         let directory = makeTemporaryDirectory()
         let clock = ManualClock.lifecycleTest()
-        let first = await LifecycleHarness(directory: directory, clock: clock)
+        let first = try await LifecycleHarness(directory: directory, clock: clock)
         await first.coldStart()
         await first.goHome()
         await first.crash(reason: "boom")
-        let second = await LifecycleHarness(directory: directory, clock: clock, isFirstLaunch: false)
+        let second = try await LifecycleHarness(directory: directory, clock: clock, isFirstLaunch: false)
         #expect(await second.names == ["AppCrashed"])
     }
 
     @Test("A clean end leaves nothing to recover")
-    func cleanEnd() async {
+    func cleanEnd() async throws {
         let directory = makeTemporaryDirectory()
-        let first = await LifecycleHarness(directory: directory)
+        let first = try await LifecycleHarness(directory: directory)
         await first.coldStart()
         await first.appear("home")
         await first.send(.willTerminate)
-        let second = await LifecycleHarness(directory: directory, isFirstLaunch: false)
+        let second = try await LifecycleHarness(directory: directory, isFirstLaunch: false)
         #expect(await second.names.isEmpty)
     }
 
     @Test("A passive start that dies has no session to recover")
-    func passiveDies() async {
+    func passiveDies() async throws {
         let directory = makeTemporaryDirectory()
-        let first = await LifecycleHarness(directory: directory)
+        let first = try await LifecycleHarness(directory: directory)
         await first.send(.didFinishLaunching(.background))
         await first.appear("home")
-        let second = await LifecycleHarness(directory: directory, isFirstLaunch: false)
+        let second = try await LifecycleHarness(directory: directory, isFirstLaunch: false)
         #expect(await second.names.isEmpty)
     }
 
@@ -100,7 +100,7 @@ struct LifecycleRecoveryTests {
         let directory = makeTemporaryDirectory()
         let url = directory.appendingPathComponent(LifecycleCheckpointStore.fileName)
         try contents.write(to: url)
-        let harness = await LifecycleHarness(directory: directory)
+        let harness = try await LifecycleHarness(directory: directory)
         #expect(harness.controller.checkpointErrorCount == 1)
         #expect(await harness.names.isEmpty)
         await harness.coldStart()
@@ -114,7 +114,7 @@ struct LifecycleRecoveryTests {
 
     @Test("The checkpoint follows every lifecycle and page change")
     func checkpointContents() async throws {
-        let harness = await LifecycleHarness()
+        let harness = try await LifecycleHarness()
         let store = LifecycleCheckpointStore(directory: harness.directory)
         await harness.coldStart()
         await harness.appear("home")

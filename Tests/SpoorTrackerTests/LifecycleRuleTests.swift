@@ -6,21 +6,21 @@ import Testing
 @Suite("Lifecycle rules L1–L11")
 struct LifecycleRuleTests {
     @Test("L1 cold start: one $AppStart, not resumed, first time on the first launch only")
-    func coldStart() async {
-        let first = await LifecycleHarness(isFirstLaunch: true)
+    func coldStart() async throws {
+        let first = try await LifecycleHarness(isFirstLaunch: true)
         await first.coldStart()
         #expect(await first.names == ["$AppStart"])
         #expect(await first.events[0].properties["$resume_from_background"] == false)
         #expect(await first.events[0].properties["$is_first_time"] == true)
 
-        let later = await LifecycleHarness(isFirstLaunch: false)
+        let later = try await LifecycleHarness(isFirstLaunch: false)
         await later.coldStart()
         #expect(await later.events.map(\.properties["$is_first_time"]) == [false])
     }
 
     @Test("L2 late initialisation while active: exactly one $AppStart even if launch signals follow")
-    func lateInitialisation() async {
-        let harness = await LifecycleHarness()
+    func lateInitialisation() async throws {
+        let harness = try await LifecycleHarness()
         await harness.send(LifecycleSignal.catchingUp(from: .active)[0])
         await harness.coldStart()
         await harness.send(.didBecomeActive)
@@ -33,8 +33,8 @@ struct LifecycleRuleTests {
     }
 
     @Test("L3 passive start: $AppStartPassively, no $AppStart")
-    func passiveStart() async {
-        let harness = await LifecycleHarness()
+    func passiveStart() async throws {
+        let harness = try await LifecycleHarness()
         await harness.send(.didFinishLaunching(.background))
         #expect(await harness.names == ["$AppStartPassively"])
         #expect(await harness.events[0].properties["$is_first_time"] == true)
@@ -42,8 +42,8 @@ struct LifecycleRuleTests {
     }
 
     @Test("L4 the user opens a passively started app: $AppStart resumed from background")
-    func openAfterPassiveStart() async {
-        let harness = await LifecycleHarness()
+    func openAfterPassiveStart() async throws {
+        let harness = try await LifecycleHarness()
         await harness.send(.didFinishLaunching(.background))
         harness.advance(30_000)
         await harness.hotStart()
@@ -53,8 +53,8 @@ struct LifecycleRuleTests {
     }
 
     @Test("L5 hot start: resumed, not first time")
-    func hotStart() async {
-        let harness = await LifecycleHarness(isFirstLaunch: true)
+    func hotStart() async throws {
+        let harness = try await LifecycleHarness(isFirstLaunch: true)
         await harness.coldStart()
         await harness.goHome()
         harness.advance(60_000)
@@ -65,8 +65,8 @@ struct LifecycleRuleTests {
     }
 
     @Test("L6 going home: $AppEnd with the session's duration to the millisecond")
-    func goHome() async {
-        let harness = await LifecycleHarness()
+    func goHome() async throws {
+        let harness = try await LifecycleHarness()
         await harness.coldStart()
         harness.advance(12_345)
         await harness.send(.willResignActive)
@@ -77,8 +77,8 @@ struct LifecycleRuleTests {
     }
 
     @Test("L7 lock screen: two didEnterBackground give one $AppEnd")
-    func lockScreen() async {
-        let harness = await LifecycleHarness()
+    func lockScreen() async throws {
+        let harness = try await LifecycleHarness()
         await harness.coldStart()
         harness.advance(1000)
         await harness.send(.willResignActive, .didEnterBackground, .didEnterBackground)
@@ -86,8 +86,8 @@ struct LifecycleRuleTests {
     }
 
     @Test("L8 notification centre, app switcher and back, declined call: nothing")
-    func resignAndBack() async {
-        let harness = await LifecycleHarness()
+    func resignAndBack() async throws {
+        let harness = try await LifecycleHarness()
         await harness.coldStart()
         for _ in 0..<3 {
             harness.advance(500)
@@ -97,8 +97,8 @@ struct LifecycleRuleTests {
     }
 
     @Test("L9 terminate from the foreground: $AppEnd, then a durable sync before returning")
-    func terminateFromForeground() async {
-        let harness = await LifecycleHarness(.controller)
+    func terminateFromForeground() async throws {
+        let harness = try await LifecycleHarness(.controller)
         await harness.coldStart()
         harness.advance(2_500)
         await harness.send(.willTerminate)
@@ -112,8 +112,8 @@ struct LifecycleRuleTests {
     }
 
     @Test("L9 terminate after going home: no second $AppEnd, still a durable sync")
-    func terminateFromBackground() async {
-        let harness = await LifecycleHarness(.controller)
+    func terminateFromBackground() async throws {
+        let harness = try await LifecycleHarness(.controller)
         await harness.coldStart()
         await harness.goHome()
         await harness.send(.willTerminate)
@@ -124,8 +124,8 @@ struct LifecycleRuleTests {
     @Test("L11 a duration of 24 h or more is reported as 0", arguments: [
         (Int64(86_399_999), 86_399.999), (Int64(86_400_000), 0.0), (Int64(200_000_000), 0.0),
     ])
-    func dayLongDuration(milliseconds: Int64, expected: Double) async {
-        let harness = await LifecycleHarness()
+    func dayLongDuration(milliseconds: Int64, expected: Double) async throws {
+        let harness = try await LifecycleHarness()
         await harness.coldStart()
         harness.advance(milliseconds)
         await harness.goHome()
@@ -133,8 +133,8 @@ struct LifecycleRuleTests {
     }
 
     @Test("Every start resumes timers and flushes; every end pauses timers and flushes; the upload interval follows")
-    func timersAndFlush() async {
-        let harness = await LifecycleHarness(.controller)
+    func timersAndFlush() async throws {
+        let harness = try await LifecycleHarness(.controller)
         await harness.coldStart()
         #expect(harness.calls == ["$AppStart", "resume", "flush"])
         await harness.goHome()
@@ -158,8 +158,8 @@ struct LifecycleRuleTests {
     }
 
     @Test("autoTrack: a type left out is not emitted, but its timing keeps running (docs/lifecycle.md, which events are emitted)")
-    func autoTrackFilter() async {
-        let harness = await LifecycleHarness(enabled: [.appEnd, .appPageLeave])
+    func autoTrackFilter() async throws {
+        let harness = try await LifecycleHarness(enabled: [.appEnd, .appPageLeave])
         await harness.coldStart()
         await harness.appear("home")
         harness.advance(4_000)

@@ -59,10 +59,10 @@ struct LifecycleSourceTests {
     }
 
     @Test("NotificationCenter source drives the lifecycle end to end")
-    func notificationCenterDrivesLifecycle() async {
+    func notificationCenterDrivesLifecycle() async throws {
         let center = NotificationCenter()
         let application = FakeApplication()
-        let harness = await LifecycleHarness()
+        let harness = try await LifecycleHarness()
         let source = NotificationCenterLifecycleSource(center: center, application: application) { .notRunning }
         source.start { [controller = harness.controller] in controller.handle($0) }
         func post(_ name: String) { center.post(name: Notification.Name("UIApplication\(name)Notification"), object: application) }
