@@ -13,7 +13,8 @@ import Darwin
 /// Every server listens on ports it chooses itself (`-1`) and says which in its log; nothing binds a port, lets it
 /// go, and hopes no one took it meanwhile. The servers of a cluster find one another through a ``TCPForwarder``
 /// per node, which keeps a node's route address when it restarts on new ports (each server advertises its
-/// forwarder's address). With `restartable`, clients reach the nodes through forwarders too, so the URL given to
+/// forwarder's address), and holds the connections made to a node that is still starting: closing them instead
+/// was seen to leave a server that never learnt the metadata leader. With `restartable`, clients reach the nodes through forwarders too, so the URL given to
 /// collectors stays right across restarts; without (the load tool, which never restarts a node), clients connect
 /// to the servers themselves.
 ///
@@ -63,9 +64,10 @@ package final class NATSCluster: Sendable {
         self.clients = clients
         state = Mutex(State(processes: Array(repeating: nil, count: size), clientPorts: Array(repeating: nil, count: size)))
         do {
-            // All at once: each finds the others through their forwarders as they come up.
+            // All at once: each finds the others through their forwarders, once every forwarder knows its server.
             var launched: [(Int, LineProcess)] = []
             for index in nodes.indices { launched.append((index, try launch(index))) }
+            for (index, process) in launched { try await listening(index, process, timeout: timeout) }
             for (index, process) in launched { try await ready(index, process, timeout: timeout) }
         } catch {
             await stop()
@@ -124,8 +126,8 @@ package final class NATSCluster: Sendable {
 
     /// Kills node `index` with SIGKILL (its store stays) and waits for it to exit.
     package func kill(_ index: Int) async throws {
-        if !clients.isEmpty { clients[index].upstreamPort = nil }
-        if !routes.isEmpty { routes[index].upstreamPort = nil }
+        if !clients.isEmpty { clients[index].upstream = .down }
+        if !routes.isEmpty { routes[index].upstream = .down }
         let process = state.withLock { state in
             defer {
                 state.processes[index] = nil
@@ -139,7 +141,11 @@ package final class NATSCluster: Sendable {
     /// Starts node `index` again over its store (on new ports, behind the same forwarders) and waits, at most
     /// `timeout`, until it knows the metadata leader.
     package func start(_ index: Int, timeout: Duration = waitBound) async throws {
+        // Connections wait while it starts, as they would for a server that has not begun to answer.
+        if !clients.isEmpty { clients[index].upstream = .starting }
+        if !routes.isEmpty { routes[index].upstream = .starting }
         let process = try launch(index)
+        try await listening(index, process, timeout: timeout)
         try await ready(index, process, timeout: timeout)
     }
 
@@ -168,10 +174,13 @@ package final class NATSCluster: Sendable {
         var arguments = ["-js", "-sd", node.directory.path, "-a", "127.0.0.1", "-p", "-1", "-n", node.name]
         if !clients.isEmpty { arguments += ["--client_advertise", "127.0.0.1:\(clients[index].port)"] }
         if !routes.isEmpty {
-            let others = routes.indices.filter { $0 != index }.map { "nats://127.0.0.1:\(routes[$0].port)" }.joined(separator: ",")
+            // A ring: each node solicits the next, so each pair of nodes is routed once. (Two nodes soliciting each
+            // other at once were seen to close both routes, and a node that lost all of them while JetStream started
+            // never learnt the metadata leader.) The others it learns from the cluster.
+            let next = (index + 1) % routes.count
             arguments += [
                 "--cluster_name", "spoor", "--cluster", "nats://127.0.0.1:-1",
-                "--cluster_advertise", "127.0.0.1:\(routes[index].port)", "--routes", others,
+                "--cluster_advertise", "127.0.0.1:\(routes[index].port)", "--routes", "nats://127.0.0.1:\(routes[next].port)",
             ]
         }
         let process = try LineProcess(binary, arguments)
@@ -179,25 +188,37 @@ package final class NATSCluster: Sendable {
         return process
     }
 
-    /// Reads the ports node `index` chose and points its forwarders there, then waits until it logged the metadata
-    /// leader (itself or another): the cluster can serve JetStream. A single server serves JetStream once ready.
-    private func ready(_ index: Int, _ process: LineProcess, timeout: Duration) async throws(LoopbackError) {
+    /// Reads the ports node `index` chose and points its forwarders there.
+    private func listening(_ index: Int, _ process: LineProcess, timeout: Duration) async throws(LoopbackError) {
         do {
             let clientPort = try await Self.port(process, "Listening for client connections on ", timeout: timeout)
             state.withLock { $0.clientPorts[index] = clientPort }
-            if !clients.isEmpty { clients[index].upstreamPort = clientPort }
+            if !clients.isEmpty { clients[index].upstream = .port(clientPort) }
             if !routes.isEmpty {
-                routes[index].upstreamPort = try await Self.port(process, "Listening for route connections on ", timeout: timeout)
+                routes[index].upstream = .port(try await Self.port(process, "Listening for route connections on ", timeout: timeout))
             }
-            let single = nodes.count == 1
+        } catch {
+            throw LoopbackError("nats-server \(nodes[index].name) did not say where it listens: \(error)\n\(Self.tail(process))")
+        }
+    }
+
+    /// Waits until node `index` logged the metadata leader (itself or another): the cluster can serve JetStream. A
+    /// single server serves JetStream once it is ready.
+    private func ready(_ index: Int, _ process: LineProcess, timeout: Duration) async throws(LoopbackError) {
+        let single = nodes.count == 1
+        do {
             _ = try await process.line(.errors, timeout: timeout) { line in
                 single ? line.contains("Server is ready")
                     : line.contains("JetStream cluster metadata leader") || line.contains("new metadata leader")
             }
         } catch {
-            let log = process.errors.suffix(15).joined(separator: "\n")
-            throw LoopbackError("nats-server \(nodes[index].name) did not join a JetStream cluster: \(error)\n\(log)")
+            throw LoopbackError("nats-server \(nodes[index].name) did not join a JetStream cluster: \(error)\n\(Self.tail(process))")
         }
+    }
+
+    /// The last lines of a server's log, for failure messages.
+    private static func tail(_ process: LineProcess) -> String {
+        process.errors.suffix(15).joined(separator: "\n")
     }
 
     /// The port in the first log line that says `prefix` followed by `127.0.0.1:PORT`.

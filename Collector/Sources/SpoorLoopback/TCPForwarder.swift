@@ -10,48 +10,70 @@ import Darwin
 /// restarts on a port of its own choosing keeps, through this, the address its clients were given. (A port bound,
 /// closed and handed to a server later may meanwhile be taken by anyone; this one stays ours until ``stop()``.)
 ///
-/// While there is no upstream (the server is down), or it refuses, a connection is accepted and closed at once: to a
-/// client that is a server that went away. Bytes are copied as they come, both ways, by two threads per connection;
-/// when either side ends its connection, or goes away, the other side's ends too.
+/// What a connection meets depends on ``upstream``: while it is ``Upstream/starting`` (the server is on its way and
+/// has not said where it listens) the connection is held, as by a server still starting, and passed on once it
+/// has; while ``Upstream/down`` (or when the server refuses) it is closed at once, as by a server that went away.
+/// Bytes are copied as they come, both ways, by two threads per connection; when either side ends its connection,
+/// or goes away, the other side's ends too.
 ///
 /// Its threads hold it: call ``stop()`` when done.
 package final class TCPForwarder: Sendable {
+    /// Where connections go.
+    package enum Upstream: Sendable, Equatable {
+        /// The server is starting: connections wait.
+        case starting
+        /// The server listens on this port of 127.0.0.1.
+        case port(Int)
+        /// The server is down: connections are closed.
+        case down
+    }
+
     /// The port clients connect to.
     package let port: Int
     private let listener: Int32
     private let state = Mutex(State())
 
     private struct State {
-        var upstreamPort: Int?
+        var upstream = Upstream.starting
+        /// Accepted connections waiting for the server to start.
+        var held: [Int32] = []
         var sockets: Set<Int32> = []
         var stopped = false
     }
 
-    /// Listens on a port of the kernel's choice, passing connections to `upstreamPort` (none yet: nil).
-    package init(upstreamPort: Int? = nil) throws(LoopbackError) {
+    /// Listens on a port of the kernel's choice, holding connections until ``upstream`` says where they go.
+    package init() throws(LoopbackError) {
         (listener, port) = try listenOnLoopback(port: 0)
-        state.withLock { $0.upstreamPort = upstreamPort }
         let thread = Thread { [self] in acceptLoop() }
         thread.name = "tcp-forwarder \(port)"
         thread.start()
     }
 
-    /// Where new connections go; nil while the server is down. Connections already passed on stay as they are.
-    package var upstreamPort: Int? {
-        get { state.withLock { $0.upstreamPort } }
-        set { state.withLock { $0.upstreamPort = newValue } }
+    /// Where new connections go (and those held, once it is a port or down). Connections already passed on stay.
+    package var upstream: Upstream {
+        get { state.withLock { $0.upstream } }
+        set {
+            let held = state.withLock { state in
+                state.upstream = newValue
+                guard newValue != .starting else { return [Int32]() }
+                defer { state.held = [] }
+                return state.held
+            }
+            for fd in held { pass(fd, to: newValue) }
+        }
     }
 
     /// Stops listening and ends every connection. Safe to call twice.
     package func stop() {
-        let sockets = state.withLock { state -> Set<Int32>? in
-            guard !state.stopped else { return nil }
+        let (sockets, held) = state.withLock { state -> (Set<Int32>, [Int32]) in
+            guard !state.stopped else { return ([], []) }
             state.stopped = true
-            return state.sockets
+            defer { state.held = [] }
+            return (state.sockets, state.held)
         }
-        guard let sockets else { return }
         shutdown(listener, Int32(SHUT_RDWR))
         for fd in sockets { shutdown(fd, Int32(SHUT_RDWR)) }
+        for fd in held { close(fd) }
     }
 
     private func acceptLoop() {
@@ -62,29 +84,42 @@ package final class TCPForwarder: Sendable {
                 if errno == EINTR || errno == ECONNABORTED { continue }
                 return
             }
-            let client = HTTPConnection(fd: fd)
-            guard let upstreamPort = register(fd), let upstream = try? HTTPConnection(connectingTo: upstreamPort),
-                  register(upstream.fd) != nil else {
-                forget(fd)
-                client.close()
-                continue
+            let upstream = state.withLock { state -> Upstream? in
+                guard !state.stopped else { return nil }
+                state.sockets.insert(fd)
+                if state.upstream == .starting { state.held.append(fd) }
+                return state.upstream
             }
-            let pair = Pair(client, upstream, forwarder: self)
-            for upstreamward in [true, false] {
-                let thread = Thread { pair.copy(upstreamward: upstreamward) }
-                thread.name = "tcp-forwarder \(port) connection"
-                thread.start()
+            guard let upstream else {
+                close(fd)
+                return
             }
+            if upstream != .starting { pass(fd, to: upstream) }
         }
     }
 
-    /// Records an open socket, so ``stop()`` can end it; returns the upstream port then (nil once stopped, or while
-    /// there is no upstream).
-    fileprivate func register(_ fd: Int32) -> Int? {
+    /// Connects an accepted client to `upstream` and starts copying; closes it when there is nowhere to go.
+    private func pass(_ fd: Int32, to upstream: Upstream) {
+        let client = HTTPConnection(fd: fd)
+        guard case .port(let port) = upstream, let server = try? HTTPConnection(connectingTo: port), track(server.fd) else {
+            forget(fd)
+            client.close()
+            return
+        }
+        let pair = Pair(client, server, forwarder: self)
+        for upstreamward in [true, false] {
+            let thread = Thread { pair.copy(upstreamward: upstreamward) }
+            thread.name = "tcp-forwarder \(self.port) connection"
+            thread.start()
+        }
+    }
+
+    /// Records an open socket, so ``stop()`` can end it; false once stopped.
+    private func track(_ fd: Int32) -> Bool {
         state.withLock { state in
-            guard !state.stopped, let port = state.upstreamPort else { return nil }
+            guard !state.stopped else { return false }
             state.sockets.insert(fd)
-            return port
+            return true
         }
     }
 

@@ -48,12 +48,13 @@ final class PostgresCluster: Sendable {
         guard direct.hasPrefix("postgres://"), let port = Int(direct.split(separator: ":").last?.split(separator: "/").first ?? "") else {
             throw CollectorTestError("postgres-test-cluster printed \(direct)")
         }
-        forwarder.upstreamPort = port
+        forwarder.upstream = .port(port)
     }
 
     /// Stops the server (fast shutdown: open connections are closed).
     func stop() async throws {
-        forwarder.upstreamPort = nil
+        // Down: connections are refused (closed at once) until it is back.
+        forwarder.upstream = .down
         try await Command.run(Self.script.path, ["stop", directory.path])
     }
 
