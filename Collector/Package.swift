@@ -143,7 +143,7 @@ let package = Package(
         .testTarget(
             name: "SpoorCollectorTests",
             dependencies: [
-                "SpoorCollectorCore", "SpoorCollectorSQLite", "SpoorCollectorTestSupport", "SpoorLoopback", spoorWire,
+                "SpoorCollectorCore", "SpoorCollectorSQLite", "SpoorCollectorTestSupport", "SpoorLoopback", "SpoorFaultProxy", spoorWire,
                 .product(name: "SpoorWorkload", package: "Spoor"),  // realistic events for EventRowsTests
                 .product(name: "GRDB", package: "GRDB.swift"),  // StoreFailureTests locks the SQLite file
             ],
@@ -153,7 +153,7 @@ let package = Package(
         .testTarget(
             name: "SpoorEndToEndTests",
             dependencies: [
-                "SpoorCollectorTestSupport",
+                "SpoorCollectorTestSupport", "SpoorFaultProxy", "SpoorLoopback",
                 .product(name: "Spoor", package: "Spoor"),
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],
@@ -163,7 +163,7 @@ let package = Package(
         .testTarget(
             name: "SpoorFaultTests",
             dependencies: [
-                "SpoorFaultProxy", "SpoorCollectorTestSupport",
+                "SpoorFaultProxy", "SpoorCollectorTestSupport", "SpoorLoopback", "SpoorCollectorCore",
                 .product(name: "Spoor", package: "Spoor"),
                 .product(name: "SpoorTesting", package: "Spoor"),
                 .product(name: "GRDB", package: "GRDB.swift"),

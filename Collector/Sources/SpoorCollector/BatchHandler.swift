@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import Logging
 import Metrics
 import SpoorCollectorCore
 import SpoorModel
@@ -13,6 +14,7 @@ final class BatchHandler: Sendable {
     let maxInFlight: Int
     let sink: NDJSONSink?
     let live: LiveFeed
+    let logger: Logger
     private let inFlight = Mutex<Int>(0)
 
     private let eventsStored = Counter(label: "spoor_collector_events_stored_total")
@@ -21,12 +23,13 @@ final class BatchHandler: Sendable {
     private let storeLatency = Metrics.Timer(label: "spoor_collector_store_seconds")
     private let inFlightGauge = Gauge(label: "spoor_collector_batches_in_flight")
 
-    init(ingest: Ingest, tokens: Set<String>, maxInFlight: Int, sink: NDJSONSink?, live: LiveFeed) {
+    init(ingest: Ingest, tokens: Set<String>, maxInFlight: Int, sink: NDJSONSink?, live: LiveFeed, logger: Logger) {
         self.ingest = ingest
         self.tokens = tokens
         self.maxInFlight = maxInFlight
         self.sink = sink
         self.live = live
+        self.logger = logger
     }
 
     func handle(_ request: Request) async -> Response {
@@ -70,6 +73,8 @@ final class BatchHandler: Sendable {
             return .error(400, "body_read_failed", "\(error)")
         }
         bytesIn.increment(by: body.count)
+        // In flight from here until the answer: what a test waits for before it signals the process.
+        logger.debug("batch received", metadata: ["bytes": "\(body.count)"])
         let start = ContinuousClock.now
         let answer = await ingest.handle(body, receivedAt: Int64(Date().timeIntervalSince1970 * 1000))
         if answer.status == 200 {

@@ -68,11 +68,17 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("live-events"), help: "Newest events kept in memory for the live events page (GET /).")
     var liveEvents = 1000
 
+    @Option(name: .customLong("log-level"), help: "What goes to standard error: error, warning, info, or debug (also each batch once its body is read).")
+    var logLevel = "info"
+
     func run() async throws {
         let address = try ListenAddress(parsing: listen)
         let location = try StoreLocation(parsing: store)
         var logger = Logger(label: "spoor-collector")
-        logger.logLevel = .info
+        guard let level = Logger.Level(rawValue: logLevel), [.error, .warning, .info, .debug].contains(level) else {
+            throw ValidationError("--log-level must be error, warning, info or debug")
+        }
+        logger.logLevel = level
         let registry = PrometheusCollectorRegistry()
         MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
         guard storeTimeout > 0, maxConnections > 0, groupEvents > 0, groupWait >= 0, (1...maxConnections).contains(writers) else {
@@ -101,7 +107,7 @@ struct ServeCommand: AsyncParsableCommand {
         let handler = BatchHandler(
             ingest: Ingest(limits: IngestLimits(maxBody: maxBody, maxDecompressed: maxDecompressed), store: store,
                            keepsEvents: sink != nil, keepsRows: true),
-            tokens: Set(tokens), maxInFlight: maxInFlight, sink: sink, live: live
+            tokens: Set(tokens), maxInFlight: maxInFlight, sink: sink, live: live, logger: logger
         )
         let router = Router(context: BasicRequestContext.self)
         router.add(middleware: JSONErrorMiddleware())

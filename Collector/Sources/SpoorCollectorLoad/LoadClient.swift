@@ -51,18 +51,18 @@ struct BatchPoster {
 
 /// The `spoor-collector serve` process a run measures, with its CPU time and peak memory.
 final class CollectorUnderLoad {
-    let process: Process
+    let process: LineProcess
     let port: Int
 
-    init(binary: String, arguments: [String]) throws {
-        (process, port) = try CollectorLaunch.start(URL(fileURLWithPath: binary), arguments)
+    init(binary: String, arguments: [String]) async throws {
+        (process, port) = try await CollectorLaunch.start(URL(fileURLWithPath: binary), arguments)
     }
 
     /// The collector's peak resident memory so far.
-    func peakRSS() throws -> Int { try ProcessUsage.peakRSS(of: process.processIdentifier) }
+    func peakRSS() throws -> Int { try ProcessUsage.peakRSS(of: process.pid) }
 
     /// The collector's user + system CPU time so far.
-    func cpuSeconds() throws -> Double { try ProcessUsage.cpuSeconds(of: process.processIdentifier) }
+    func cpuSeconds() throws -> Double { try ProcessUsage.cpuSeconds(of: process.pid) }
 
     /// The sum and count of a Prometheus histogram (all its series) on `/metrics`.
     func histogram(_ name: String) throws -> (sum: Double, count: Double) {
@@ -78,8 +78,7 @@ final class CollectorUnderLoad {
     }
 
     /// Stops it with SIGTERM, gracefully, and waits for it to exit.
-    func stop() {
-        process.terminate()
-        process.waitUntilExit()
+    func stop() async throws {
+        try await process.stop()
     }
 }

@@ -71,7 +71,7 @@ struct LoadCommand: AsyncParsableCommand {
                 try await measureJetStream(frames: frames, warmup: warmup)
                 continue
             }
-            let result = try runLoad(store: store, frames: frames, warmup: warmup)
+            let result = try await runLoad(store: store, frames: frames, warmup: warmup)
             printRow(store.hasPrefix("postgres") ? "postgresql" : "sqlite", result)
         }
     }
@@ -91,22 +91,27 @@ struct LoadCommand: AsyncParsableCommand {
     /// A 3-node JetStream cluster on this machine (stream R3): the rate collectors accept at, then the rate one drain
     /// moves the stream into SQLite.
     func measureJetStream(frames: [[UInt8]], warmup: [UInt8]) async throws {
-        let cluster = try NATSCluster(size: 3)
-        defer { cluster.stop() }
-        let url = cluster.url(stream: "SPOOR")
-        printRow("jetstream", try runLoad(store: url, frames: frames, warmup: warmup))
+        let cluster = try await NATSCluster(size: 3)
         let database = FileManager.default.temporaryDirectory.appendingPathComponent("spoor-load-drain-\(UUID().uuidString).sqlite").path
         defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: database + suffix) } }
-        let drain = try LineProcess(URL(fileURLWithPath: collector), ["drain", "--from", url, "--store", "sqlite:\(database)"])
-        defer { drain.stop() }
-        let start = ContinuousClock.now
-        let expected = "drained \(frames.count + 1) batches"
-        _ = try await drain.line(timeout: .seconds(600)) { $0.hasPrefix(expected) }
-        let seconds = (ContinuousClock.now - start).seconds
-        printRow("drain→sqlite", LoadResult(
-            seconds: seconds, latencies: [], peakRSS: try ProcessUsage.peakRSS(of: drain.process.processIdentifier),
-            cpuSeconds: try ProcessUsage.cpuSeconds(of: drain.process.processIdentifier), groups: nil
-        ))
+        do {
+            let url = cluster.url(stream: "SPOOR")
+            printRow("jetstream", try await runLoad(store: url, frames: frames, warmup: warmup))
+            let drain = try LineProcess(URL(fileURLWithPath: collector), ["drain", "--from", url, "--store", "sqlite:\(database)"])
+            let start = ContinuousClock.now
+            let expected = "drained \(frames.count + 1) batches"
+            _ = try await drain.line(timeout: .seconds(600)) { $0.hasPrefix(expected) }
+            let seconds = (ContinuousClock.now - start).seconds
+            printRow("drain→sqlite", LoadResult(
+                seconds: seconds, latencies: [], peakRSS: try ProcessUsage.peakRSS(of: drain.pid),
+                cpuSeconds: try ProcessUsage.cpuSeconds(of: drain.pid), groups: nil
+            ))
+            try await drain.stop()
+        } catch {
+            await cluster.stop()
+            throw error
+        }
+        await cluster.stop()
     }
 
     static func rate(_ value: Double) -> String { String(Int(value.rounded())) }
@@ -182,12 +187,23 @@ struct LoadCommand: AsyncParsableCommand {
     }
 
     /// Starts a collector on `store`, posts every frame from `clients` connections, and stops it.
-    func runLoad(store: String, frames: [[UInt8]], warmup frame: [UInt8]) throws -> LoadResult {
-        let server = try CollectorUnderLoad(
+    func runLoad(store: String, frames: [[UInt8]], warmup frame: [UInt8]) async throws -> LoadResult {
+        let server = try await CollectorUnderLoad(
             binary: collector,
             arguments: ["serve", "--listen", "127.0.0.1:0", "--store", store, "--max-in-flight", "1024"] + collectorArguments
         )
-        defer { server.stop() }
+        do {
+            let result = try measure(server, store: store, frames: frames, warmup: frame)
+            try await server.stop()
+            return result
+        } catch {
+            _ = try? await server.stop()
+            throw error
+        }
+    }
+
+    /// Posts every frame to `server` from `clients` connections, on threads of their own.
+    func measure(_ server: CollectorUnderLoad, store: String, frames: [[UInt8]], warmup frame: [UInt8]) throws -> LoadResult {
         // A first batch creates the tables and opens connections before the clock starts.
         let warmup = try BatchPoster(port: server.port)
         guard try warmup.post(frame).status == 200 else { throw ValidationError("the warm-up batch failed") }

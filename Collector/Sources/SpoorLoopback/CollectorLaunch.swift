@@ -1,58 +1,34 @@
 package import Foundation
-import Synchronization
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// Starting a `spoor-collector` process and waiting until it listens: the one way the load tool and the tests
 /// do it.
 package enum CollectorLaunch {
-    /// Starts `binary` with `arguments` (a `serve` command line listening on 127.0.0.1) and waits, at most
-    /// `timeout`, for the one `listening on 127.0.0.1:PORT` line the collector prints once it accepts connections;
-    /// returns the running process and its port. What it prints afterwards (`--ndjson -`) is read and dropped, so
-    /// a full pipe never blocks it. A process that exits or stays silent instead is stopped, and this throws.
+    /// Starts `binary` with `arguments` (a `serve` command line listening on 127.0.0.1, port 0 for one of the
+    /// kernel's choice) and waits, at most `timeout`, for the `listening on 127.0.0.1:PORT` line the collector
+    /// prints first, once it accepts connections; returns the running process and its port. A process that exits,
+    /// prints something else first, or stays silent is killed, and this throws with what it said on standard error.
     package static func start(
-        _ binary: URL, _ arguments: [String], timeout: Duration = .seconds(30)
-    ) throws(LoopbackError) -> (process: Process, port: Int) {
-        let process = Process()
-        let output = Pipe()
-        process.executableURL = binary
-        process.arguments = arguments
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
+        _ binary: URL, _ arguments: [String], timeout: Duration = waitBound
+    ) async throws(LoopbackError) -> (process: LineProcess, port: Int) {
+        let process = try LineProcess(binary, arguments)
+        let first: String
         do {
-            try process.run()
+            first = try await process.line(timeout: timeout) { _ in true }.line
         } catch {
-            throw LoopbackError("cannot start \(binary.path): \(error)")
+            _ = try? await process.stop(signal: SIGKILL)
+            throw LoopbackError("\(binary.lastPathComponent) did not print `listening on 127.0.0.1:PORT`: \(error)\n"
+                                + process.errors.suffix(10).joined(separator: "\n"))
         }
-        // One thread reads the first line, hands it over, then drains the pipe until the process ends.
-        let firstLine = Mutex(Data())
-        let lineRead = DispatchSemaphore(value: 0)
-        let reader = output.fileHandleForReading
-        Thread.detachNewThread {
-            var line = Data()
-            while !line.contains(UInt8(ascii: "\n")) {
-                let chunk = reader.availableData
-                if chunk.isEmpty { break }  // it exited
-                line.append(chunk)
-            }
-            firstLine.withLock { $0 = line }
-            lineRead.signal()
-            while !reader.availableData.isEmpty {}
-        }
-        let waited = lineRead.wait(timeout: .after(timeout))
-        let text = String(decoding: firstLine.withLock { $0 }, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-        guard waited == .success, text.hasPrefix("listening on 127.0.0.1:"), let port = Int(text.split(separator: ":").last ?? "") else {
-            process.terminate()
-            process.waitUntilExit()
-            let seen = waited == .success ? "got \(text.isEmpty ? "nothing" : text)" : "nothing within \(timeout)"
-            throw LoopbackError("\(binary.lastPathComponent) did not print `listening on 127.0.0.1:PORT` (\(seen))")
+        let text = first.trimmingCharacters(in: .whitespaces)
+        guard text.hasPrefix("listening on 127.0.0.1:"), let port = Int(text.split(separator: ":").last ?? "") else {
+            _ = try? await process.stop(signal: SIGKILL)
+            throw LoopbackError("\(binary.lastPathComponent) printed `\(text)` instead of `listening on 127.0.0.1:PORT`")
         }
         return (process, port)
-    }
-}
-
-package extension DispatchTime {
-    /// The moment `duration` from now, for the semaphore waits of threads that are not tasks.
-    static func after(_ duration: Duration) -> DispatchTime {
-        let (seconds, attoseconds) = duration.components
-        return .now() + .nanoseconds(Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000))
     }
 }

@@ -1,134 +1,288 @@
 package import Foundation
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
 
-/// A child process whose output is read line by line as it comes, so a caller can wait for a line (a server's
-/// "ready", a drain's progress) instead of polling or sleeping. Used for `nats-server` and `spoor-collector drain`.
+/// A child process whose standard output and standard error are read line by line as they come, so a caller awaits
+/// a line (a server's "listening on", a drain's progress, a child's count of durable events) or the process's exit
+/// instead of polling or sleeping. Used for `spoor-collector` (serve and drain), `nats-server` and the tests' child.
 ///
-/// Unchecked: the lines are guarded by `condition`; the process handle is only read after `init`.
-package final class LineProcess: @unchecked Sendable {
-    /// The running process.
-    package let process: Process
-    private let condition = NSCondition()
-    /// Every line read so far, and whether the output has ended. Guarded by `condition`.
-    private var lines: [String] = []
-    private var ended = false
+/// Nothing here blocks a task: one thread of its own reads each stream, `Process.terminationHandler` reports the
+/// exit, and every wait is a continuation answered by them, or by a timer once its bound has passed (a hang then
+/// fails instead of stalling the caller), or by the caller's cancellation.
+package final class LineProcess: Sendable {
+    /// One of the child's output streams.
+    package enum Stream: Sendable {
+        case output, errors
+    }
 
-    /// Starts `binary` with `arguments`, reading its standard output, or its standard error with `readingErrors`
-    /// (the other goes to /dev/null).
-    package init(_ binary: URL, _ arguments: [String], readingErrors: Bool = false) throws(LoopbackError) {
+    /// The running (or finished) process.
+    package let process: Process
+    private let shared: Shared
+    private let input: FileHandle?
+
+    /// The most lines kept per stream: a chatty child's oldest lines are dropped (their indices stay counted).
+    package static let keptLines = 100_000
+
+    /// Starts `binary` with `arguments`, reading both of its output streams. With `input`, its standard input is a
+    /// pipe the caller ends with ``closeInput()`` (a signal the child can wait for); else it reads nothing.
+    package init(_ binary: URL, _ arguments: [String], input: Bool = false) throws(LoopbackError) {
         process = Process()
         process.executableURL = binary
         process.arguments = arguments
-        let pipe = Pipe()
-        if readingErrors {
-            process.standardError = pipe
-            process.standardOutput = FileHandle.nullDevice
-        } else {
-            process.standardOutput = pipe
-            process.standardError = FileHandle.nullDevice
-        }
+        let name = binary.lastPathComponent
+        let shared = Shared(name: name)
+        self.shared = shared
+        let outputPipe = Pipe()
+        let errorPipe = Pipe()
+        process.standardOutput = outputPipe
+        process.standardError = errorPipe
+        let inputPipe = input ? Pipe() : nil
+        process.standardInput = inputPipe ?? FileHandle.nullDevice
+        self.input = inputPipe?.fileHandleForWriting
+        // Set before `run()`, so no exit goes unreported.
+        process.terminationHandler = { process in shared.exited(process.terminationStatus) }
         do {
             try process.run()
         } catch {
             throw LoopbackError("cannot start \(binary.path): \(error)")
         }
-        let reader = pipe.fileHandleForReading
-        Thread.detachNewThread { [self] in
-            var pending = Data()
-            while true {
-                let chunk = reader.availableData
-                if chunk.isEmpty { break }
-                pending.append(chunk)
-                var complete: [String] = []
-                while let newline = pending.firstIndex(of: UInt8(ascii: "\n")) {
-                    complete.append(String(decoding: pending[pending.startIndex..<newline], as: UTF8.self))
-                    pending.removeSubrange(pending.startIndex...newline)
-                }
-                if !complete.isEmpty {
-                    condition.withLock {
-                        lines += complete
-                        condition.broadcast()
-                    }
-                }
-            }
-            condition.withLock {
-                ended = true
-                condition.broadcast()
-            }
+        // The child holds its own copies now; ours must close, or the readers would never see the end.
+        try? outputPipe.fileHandleForWriting.close()
+        try? errorPipe.fileHandleForWriting.close()
+        try? inputPipe?.fileHandleForReading.close()
+        for (stream, pipe) in [(Stream.output, outputPipe), (.errors, errorPipe)] {
+            let reader = pipe.fileHandleForReading
+            let thread = Thread { Self.read(reader, stream, into: shared) }
+            thread.name = "\(name) \(stream)"
+            thread.start()
         }
     }
 
-    /// A process still running when its owner lets go (a test that failed on the way) is killed.
-    deinit { stop(signal: SIGKILL) }
-
-    /// The lines read so far.
-    package var output: [String] { condition.withLock { lines } }
-
-    /// Waits, at most `timeout`, for a line from index `start` on that satisfies `predicate`, and returns its index
-    /// and text; throws when the output ends or the time runs out first. Blocks the calling thread: from a task,
-    /// use ``line(from:timeout:where:)``.
-    package func waitForLine(
-        from start: Int = 0, timeout: Duration, where predicate: (String) -> Bool
-    ) throws(LoopbackError) -> (index: Int, line: String) {
-        let deadline = Date().addingTimeInterval(Self.seconds(timeout))
-        condition.lock()
-        defer { condition.unlock() }
-        var next = start
-        while true {
-            while next < lines.count {
-                if predicate(lines[next]) { return (next, lines[next]) }
-                next += 1
-            }
-            if ended { throw LoopbackError("\(process.executableURL?.lastPathComponent ?? "the process") ended without the line awaited") }
-            if !condition.wait(until: deadline) {
-                throw LoopbackError("\(process.executableURL?.lastPathComponent ?? "the process") printed no such line within \(timeout)")
-            }
-        }
+    /// A process still running when its owner lets go (a test that failed on the way) is killed; nothing waits.
+    deinit {
+        if !shared.hasExited { _ = kill(process.processIdentifier, SIGKILL) }
+        try? input?.close()
     }
 
-    /// ``waitForLine(from:timeout:where:)`` on a thread of its own, for tasks.
+    /// The process id.
+    package var pid: Int32 { process.processIdentifier }
+
+    /// The lines of standard output read so far (the newest ``keptLines``).
+    package var output: [String] { shared.lines(.output) }
+
+    /// The lines of standard error read so far (the newest ``keptLines``).
+    package var errors: [String] { shared.lines(.errors) }
+
+    /// How many lines of `stream` were read so far: the index the next one will have.
+    package func lineCount(_ stream: Stream = .output) -> Int { shared.count(stream) }
+
+    /// Waits, at most `timeout`, for a line of `stream` from index `start` on that satisfies `predicate`, and
+    /// returns its index and text; throws when the stream ends or the time runs out first, or when cancelled.
     package func line(
-        from start: Int = 0, timeout: Duration, where predicate: @escaping @Sendable (String) -> Bool
+        _ stream: Stream = .output, from start: Int = 0, timeout: Duration = waitBound,
+        where predicate: @escaping @Sendable (String) -> Bool
     ) async throws -> (index: Int, line: String) {
-        try await withCheckedThrowingContinuation { continuation in
-            Thread.detachNewThread { [self] in
-                continuation.resume(with: Result { () throws(LoopbackError) in try waitForLine(from: start, timeout: timeout, where: predicate) })
+        try await shared.wait("a line of its \(stream) as awaited", timeout: timeout) { state in
+            let lines = state[stream]
+            var index = max(start, lines.first)
+            while index < lines.end {
+                let line = lines.kept[index - lines.first]
+                if predicate(line) { return .success((index, line)) }
+                index += 1
+            }
+            return lines.ended ? .failure(LoopbackError("\(state.name) ended its \(stream) without the line awaited")) : nil
+        }
+    }
+
+    /// Waits, at most `timeout`, until the process has exited and both its streams have ended (so every line it
+    /// wrote has been read); returns its exit status (the signal's number when a signal ended it).
+    package func exitStatus(timeout: Duration = waitBound) async throws -> Int32 {
+        try await shared.wait("an exit", timeout: timeout) { state in
+            guard let status = state.status, state.output.ended, state.errors.ended else { return nil }
+            return .success(status)
+        }
+    }
+
+    /// Sends `signal` (when the process still runs) and waits, at most `timeout`, for it to exit; returns its
+    /// exit status as ``exitStatus(timeout:)`` does.
+    @discardableResult
+    package func stop(signal: Int32 = SIGTERM, timeout: Duration = waitBound) async throws -> Int32 {
+        if !shared.hasExited { _ = kill(process.processIdentifier, signal) }
+        return try await exitStatus(timeout: timeout)
+    }
+
+    /// Sends `signal` without waiting for anything.
+    package func signal(_ signal: Int32) {
+        if !shared.hasExited { _ = kill(process.processIdentifier, signal) }
+    }
+
+    /// Whether the process has exited.
+    package var hasExited: Bool { shared.hasExited }
+
+    /// Ends the child's standard input (when it was started with `input`).
+    package func closeInput() {
+        try? input?.close()
+    }
+
+    /// Reads `handle` to its end, line by line, into `shared`.
+    private static func read(_ handle: FileHandle, _ stream: Stream, into shared: Shared) {
+        var pending = Data()
+        while true {
+            let chunk = handle.availableData
+            if chunk.isEmpty { break }
+            pending.append(chunk)
+            var complete: [String] = []
+            while let newline = pending.firstIndex(of: UInt8(ascii: "\n")) {
+                complete.append(String(decoding: pending[pending.startIndex..<newline], as: UTF8.self))
+                pending.removeSubrange(pending.startIndex...newline)
+            }
+            if !complete.isEmpty { shared.append(complete, to: stream) }
+        }
+        try? handle.close()
+        shared.ended(stream)
+    }
+}
+
+/// What the readers, the termination handler, the timers and the waiters share. Apart from the ``LineProcess``,
+/// so that a pending timer does not keep the process object (whose release kills the child) alive.
+private final class Shared: Sendable {
+    struct Lines {
+        var kept: [String] = []
+        /// The index of `kept[0]`: lines dropped before it.
+        var first = 0
+        var ended = false
+        var end: Int { first + kept.count }
+    }
+
+    struct State {
+        let name: String
+        var output = Lines()
+        var errors = Lines()
+        var status: Int32?
+        var waiters: [Int: @Sendable (State) -> Bool] = [:]
+        var nextWaiter = 0
+
+        subscript(stream: LineProcess.Stream) -> Lines {
+            get { stream == .output ? output : errors }
+            set { if stream == .output { output = newValue } else { errors = newValue } }
+        }
+    }
+
+    private let state: Mutex<State>
+    let name: String
+
+    init(name: String) {
+        self.name = name
+        state = Mutex(State(name: name))
+    }
+
+    var hasExited: Bool { state.withLock { $0.status != nil } }
+    func lines(_ stream: LineProcess.Stream) -> [String] { state.withLock { $0[stream].kept } }
+    func count(_ stream: LineProcess.Stream) -> Int { state.withLock { $0[stream].end } }
+
+    func append(_ lines: [String], to stream: LineProcess.Stream) {
+        change { state in
+            state[stream].kept += lines
+            let excess = state[stream].kept.count - LineProcess.keptLines
+            if excess > 0 {
+                state[stream].kept.removeFirst(excess)
+                state[stream].first += excess
             }
         }
     }
 
-    /// Sends `signal` and waits for the process to exit.
-    package func stop(signal: Int32 = SIGTERM) {
-        guard process.isRunning else { return }
-        kill(process.processIdentifier, signal)
-        process.waitUntilExit()
-    }
+    func ended(_ stream: LineProcess.Stream) { change { $0[stream].ended = true } }
+    func exited(_ status: Int32) { change { $0.status = status } }
 
-    /// Waits, at most `timeout`, for the process to exit by itself (its output ends) and returns its exit status;
-    /// throws when it is still running then.
-    package func exitStatus(timeout: Duration) async throws -> Int32 {
-        try await withCheckedThrowingContinuation { continuation in
-            Thread.detachNewThread { [self] in
-                let deadline = Date().addingTimeInterval(Self.seconds(timeout))
-                let done = condition.withLock {
-                    while !ended, condition.wait(until: deadline) {}
-                    return ended
-                }
-                guard done else {
-                    continuation.resume(throwing: LoopbackError("\(process.executableURL?.lastPathComponent ?? "the process") still runs after \(timeout)"))
-                    return
-                }
-                process.waitUntilExit()
-                continuation.resume(returning: process.terminationStatus)
-            }
+    /// Changes the state, then answers every waiter whose answer is now known.
+    private func change(_ body: (inout State) -> Void) {
+        state.withLock { state in
+            body(&state)
+            let current = state
+            for (id, waiter) in current.waiters where waiter(current) { state.waiters[id] = nil }
         }
     }
 
-    static func seconds(_ duration: Duration) -> Double {
-        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+    /// Waits until `decide` gives an answer (it is asked now and after every change), at most `timeout`.
+    func wait<Value: Sendable>(
+        _ what: String, timeout: Duration, _ decide: @escaping @Sendable (State) -> Result<Value, LoopbackError>?
+    ) async throws -> Value {
+        let answer = Answer<Value>()
+        let (id, now) = state.withLock { state -> (Int, Result<Value, LoopbackError>?) in
+            let id = state.nextWaiter
+            state.nextWaiter += 1
+            if let decided = decide(state) { return (id, decided) }
+            state.waiters[id] = { state in
+                guard let decided = decide(state) else { return false }
+                answer.give(decided.mapError { $0 })
+                return true
+            }
+            return (id, nil)
+        }
+        if let now { return try now.get() }
+        DispatchQueue.global().asyncAfter(deadline: .after(timeout)) { [self] in
+            guard forget(id) else { return }
+            let log = lines(.errors).suffix(10).joined(separator: "\n")
+            answer.give(.failure(LoopbackError("\(name): no \(what) within \(timeout)\(log.isEmpty ? "" : "; its last errors:\n\(log)")")))
+        }
+        let result = await withTaskCancellationHandler {
+            await answer.value()
+        } onCancel: {
+            if forget(id) { answer.give(.failure(CancellationError())) }
+        }
+        return try result.get()
+    }
+
+    /// Removes a waiter; false when it was answered already.
+    private func forget(_ id: Int) -> Bool {
+        state.withLock { $0.waiters.removeValue(forKey: id) != nil }
+    }
+}
+
+/// One answer, given once by whoever comes first (the awaited change, the timer, a cancellation), before or after
+/// it is awaited.
+private final class Answer<Value: Sendable>: Sendable {
+    private enum Slot {
+        case empty
+        case awaited(CheckedContinuation<Result<Value, any Error>, Never>)
+        case given(Result<Value, any Error>)
+        case taken
+    }
+
+    private let slot = Mutex(Slot.empty)
+
+    func give(_ result: Result<Value, any Error>) {
+        let waiting = slot.withLock { slot -> CheckedContinuation<Result<Value, any Error>, Never>? in
+            switch slot {
+            case .empty:
+                slot = .given(result)
+                return nil
+            case .awaited(let continuation):
+                slot = .taken
+                return continuation
+            case .given, .taken:
+                return nil
+            }
+        }
+        waiting?.resume(returning: result)
+    }
+
+    /// The answer; awaited once.
+    func value() async -> Result<Value, any Error> {
+        await withCheckedContinuation { continuation in
+            let ready = slot.withLock { slot -> Result<Value, any Error>? in
+                guard case .given(let result) = slot else {
+                    slot = .awaited(continuation)
+                    return nil
+                }
+                slot = .taken
+                return result
+            }
+            if let ready { continuation.resume(returning: ready) }
+        }
     }
 }

@@ -1,4 +1,5 @@
 package import Foundation
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -6,120 +7,227 @@ import Darwin
 #endif
 
 /// A throwaway NATS JetStream cluster on 127.0.0.1: `nats-server` processes with `-js`, each with its own
-/// temporary store directory and free client and route ports, routed to one another (or one server alone). For the tests and the load
-/// tool; nodes can be killed and started again over their store.
+/// temporary store directory, routed to one another (or one server alone). For the tests and the load tool; nodes
+/// can be killed and started again over their store.
+///
+/// Every server listens on ports it chooses itself (`-1`) and says which in its log; nothing binds a port, lets it
+/// go, and hopes no one took it meanwhile. The servers of a cluster find one another through a ``TCPForwarder``
+/// per node, which keeps a node's route address when it restarts on new ports (each server advertises its
+/// forwarder's address), and holds the connections made to a node that is still starting: closing them instead
+/// was seen to leave a server that never learnt the metadata leader. With `restartable`, clients reach the nodes through forwarders too, so the URL given to
+/// collectors stays right across restarts; without (the load tool, which never restarts a node), clients connect
+/// to the servers themselves.
 ///
 /// Creating it fails (never skips) when `nats-server` is missing or the cluster does not elect a metadata leader
-/// in time. Unchecked: the nodes' processes are guarded by `lock`.
-package final class NATSCluster: @unchecked Sendable {
-    /// One server: its name, ports and store directory.
+/// in time. Stop it with ``stop()``; a cluster released without that is killed on the spot.
+package final class NATSCluster: Sendable {
+    /// One server: its name and store directory.
     package struct Node: Sendable {
         package var name: String
-        package var clientPort: Int
-        package var routePort: Int
         package var directory: URL
     }
 
     package let nodes: [Node]
     private let root: URL
     private let binary: URL
-    private let lock = NSLock()
-    private var processes: [LineProcess?]
+    /// Each node's route forwarder (a cluster of one has none).
+    private let routes: [TCPForwarder]
+    /// Each node's client forwarder, when restartable.
+    private let clients: [TCPForwarder]
+    private let state: Mutex<State>
 
-    /// Starts `size` nodes and waits until each knows the cluster's metadata leader.
-    package init(size: Int = 3, timeout: Duration = .seconds(30)) throws(LoopbackError) {
+    private struct State {
+        var processes: [LineProcess?]
+        /// The client port each node's server chose, the last time it started.
+        var clientPorts: [Int?]
+    }
+
+    /// Starts `size` nodes and waits, at most `timeout`, until each knows the cluster's metadata leader.
+    package init(size: Int = 3, restartable: Bool = false, timeout: Duration = waitBound) async throws(LoopbackError) {
         guard let binary = Self.findServer() else {
             throw LoopbackError("nats-server is not installed (scripts/bootstrap installs it)")
         }
         self.binary = binary
-        root = FileManager.default.temporaryDirectory.appendingPathComponent("spoor-nats-\(UUID().uuidString)")
-        var nodes: [Node] = []
-        for index in 0..<size {
-            nodes.append(Node(name: "n\(index + 1)", clientPort: try Self.freePort(), routePort: try Self.freePort(),
-                              directory: root.appendingPathComponent("n\(index + 1)")))
-        }
-        self.nodes = nodes
-        processes = Array(repeating: nil, count: size)
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("spoor-nats-\(UUID().uuidString)")
+        self.root = root
+        nodes = (0..<size).map { Node(name: "n\($0 + 1)", directory: root.appendingPathComponent("n\($0 + 1)")) }
+        var routes: [TCPForwarder] = []
+        var clients: [TCPForwarder] = []
         do {
-            for index in nodes.indices { try launch(index) }
-            for index in nodes.indices { try waitForLeader(index, timeout: timeout) }
+            for _ in 0..<(size > 1 ? size : 0) { routes.append(try TCPForwarder()) }
+            for _ in 0..<(restartable ? size : 0) { clients.append(try TCPForwarder()) }
         } catch {
-            stop()
+            for forwarder in routes + clients { forwarder.stop() }
+            throw error
+        }
+        self.routes = routes
+        self.clients = clients
+        state = Mutex(State(processes: Array(repeating: nil, count: size), clientPorts: Array(repeating: nil, count: size)))
+        do {
+            // All at once: each finds the others through their forwarders, once every forwarder knows its server.
+            var launched: [(Int, LineProcess)] = []
+            for index in nodes.indices { launched.append((index, try launch(index))) }
+            for (index, process) in launched { try await listening(index, process, timeout: timeout) }
+            for (index, process) in launched { try await ready(index, process, timeout: timeout) }
+        } catch {
+            await stop()
             throw error
         }
     }
 
-    deinit { stop() }
+    /// Kills whatever still runs (a test that failed on the way); nothing waits.
+    deinit {
+        for forwarder in routes + clients { forwarder.stop() }
+        let processes = state.withLock { $0.processes }
+        for process in processes { process?.signal(SIGKILL) }
+    }
 
-    /// `nats://HOST:PORT,…/STREAM` over every node.
+    /// `nats://HOST:PORT,…/STREAM` over every node, as clients reach them now (for a restartable cluster, for good).
     package func url(stream: String) -> String {
-        "nats://" + nodes.map { "127.0.0.1:\($0.clientPort)" }.joined(separator: ",") + "/" + stream
+        let ports = clients.isEmpty ? state.withLock { $0.clientPorts.compactMap { $0 } } : clients.map(\.port)
+        return "nats://" + ports.map { "127.0.0.1:\($0)" }.joined(separator: ",") + "/" + stream
     }
 
     /// The node that leads `stream`'s replicas, from the servers' logs; nil until one said so.
     package func streamLeader(_ stream: String) -> Int? {
-        lock.withLock {
-            processes.indices.last { index in
-                processes[index]?.output.contains { $0.contains("new stream leader for '$G > \(stream)'") } ?? false
+        state.withLock { state in
+            state.processes.indices.last { index in
+                state.processes[index]?.errors.contains { $0.contains(Self.leaderLine(stream)) } ?? false
             }
         }
     }
 
+    /// How many log lines each running node has written so far (nil for a node that is down): a mark to await
+    /// later lines from, with ``newStreamLeader(_:after:timeout:)``.
+    package func logMarks() -> [Int?] {
+        state.withLock { $0.processes.map { $0?.lineCount(.errors) } }
+    }
+
+    /// Waits, at most `timeout`, until a node that runs now logs, after `marks`, that it leads `stream`'s replicas
+    /// (an election after a leader went away); returns that node.
+    package func newStreamLeader(_ stream: String, after marks: [Int?], timeout: Duration = waitBound) async throws -> Int {
+        let running = state.withLock { state in
+            state.processes.indices.compactMap { index in state.processes[index].map { (index, $0) } }
+        }
+        let line = Self.leaderLine(stream)
+        return try await withThrowingTaskGroup(of: Int.self) { group in
+            for (index, process) in running {
+                let start = marks.indices.contains(index) ? marks[index] ?? 0 : 0
+                group.addTask {
+                    _ = try await process.line(.errors, from: start, timeout: timeout) { $0.contains(line) }
+                    return index
+                }
+            }
+            defer { group.cancelAll() }
+            guard let first = try await group.next() else { throw LoopbackError("no node runs") }
+            return first
+        }
+    }
+
     /// Kills node `index` with SIGKILL (its store stays) and waits for it to exit.
-    package func kill(_ index: Int) {
-        let process = lock.withLock { () -> LineProcess? in
-            defer { processes[index] = nil }
-            return processes[index]
+    package func kill(_ index: Int) async throws {
+        if !clients.isEmpty { clients[index].upstream = .down }
+        if !routes.isEmpty { routes[index].upstream = .down }
+        let process = state.withLock { state in
+            defer {
+                state.processes[index] = nil
+                state.clientPorts[index] = nil
+            }
+            return state.processes[index]
         }
-        process?.stop(signal: SIGKILL)
+        try await process?.stop(signal: SIGKILL)
     }
 
-    /// Starts node `index` again over its store, on its ports, and waits until it knows the metadata leader.
-    package func start(_ index: Int, timeout: Duration = .seconds(30)) throws(LoopbackError) {
-        try launch(index)
-        try waitForLeader(index, timeout: timeout)
+    /// Starts node `index` again over its store (on new ports, behind the same forwarders) and waits, at most
+    /// `timeout`, until it knows the metadata leader.
+    package func start(_ index: Int, timeout: Duration = waitBound) async throws {
+        // Connections wait while it starts, as they would for a server that has not begun to answer.
+        if !clients.isEmpty { clients[index].upstream = .starting }
+        if !routes.isEmpty { routes[index].upstream = .starting }
+        let process = try launch(index)
+        try await listening(index, process, timeout: timeout)
+        try await ready(index, process, timeout: timeout)
     }
 
-    /// Stops every node (SIGTERM) and removes the store directories.
-    package func stop() {
-        let running = lock.withLock { () -> [LineProcess] in
-            defer { processes = processes.map { _ in nil } }
-            return processes.compactMap { $0 }
+    /// Stops every node (SIGTERM), waits for them, and removes the store directories.
+    package func stop() async {
+        let running = state.withLock { state in
+            defer { state.processes = state.processes.map { _ in nil } }
+            return state.processes.compactMap { $0 }
         }
-        for process in running { process.stop() }
+        for forwarder in routes + clients { forwarder.stop() }
+        for process in running {
+            if (try? await process.stop()) == nil { _ = try? await process.stop(signal: SIGKILL) }
+        }
         try? FileManager.default.removeItem(at: root)
     }
 
-    private func launch(_ index: Int) throws(LoopbackError) {
+    private static func leaderLine(_ stream: String) -> String { "new stream leader for '$G > \(stream)'" }
+
+    private func launch(_ index: Int) throws(LoopbackError) -> LineProcess {
         let node = nodes[index]
         do {
             try FileManager.default.createDirectory(at: node.directory, withIntermediateDirectories: true)
         } catch {
             throw LoopbackError("cannot create \(node.directory.path): \(error)")
         }
-        var arguments = ["-js", "-sd", node.directory.path, "-a", "127.0.0.1", "-p", String(node.clientPort), "-n", node.name]
-        if nodes.count > 1 {
-            let routes = nodes.indices.filter { $0 != index }.map { "nats://127.0.0.1:\(nodes[$0].routePort)" }.joined(separator: ",")
-            arguments += ["--cluster_name", "spoor", "--cluster", "nats://127.0.0.1:\(node.routePort)", "--routes", routes]
+        var arguments = ["-js", "-sd", node.directory.path, "-a", "127.0.0.1", "-p", "-1", "-n", node.name]
+        if !clients.isEmpty { arguments += ["--client_advertise", "127.0.0.1:\(clients[index].port)"] }
+        if !routes.isEmpty {
+            // A ring: each node solicits the next, so each pair of nodes is routed once. (Two nodes soliciting each
+            // other at once were seen to close both routes, and a node that lost all of them while JetStream started
+            // never learnt the metadata leader.) The others it learns from the cluster.
+            let next = (index + 1) % routes.count
+            arguments += [
+                "--cluster_name", "spoor", "--cluster", "nats://127.0.0.1:-1",
+                "--cluster_advertise", "127.0.0.1:\(routes[index].port)", "--routes", "nats://127.0.0.1:\(routes[next].port)",
+            ]
         }
-        let process = try LineProcess(binary, arguments, readingErrors: true)
-        lock.withLock { processes[index] = process }
+        let process = try LineProcess(binary, arguments)
+        state.withLock { $0.processes[index] = process }
+        return process
     }
 
-    /// Waits until node `index` logged the metadata leader (itself or another): the cluster can serve JetStream.
-    /// A single server serves JetStream once it is ready.
-    private func waitForLeader(_ index: Int, timeout: Duration) throws(LoopbackError) {
-        guard let process = lock.withLock({ processes[index] }) else { throw LoopbackError("node \(index) is not running") }
+    /// Reads the ports node `index` chose and points its forwarders there.
+    private func listening(_ index: Int, _ process: LineProcess, timeout: Duration) async throws(LoopbackError) {
+        do {
+            let clientPort = try await Self.port(process, "Listening for client connections on ", timeout: timeout)
+            state.withLock { $0.clientPorts[index] = clientPort }
+            if !clients.isEmpty { clients[index].upstream = .port(clientPort) }
+            if !routes.isEmpty {
+                routes[index].upstream = .port(try await Self.port(process, "Listening for route connections on ", timeout: timeout))
+            }
+        } catch {
+            throw LoopbackError("nats-server \(nodes[index].name) did not say where it listens: \(error)\n\(Self.tail(process))")
+        }
+    }
+
+    /// Waits until node `index` logged the metadata leader (itself or another): the cluster can serve JetStream. A
+    /// single server serves JetStream once it is ready.
+    private func ready(_ index: Int, _ process: LineProcess, timeout: Duration) async throws(LoopbackError) {
         let single = nodes.count == 1
         do {
-            _ = try process.waitForLine(timeout: timeout) { line in
+            _ = try await process.line(.errors, timeout: timeout) { line in
                 single ? line.contains("Server is ready")
                     : line.contains("JetStream cluster metadata leader") || line.contains("new metadata leader")
             }
         } catch {
-            let log = process.output.suffix(15).joined(separator: "\n")
-            throw LoopbackError("nats-server \(nodes[index].name) did not join a JetStream cluster: \(error)\n\(log)")
+            throw LoopbackError("nats-server \(nodes[index].name) did not join a JetStream cluster: \(error)\n\(Self.tail(process))")
         }
+    }
+
+    /// The last lines of a server's log, for failure messages.
+    private static func tail(_ process: LineProcess) -> String {
+        process.errors.suffix(15).joined(separator: "\n")
+    }
+
+    /// The port in the first log line that says `prefix` followed by `127.0.0.1:PORT`.
+    private static func port(_ process: LineProcess, _ prefix: String, timeout: Duration) async throws -> Int {
+        let (_, line) = try await process.line(.errors, timeout: timeout) { $0.contains(prefix) }
+        guard let port = line.split(separator: ":").last.flatMap({ Int($0.trimmingCharacters(in: .whitespaces)) }) else {
+            throw LoopbackError("no port in `\(line)`")
+        }
+        return port
     }
 
     private static func findServer() -> URL? {
@@ -129,12 +237,5 @@ package final class NATSCluster: @unchecked Sendable {
             if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
         }
         return nil
-    }
-
-    /// A port no one listens on now (the kernel's choice for a socket bound to port 0, then closed).
-    private static func freePort() throws(LoopbackError) -> Int {
-        let (fd, port) = try listenOnLoopback(port: 0)
-        _ = close(fd)
-        return port
     }
 }

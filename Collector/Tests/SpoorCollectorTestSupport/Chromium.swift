@@ -100,9 +100,9 @@ public final class Chromium: Sendable {
         self.pid = pid
         Thread.detachNewThread { [self] in readLoop() }
         do {
-            _ = try await send("Browser.getVersion", timeout: .seconds(30))
+            _ = try await send("Browser.getVersion")
         } catch {
-            close()
+            await close()
             throw CollectorTestError("chromium did not answer on its DevTools pipe: \(error)\n\(logTail())")
         }
     }
@@ -114,8 +114,8 @@ public final class Chromium: Sendable {
     /// Sends one DevTools command (to the page of `session`, or to the browser) and returns its result; throws
     /// the protocol's error, or when no answer came within `timeout`.
     @discardableResult
-    public func send(_ method: String, _ parameters: [JSONValue.Member] = [], session: String? = nil,
-                     timeout: Duration = .seconds(15)) async throws -> JSONValue {
+    package func send(_ method: String, _ parameters: [JSONValue.Member] = [], session: String? = nil,
+                      timeout: Duration = waitBound) async throws -> JSONValue {
         try await withCheckedThrowingContinuation { continuation in
             let id: Int? = state.withLock { state in
                 guard state.closed == nil else { return nil }
@@ -140,8 +140,8 @@ public final class Chromium: Sendable {
     }
 
     /// Runs `action` and returns the first event `method` (of `session`, when given) that arrives after it began.
-    public func event(_ method: String, session: String?, timeout: Duration = .seconds(15),
-                      after action: @Sendable () async throws -> Void) async throws -> JSONValue {
+    package func event(_ method: String, session: String?, timeout: Duration = waitBound,
+                       after action: @Sendable () async throws -> Void) async throws -> JSONValue {
         let waiter = state.withLock { state in
             defer { state.nextWaiter += 1 }
             state.waiters[state.nextWaiter] = Waiter(method: method, session: session)
@@ -198,8 +198,24 @@ public final class Chromium: Sendable {
         return BrowserPage(browser: self, session: session)
     }
 
-    /// Closes the browser (gracefully, else SIGKILL) and waits for it to exit; later calls do nothing.
-    public func close() {
+    /// Starts a browser as ``init(directory:)`` does, gives it to `body`, and closes it afterwards, whether `body`
+    /// returned or threw.
+    public static func with<Value: Sendable>(directory: URL, _ body: (Chromium) async throws -> Value) async throws -> Value {
+        let browser = try await Chromium(directory: directory)
+        let value: Value
+        do {
+            value = try await body(browser)
+        } catch {
+            await browser.close()
+            throw error
+        }
+        await browser.close()
+        return value
+    }
+
+    /// Closes the browser (gracefully, else after half a minute SIGKILL) and waits for it to exit, on a thread of
+    /// its own; later calls do nothing.
+    public func close() async {
         let (first, running) = state.withLock { state in
             defer { state.shutDown = true }
             return (!state.shutDown, state.closed == nil)
@@ -210,16 +226,18 @@ public final class Chromium: Sendable {
             let message: JSONValue = .object([.init("id", .int(0)), .init("method", .string("Browser.close")), .init("params", .object([]))])
             _ = write(Array(message.serialized.utf8) + [0])
         }
-        let exited = DispatchSemaphore(value: 0)
         let pid = self.pid
-        Thread.detachNewThread {
-            var status: Int32 = 0
-            while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
-            exited.signal()
-        }
-        if exited.wait(timeout: .after(.seconds(10))) == .timedOut {
-            _ = kill(pid, SIGKILL)
-            exited.wait()
+        await onOwnThread {
+            let exited = DispatchSemaphore(value: 0)
+            Thread.detachNewThread {
+                var status: Int32 = 0
+                while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+                exited.signal()
+            }
+            if exited.wait(timeout: .after(.seconds(30))) == .timedOut {
+                _ = kill(pid, SIGKILL)
+                exited.wait()
+            }
         }
         finish("closed by the test")
         closeDescriptor(toBrowser)
@@ -347,7 +365,7 @@ public struct BrowserPage: Sendable {
 
     /// The value of a JavaScript expression in the page (a promise is awaited); throws what the page threw.
     @discardableResult
-    public func evaluate(_ expression: String, timeout: Duration = .seconds(15)) async throws -> JSONValue {
+    package func evaluate(_ expression: String, timeout: Duration = waitBound) async throws -> JSONValue {
         let answer = try await browser.send("Runtime.evaluate", [
             .init("expression", .string(expression)), .init("returnByValue", .bool(true)), .init("awaitPromise", .bool(true)),
         ], session: session, timeout: timeout)
@@ -363,7 +381,7 @@ public struct BrowserPage: Sendable {
     /// The wait is the page's own: the expression is checked again at each change of the DOM (a
     /// `MutationObserver`), so nothing polls; past `timeout` it fails with the page's text at that moment.
     @discardableResult
-    public func wait(until condition: String, timeout: Duration = .seconds(20)) async throws -> JSONValue {
+    package func wait(until condition: String, timeout: Duration = waitBound) async throws -> JSONValue {
         let milliseconds = timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000
         let described = JSONValue.string(condition).serialized
         let script = """

@@ -4,7 +4,8 @@ import FoundationNetworking
 #endif
 public import SpoorModel
 public import SpoorWire
-import SpoorLoopback
+package import SpoorLoopback
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -15,17 +16,28 @@ import Darwin
 
 /// A real `spoor-collector serve` process on 127.0.0.1, which can be stopped (gracefully or with SIGKILL) and
 /// started again over the same store. Safe to share between concurrent requests.
-public final class CollectorProcess: @unchecked Sendable {
+///
+/// It listens on a port of its own choice (`--listen 127.0.0.1:0`) unless told otherwise, so a restarted collector
+/// has a new port: a client that must keep one address goes through a `FaultProxy`. Starting and stopping are
+/// awaited without blocking a thread of the cooperative pool. Unless `arguments` give one, the store timeout is
+/// minutes (``storeTimeout``): a test that is not about timeouts must not fail because a loaded machine was slow.
+public final class CollectorProcess: Sendable {
     /// The directory of the SQLite store (unused with another `store`).
     public let directory: URL
     private let ownsDirectory: Bool
     private let serveArguments: [String]
-    private let lock = NSLock()
-    /// The running process, or the last one once stopped. Guarded by `lock`.
-    private var current: Process
-    /// Its port. Guarded by `lock`.
-    private var currentPort: Int
-    private var running: Bool
+    private let state: Mutex<State>
+
+    private struct State {
+        /// The running process, or the last one once stopped.
+        var current: LineProcess
+        /// Its port (the last one, once stopped).
+        var port: Int
+        var running = true
+    }
+
+    /// The `--store-timeout` of a collector whose test did not choose one: a bound for a hang, not a speed.
+    public static let storeTimeout = "300"
 
     /// The built `spoor-collector`: `SPOOR_COLLECTOR_BIN`, else the package's debug or release build.
     public static func binary() throws -> URL {
@@ -48,77 +60,73 @@ public final class CollectorProcess: @unchecked Sendable {
     /// Starts `spoor-collector serve` on `listen` (port 0: any free port, a new one at each start) with `store`, or
     /// when nil a SQLite store in `directory` (a fresh temporary one, removed at the end, when nil; a given one is
     /// kept, so a later collector finds its data). `arguments` go to `serve` as well.
-    public init(store: String? = nil, arguments: [String] = [], listen: String = "127.0.0.1:0", directory: URL? = nil) throws {
+    public init(store: String? = nil, arguments: [String] = [], listen: String = "127.0.0.1:0", directory: URL? = nil) async throws {
         ownsDirectory = directory == nil
         self.directory = directory ?? FileManager.default.temporaryDirectory.appendingPathComponent("spoor-collector-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: self.directory, withIntermediateDirectories: true)
         let store = store ?? "sqlite:\(self.directory.appendingPathComponent("events.sqlite").path)"
-        serveArguments = ["serve", "--listen", listen, "--store", store] + arguments
-        (current, currentPort) = try CollectorLaunch.start(Self.binary(), serveArguments)
-        running = true
+        let timeout = arguments.contains("--store-timeout") ? [] : ["--store-timeout", Self.storeTimeout]
+        serveArguments = ["serve", "--listen", listen, "--store", store] + timeout + arguments
+        let (process, port) = try await CollectorLaunch.start(Self.binary(), serveArguments)
+        state = Mutex(State(current: process, port: port))
     }
 
+    /// A collector still running is killed (nothing waits); its directory, when temporary, removed.
     deinit {
-        stop(kill: true)
+        state.withLock { $0.current }.signal(SIGKILL)
         if ownsDirectory { try? FileManager.default.removeItem(at: directory) }
     }
 
     /// The process: the running one, or the last one once stopped.
-    public var process: Process { lock.withLock { current } }
+    package var process: LineProcess { state.withLock { $0.current } }
+
+    /// The process id of the running (or last) process.
+    public var pid: Int32 { process.pid }
 
     /// The port it listens on (the last one it listened on, once stopped).
-    public var port: Int { lock.withLock { currentPort } }
+    public var port: Int { state.withLock { $0.port } }
 
     /// Starts the process again when stopped, over the same store, and waits until it listens; returns the port.
     @discardableResult
-    public func start() throws -> Int {
-        try lock.withLock {
-            if running { return currentPort }
-            (current, currentPort) = try CollectorLaunch.start(Self.binary(), serveArguments)
-            running = true
-            return currentPort
+    public func start() async throws -> Int {
+        if let port = state.withLock({ $0.running ? $0.port : nil }) { return port }
+        let (process, port) = try await CollectorLaunch.start(Self.binary(), serveArguments)
+        state.withLock { state in
+            state.current = process
+            state.port = port
+            state.running = true
         }
+        return port
     }
 
     /// Stops the process, with SIGTERM (graceful: requests in flight finish, the store is closed) or SIGKILL, and
     /// waits for it to exit.
-    public func stop(kill: Bool = false) {
-        let process = lock.withLock { () -> Process? in
-            defer { running = false }
-            return running ? current : nil
+    public func stop(kill: Bool = false) async throws {
+        let process = state.withLock { state -> LineProcess? in
+            defer { state.running = false }
+            return state.running ? state.current : nil
         }
-        guard let process, process.isRunning else { return }
-        if kill {
-            sendSignal(process.processIdentifier, SIGKILL)
-        } else {
-            process.terminate()
-        }
-        process.waitUntilExit()
+        try await process?.stop(signal: kill ? SIGKILL : SIGTERM)
     }
 
     /// Stops and starts again over the same store; returns the new port.
     @discardableResult
-    public func restart(kill: Bool = false) throws -> Int {
-        stop(kill: kill)
-        return try start()
+    public func restart(kill: Bool = false) async throws -> Int {
+        try await stop(kill: kill)
+        return try await start()
     }
 
     /// Waits for the process to exit by itself (after a signal the test sent, say) and returns its exit status;
     /// throws if it is still running after `timeout`.
-    public func waitForExit(timeout: Duration = .seconds(30)) async throws -> Int32 {
-        let process = self.process
-        let exited = DispatchSemaphore(value: 0)
-        Thread.detachNewThread {
-            process.waitUntilExit()
-            exited.signal()
-        }
-        let limit = DispatchTime.after(timeout)
-        let didExit = await withCheckedContinuation { continuation in
-            Thread.detachNewThread { continuation.resume(returning: exited.wait(timeout: limit) == .success) }
-        }
-        guard didExit else { throw CollectorTestError("the collector is still running after \(timeout)") }
-        lock.withLock { running = false }
-        return process.terminationStatus
+    package func waitForExit(timeout: Duration = waitBound) async throws -> Int32 {
+        let status = try await process.exitStatus(timeout: timeout)
+        state.withLock { $0.running = false }
+        return status
+    }
+
+    /// Sends `signal` to the running process.
+    public func signal(_ signal: Int32) {
+        process.signal(signal)
     }
 
     /// The collector's SQLite file.
@@ -136,10 +144,26 @@ public final class CollectorProcess: @unchecked Sendable {
 
 /// Requests as the tests make them, through URLSession like the uploader.
 public enum TestHTTP {
+    /// A status, a body and the headers (names lowercased).
+    public typealias Answer = (status: Int, body: String, headers: [String: String])
+
+    /// Sends `request` again at once while the collector answers 503 `store_unavailable`, and returns the first
+    /// other answer and how many requests were sent. A collector with a short `--store-timeout` may refuse a request
+    /// that a loaded machine makes slow (a fresh PostgreSQL backend, a SQLite commit); each such refusal took the
+    /// timeout, so the loop paces itself, and past `attempts` it fails.
+    public static func untilStored(attempts: Int = 100, _ request: () async throws -> Answer) async throws -> (answer: Answer, sent: Int) {
+        for sent in 1...attempts {
+            let answer = try await request()
+            guard answer.status == 503, answer.body.hasPrefix(#"{"error":"store_unavailable","#) else { return (answer, sent) }
+        }
+        throw CollectorTestError("the store stayed unavailable through \(attempts) requests")
+    }
+
     /// Sends one request and returns the status, the body and the headers (names lowercased); a network error
-    /// (a reset, a timeout) throws the `URLError`. `timeout` is the session's, counted in whole seconds on Linux.
-    public static func send(_ method: String, _ url: URL, body: [UInt8] = [], headers: [String: String] = [:],
-                            timeout: TimeInterval = 60) async throws -> (status: Int, body: String, headers: [String: String]) {
+    /// (a reset, a timeout) throws the `URLError`. `timeout` is the session's, counted in whole seconds on Linux; by
+    /// default minutes, a bound for a hang.
+    package static func send(_ method: String, _ url: URL, body: [UInt8] = [], headers: [String: String] = [:],
+                             timeout: TimeInterval = waitBound.timeInterval) async throws -> (status: Int, body: String, headers: [String: String]) {
         var request = URLRequest(url: url, timeoutInterval: timeout)
         request.httpMethod = method
         if method != "GET" { request.httpBody = Data(body) }
@@ -201,9 +225,3 @@ public enum Frames {
         return try BatchFrame.encode(payload: payload, recordCount: events.count, batchID: batchID, sealedAt: 1_700_000_000_000, codec: codec)
     }
 }
-
-#if canImport(Darwin)
-private func sendSignal(_ pid: Int32, _ signal: Int32) { _ = Darwin.kill(pid, signal) }
-#else
-private func sendSignal(_ pid: Int32, _ signal: Int32) { _ = Glibc.kill(pid, signal) }
-#endif

@@ -1,18 +1,42 @@
 import Foundation
+import SpoorLoopback
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
 
-/// Commands the tests run to their end: `psql`, the PostgreSQL cluster script, `nm`, the collector's subcommands.
+/// Commands the tests run to their end: `psql`, the PostgreSQL cluster script, `nm`, `swift package`, the
+/// collector's subcommands.
 public enum Command {
+    /// How a command ended and what it wrote.
+    public struct Outcome: Sendable {
+        /// The exit status; 128 + the signal's number when a signal ended it.
+        public var status: Int32
+        /// Its standard output.
+        public var output: String
+        /// Its standard error.
+        public var errors: String
+    }
+
     /// Runs a command to its end and returns its standard output; a non-zero exit throws with its standard error.
-    ///
-    /// posix_spawn and waitpid rather than `Process`: Foundation's `waitUntilExit` was seen to hang here when
-    /// several tests waited at once on the two threads of the cooperative pool.
     @discardableResult
-    public static func run(_ executable: String, _ arguments: [String]) throws -> String {
+    public static func run(_ executable: String, _ arguments: [String]) async throws -> String {
+        let outcome = try await self.outcome(executable, arguments)
+        guard outcome.status == 0 else {
+            throw CollectorTestError("\(executable) \(arguments.joined(separator: " ")) failed (status \(outcome.status)): \(outcome.errors)")
+        }
+        return outcome.output
+    }
+
+    /// Runs a command to its end and returns how it ended; throws only when it cannot be started.
+    ///
+    /// posix_spawn, and waitpid on a thread of its own: the wait holds none of the cooperative pool's threads.
+    public static func outcome(_ executable: String, _ arguments: [String]) async throws -> Outcome {
+        try await onOwnThread { () throws(CollectorTestError) in try runBlocking(executable, arguments) }
+    }
+
+    private static func runBlocking(_ executable: String, _ arguments: [String]) throws(CollectorTestError) -> Outcome {
         let outputPath = FileManager.default.temporaryDirectory.appendingPathComponent("spoor-run-\(UUID().uuidString)").path
         let errorPath = outputPath + ".err"
         defer {
@@ -34,12 +58,12 @@ public enum Command {
         while waitpid(pid, &status, 0) < 0 {
             guard errno == EINTR else { throw CollectorTestError("waitpid \(executable): errno \(errno)") }
         }
-        let output = (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? ""
-        // WIFEXITED and WEXITSTATUS, which Swift does not import.
-        guard status & 0x7f == 0, (status >> 8) & 0xff == 0 else {
-            let errors = (try? String(contentsOfFile: errorPath, encoding: .utf8)) ?? ""
-            throw CollectorTestError("\(executable) \(arguments.joined(separator: " ")) failed (wait status \(status)): \(errors)")
-        }
-        return output
+        // WIFEXITED, WEXITSTATUS and WTERMSIG, which Swift does not import.
+        let code = status & 0x7f == 0 ? (status >> 8) & 0xff : 128 + status & 0x7f
+        return Outcome(
+            status: code,
+            output: (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? "",
+            errors: (try? String(contentsOfFile: errorPath, encoding: .utf8)) ?? ""
+        )
     }
 }

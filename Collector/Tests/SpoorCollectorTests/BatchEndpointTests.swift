@@ -10,7 +10,7 @@ import Testing
 struct BatchEndpointTests {
     @Test("a batch is stored once; the same batch again is a duplicate")
     func storesOnceAndReportsDuplicate() async throws {
-        let collector = try CollectorProcess()
+        let collector = try await CollectorProcess()
         let id = BatchID.random()
         let frame = try Frames.frame(Frames.events(7), batchID: id)
         let first = try await collector.request(body: frame)
@@ -27,7 +27,7 @@ struct BatchEndpointTests {
 
     @Test("the same batch from eight clients at once: stored once, seven duplicates; /metrics shows the groups")
     func concurrentDuplicates() async throws {
-        let collector = try CollectorProcess()
+        let collector = try await CollectorProcess()
         let frame = try Frames.frame(Frames.events(30))
         let answers = try await withThrowingTaskGroup(of: String.self) { group in
             for _ in 0..<8 { group.addTask { try await collector.request(body: frame).body } }
@@ -43,7 +43,7 @@ struct BatchEndpointTests {
 
     @Test("a malformed frame gets 400 naming the field and byte, and stores nothing")
     func malformedFrame() async throws {
-        let collector = try CollectorProcess()
+        let collector = try await CollectorProcess()
         var frame = try Frames.frame(Frames.events(3), codec: .none)
         frame[0] = 0  // break the magic
         let answer = try await collector.request(body: frame)

@@ -1,10 +1,11 @@
 import Foundation
+import SpoorCollectorTestSupport
 import Testing
 
 @Suite("An app that embeds Spoor fetches none of the collector's dependencies")
 struct BoundaryTests {
     @Test("a consumer of the Spoor product resolves no NIO, server or database package")
-    func consumerResolvesNoServerPackages() throws {
+    func consumerResolvesNoServerPackages() async throws {
         let consumer = FileManager.default.temporaryDirectory.appendingPathComponent("spoor-consumer-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: consumer) }
         try FileManager.default.createDirectory(at: consumer.appendingPathComponent("Sources/App"), withIntermediateDirectories: true)
@@ -19,16 +20,10 @@ struct BoundaryTests {
         """.write(to: consumer.appendingPathComponent("Package.swift"), atomically: true, encoding: .utf8)
         try "import SpoorTracker\n".write(to: consumer.appendingPathComponent("Sources/App/App.swift"), atomically: true, encoding: .utf8)
 
-        let swift = Process()
-        swift.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        swift.arguments = ["swift", "package", "--package-path", consumer.path, "show-dependencies", "--format", "flatlist"]
-        let output = Pipe()
-        swift.standardOutput = output
-        swift.standardError = FileHandle.nullDevice
-        try swift.run()
-        let listed = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self).lowercased()
-        swift.waitUntilExit()
-        #expect(swift.terminationStatus == 0)
+        // Run to its end in a process of its own, waited for off the cooperative pool.
+        let listed = try await Command.run(
+            "/usr/bin/env", ["swift", "package", "--package-path", consumer.path, "show-dependencies", "--format", "flatlist"]
+        ).lowercased()
         #expect(listed.contains("swift-log"), "the listing names the root's own dependency: \(listed)")
         for forbidden in ["swift-nio", "hummingbird", "grdb", "postgres", "sqlite", "service-lifecycle", "prometheus"] {
             #expect(!listed.contains(forbidden), "\(forbidden) in \(listed)")

@@ -16,17 +16,23 @@ struct DeadlineTests {
     @Test("past the deadline the operation is cancelled and has ended before DeadlineExceeded is thrown")
     func pastTheDeadline() async throws {
         let ended = Atomic<Bool>(false)
-        let started = ContinuousClock.now
+        let cancelled = Atomic<Bool>(false)
         await #expect(throws: DeadlineExceeded(timeout: .milliseconds(50))) {
             try await withDeadline(.milliseconds(50)) {
                 defer { ended.store(true, ordering: .releasing) }
-                // Ends only through cancellation.
-                try await Task.sleep(for: .seconds(3600))
+                // Ends through cancellation; were it not cancelled, it would end by itself minutes later, and the
+                // test would fail then instead of hanging.
+                do {
+                    try await Task.sleep(for: .seconds(240))
+                } catch is CancellationError {
+                    cancelled.store(true, ordering: .releasing)
+                }
             }
         }
         let endedFirst = ended.load(ordering: .acquiring)
         #expect(endedFirst, "nothing outlives the call")
-        #expect(ContinuousClock.now - started < .seconds(30))
+        let wasCancelled = cancelled.load(ordering: .acquiring)
+        #expect(wasCancelled, "the operation was cancelled, not waited out")
     }
 
     @Test("an operation that ignores cancellation is waited for: its result is dropped and the deadline reported")
@@ -34,9 +40,13 @@ struct DeadlineTests {
         let ended = Atomic<Bool>(false)
         await #expect(throws: DeadlineExceeded.self) {
             try await withDeadline(.milliseconds(20)) {
-                // Work that cancellation does not interrupt: it ends 200 ms in, whatever happens.
-                await withCheckedContinuation { continuation in
-                    DispatchQueue.global().asyncAfter(deadline: .now() + 0.2) { continuation.resume() }
+                // Work that cancellation does not interrupt, and that ends only after it was cancelled (a while
+                // after: on another thread), so however late the timer fires, the deadline comes first.
+                let stop = Stop()
+                await withTaskCancellationHandler {
+                    await stop.wait()
+                } onCancel: {
+                    DispatchQueue.global().asyncAfter(deadline: .now() + 0.1) { stop.fire() }
                 }
                 ended.store(true, ordering: .releasing)
                 return 1
@@ -44,5 +54,31 @@ struct DeadlineTests {
         }
         let endedFirst = ended.load(ordering: .acquiring)
         #expect(endedFirst)
+    }
+}
+
+/// A one-time signal: ``wait()`` returns once ``fire()`` was called, before or after.
+private final class Stop: Sendable {
+    private let state = Mutex<(fired: Bool, waiting: CheckedContinuation<Void, Never>?)>((false, nil))
+
+    func wait() async {
+        await withCheckedContinuation { continuation in
+            let fired = state.withLock { state in
+                if !state.fired { state.waiting = continuation }
+                return state.fired
+            }
+            if fired { continuation.resume() }
+        }
+    }
+
+    func fire() {
+        let waiting = state.withLock { state in
+            defer {
+                state.fired = true
+                state.waiting = nil
+            }
+            return state.waiting
+        }
+        waiting?.resume()
     }
 }

@@ -203,20 +203,29 @@ struct EventRowsTests {
 
     @Test("the Swift pass gives protobuf-c's views: workloads plain and over shared contexts, and the event decoder's corpus")
     func swiftViewsMatchProtobufC() throws {
-        var payloads = try Self.workloadPayloads()
+        let workloads = try Self.workloadPayloads()
+        var payloads = workloads
         let corpus = BadInputTests.repository.appendingPathComponent("Fuzz/Corpus/FuzzEventDecoder")
         for file in try FileManager.default.contentsOfDirectory(atPath: corpus.path).sorted() {
             payloads.append([UInt8](try Data(contentsOf: corpus.appendingPathComponent(file))))
         }
         var decoded = 0
         var fastEvents = 0
+        var workloadEvents = 0
         for (index, payload) in payloads.enumerated() {
-            let fast = Self.views(payload, throughProtobufC: false, readInSwift: &fastEvents)
+            var readInSwift = 0
+            let fast = Self.views(payload, throughProtobufC: false, readInSwift: &readInSwift)
             #expect(fast == Self.views(payload, throughProtobufC: true), "payload \(index)")
             if case .success(let views) = fast, !views.isEmpty { decoded += 1 }
+            if index < workloads.count {
+                fastEvents += readInSwift
+                if case .success(let views) = fast { workloadEvents += views.count }
+            }
         }
         #expect(decoded >= 50, "the corpus and workloads decode to events")
-        #expect(fastEvents >= 600, "every workload event, plain or over its context, takes the Swift pass")
+        // Both workloads, 150 events each, plain and over their shared context.
+        #expect(workloadEvents == Workload.Kind.allCases.count * 150 * 2)
+        #expect(fastEvents == workloadEvents, "every workload event, plain or over its context, takes the Swift pass")
     }
 
     @Test("the Swift pass gives protobuf-c's views or errors on damaged payloads: bytes flipped, cut, inserted")

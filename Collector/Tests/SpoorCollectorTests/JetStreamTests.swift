@@ -13,33 +13,51 @@ import Glibc
 struct JetStreamTests {
     static let stream = "SPOOR"
 
-    /// Posts `frame` until the collector answers 200 (503 and network errors are retried, as the tracker's uploader
-    /// does, a tenth of a second apart), and returns the answer's body; fails past `deadline`.
-    static func postUntilAccepted(_ frame: [UInt8], to collector: CollectorProcess, deadline: ContinuousClock.Instant) async throws -> String {
-        while true {
-            if let answer = try? await collector.request(body: frame) {
-                if answer.status == 200 { return answer.body }
-                #expect(answer.status == 503, "only the stream being unavailable may refuse a valid batch: \(answer.body)")
-            }
-            guard ContinuousClock.now < deadline else { throw CollectorTestError("a batch was not accepted in time") }
-            try await Task.sleep(for: .milliseconds(100))
+    /// What became of one batch: how many times it was posted and the answer that took it.
+    struct Delivery: Sendable {
+        var index: Int
+        var attempts: Int
+        /// The 200 answer's body; nil while no attempt was accepted.
+        var accepted: String?
+        /// The collector that accepted it.
+        var acceptedBy: Int?
+
+        var isDuplicate: Bool { accepted?.hasSuffix(#""duplicate":true}"#) == true }
+    }
+
+    /// Posts `frame` once and notes the outcome: a 200 takes it; the stream being unavailable (503) or a network
+    /// error leaves it to be sent again. Any other answer fails the test.
+    static func attempt(_ delivery: inout Delivery, _ frame: [UInt8], to collectors: [CollectorProcess], _ which: Int) async {
+        delivery.attempts += 1
+        guard let answer = try? await collectors[which].request(body: frame) else { return }
+        if answer.status == 200 {
+            delivery.accepted = answer.body
+            delivery.acceptedBy = which
+        } else {
+            #expect(answer.status == 503, "only the stream being unavailable may refuse a valid batch: \(answer.body)")
         }
     }
 
-    /// Posts `frames` from four concurrent clients, alternating between the collectors; returns each answer's body.
-    static func post(_ frames: ArraySlice<[UInt8]>, to collectors: [CollectorProcess]) async throws -> [String] {
-        let deadline = ContinuousClock.now + .seconds(60)
-        return try await withThrowingTaskGroup(of: [String].self) { group in
+    /// Posts each of `frames` from four concurrent clients, alternating between the collectors, at most `attempts`
+    /// times each, sent again at once when refused (each refusal took the collectors' store timeout, or a failed
+    /// connection); returns what became of each.
+    static func post(_ frames: [(index: Int, frame: [UInt8], delivery: Delivery)], to collectors: [CollectorProcess],
+                     attempts: Int) async -> [Delivery] {
+        await withTaskGroup(of: [Delivery].self) { group in
             for client in 0..<4 {
                 group.addTask {
-                    var answers: [String] = []
-                    for index in frames.indices where index % 4 == client {
-                        answers.append(try await postUntilAccepted(frames[index], to: collectors[index % 2], deadline: deadline))
+                    var done: [Delivery] = []
+                    for (position, item) in frames.enumerated() where position % 4 == client {
+                        var delivery = item.delivery
+                        while delivery.accepted == nil, delivery.attempts < attempts {
+                            await attempt(&delivery, item.frame, to: collectors, (item.index + delivery.attempts) % 2)
+                        }
+                        done.append(delivery)
                     }
-                    return answers
+                    return done
                 }
             }
-            return try await group.reduce(into: []) { $0 += $1 }
+            return await group.reduce(into: []) { $0 += $1 }.sorted { $0.index < $1.index }
         }
     }
 
@@ -52,11 +70,17 @@ struct JetStreamTests {
 
     @Test("collectors publish, a stream leader and a drain are SIGKILLed mid-run and restarted: every accepted event in SQL exactly once")
     func clusterExactlyOnce() async throws {
-        let cluster = try NATSCluster(size: 3)
+        // Clients reach each node through a forwarder of its own, so the collectors' URL stays right when the
+        // killed node comes back on ports of its own choosing.
+        let cluster = try await NATSCluster(size: 3, restartable: true)
         let url = cluster.url(stream: Self.stream)
-        let collectors = try (0..<2).map { _ in try CollectorProcess(store: url, arguments: ["--store-timeout", "2"]) }
+        var collectors: [CollectorProcess] = []
+        for _ in 0..<2 { collectors.append(try await CollectorProcess(store: url, arguments: ["--store-timeout", "2"])) }
         let database = collectors[0].directory.appendingPathComponent("drained.sqlite").path
         let frames = try (0..<150).map { index in try Frames.frame(Frames.events(anonymousID: "install-\(index)", sequences: 0..<25)) }
+        func batches(_ range: Range<Int>) -> [(index: Int, frame: [UInt8], delivery: Delivery)] {
+            range.map { ($0, frames[$0], Delivery(index: $0, attempts: 0)) }
+        }
 
         // A bad body keeps its 4xx and never reaches the stream; one past the servers' largest message (1 MiB) gets
         // 413, which a client splits, rather than 503 again and again.
@@ -70,31 +94,47 @@ struct JetStreamTests {
         #expect(tooLarge.status == 413, "\(tooLarge.body)")
 
         var drain = try Self.drain(cluster, into: database, exitWhenDrained: false)
-        var answers = try await Self.post(frames[0..<50], to: collectors)
-        let first = try await drain.line(timeout: .seconds(30)) { $0.hasPrefix("drained ") }
+        var deliveries = await Self.post(batches(0..<50), to: collectors, attempts: 50)
+        let first = try await drain.line { $0.hasPrefix("drained ") }
 
-        // The node leading the stream goes, then the drain, while batches keep coming.
+        // The node leading the stream goes, then the drain, while batches keep coming: one attempt each now.
         let leader = try #require(cluster.streamLeader(Self.stream), "a node logged that it leads the stream")
-        cluster.kill(leader)
-        async let during = Self.post(frames[50..<100], to: collectors)
-        _ = try await drain.line(from: first.index + 1, timeout: .seconds(30)) { $0.hasPrefix("drained ") }
-        drain.stop(signal: SIGKILL)
-        answers += try await during
+        let marks = cluster.logMarks()
+        try await cluster.kill(leader)
+        async let during = Self.post(batches(50..<100), to: collectors, attempts: 1)
+        _ = try await drain.line(from: first.index + 1) { $0.hasPrefix("drained ") }
+        try await drain.stop(signal: SIGKILL)
+        deliveries += await during
 
-        try cluster.start(leader)
-        answers += try await Self.post(frames[100...], to: collectors)
+        // Once another node leads the stream, what was refused goes again, with the rest, and the node comes back.
+        _ = try await cluster.newStreamLeader(Self.stream, after: marks)
+        try await cluster.start(leader)
+        let again = deliveries.filter { $0.accepted == nil }.map { ($0.index, frames[$0.index], $0) }
+        deliveries = deliveries.filter { $0.accepted != nil }
+        deliveries += await Self.post(again + batches(100..<150), to: collectors, attempts: 50)
+        deliveries.sort { $0.index < $1.index }
         // The same batch again: the stream remembers its id.
-        let again = try await Self.postUntilAccepted(frames[7], to: collectors[1], deadline: .now + .seconds(30))
-        #expect(again.hasSuffix(#""duplicate":true}"#))
+        var repeated = Delivery(index: 7, attempts: 0)
+        while repeated.accepted == nil, repeated.attempts < 50 { await Self.attempt(&repeated, frames[7], to: collectors, 1) }
+        #expect(repeated.isDuplicate, "\(repeated)")
+        // Each duplicate the second collector answered, and only those, is counted as the stream's duplicate flag.
+        let flagged = (deliveries + [repeated]).filter { $0.acceptedBy == 1 && $0.isDuplicate }.count
         let metrics = try await collectors[1].request("GET", "/metrics").body
-        #expect(metrics.contains(#"spoor_collector_nats_acks_total{duplicate="true"} 1"#), "the stream's duplicate flag is counted")
+        #expect(metrics.contains("spoor_collector_nats_acks_total{duplicate=\"true\"} \(flagged)\n"), "\(flagged) duplicates: \(metrics)")
         #expect(metrics.contains("spoor_collector_nats_ack_seconds_count"))
 
         drain = try Self.drain(cluster, into: database, exitWhenDrained: true)
-        #expect(try await drain.exitStatus(timeout: .seconds(60)) == 0)
+        #expect(try await drain.exitStatus() == 0)
+        await cluster.stop()
 
-        #expect(answers.count == 150)
-        #expect(answers.filter { $0.hasSuffix(#""duplicate":false}"#) }.count == 150, "each batch accepted once as new")
+        // Every batch accepted; one that was refused may have reached the stream all the same (its acknowledgement
+        // lost with the leader), and then, only then, is a later answer a duplicate.
+        #expect(deliveries.map(\.index) == Array(0..<150))
+        #expect(deliveries.allSatisfy { $0.accepted != nil }, "\(deliveries.filter { $0.accepted == nil }.map(\.index))")
+        let falseDuplicates = deliveries.filter { $0.attempts == 1 && $0.accepted?.hasSuffix(#""duplicate":false}"#) != true }
+        #expect(falseDuplicates.isEmpty, "accepted at the first attempt, yet not as new: \(falseDuplicates)")
+        print("jetstream: batches sent more than once \(deliveries.filter { $0.attempts > 1 }.count), "
+              + "answered duplicate \(deliveries.filter(\.isDuplicate).count)")
         let stored = try await DatabaseQueue(path: database).read { db in
             (try Int.fetchOne(db, sql: "SELECT count(*) FROM batches") ?? -1,
              try Int.fetchOne(db, sql: "SELECT count(*) FROM events") ?? -1,

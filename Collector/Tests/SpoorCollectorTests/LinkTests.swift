@@ -28,8 +28,8 @@ struct LinkTests {
     /// The Spoor modules that define Swift symbols in `binary`, from the module that leads each mangled name
     /// (`$s9SpoorWire…`): a module's own functions, types, conformances and metadata all start with it, so a
     /// module linked in at all shows up here.
-    static func spoorModules(in binary: URL) throws -> Set<String> {
-        let listing = try Command.run("nm", ["--defined-only", binary.path])
+    static func spoorModules(in binary: URL) async throws -> Set<String> {
+        let listing = try await Command.run("nm", ["--defined-only", binary.path])
         var modules: Set<String> = []
         for line in listing.split(separator: "\n") {
             // Mach-O names carry a leading underscore.
@@ -47,10 +47,10 @@ struct LinkTests {
 
     @Test("the shipped executables hold no tracker code: no symbol of SpoorTracker, SpoorLog, SpoorUpload or SpoorSystem",
           arguments: products.map(\.name))
-    func noTrackerCode(product: String) throws {
+    func noTrackerCode(product: String) async throws {
         let (_, override, allowed) = try #require(Self.products.first { $0.name == product })
         let binary = try CollectorProcess.builtProduct(product, override: override)
-        let modules = try Self.spoorModules(in: binary)
+        let modules = try await Self.spoorModules(in: binary)
         // The listing must be of a Swift binary with its symbols, or an empty set would prove nothing.
         #expect(modules.isSuperset(of: ["SpoorCollectorCore", "SpoorWire", "SpoorModel"]), "\(binary.path): \(modules.sorted())")
         for tracker in ["SpoorTracker", "SpoorLog", "SpoorUpload", "SpoorSystem"] {
@@ -60,9 +60,9 @@ struct LinkTests {
     }
 
     @Test("the check sees tracker code where it is linked: the upload child holds SpoorTracker, SpoorLog and SpoorUpload")
-    func checkSeesTrackerCode() throws {
+    func checkSeesTrackerCode() async throws {
         let child = try CollectorProcess.builtProduct("SpoorUploadChild", override: "SPOOR_UPLOAD_CHILD_BIN")
-        let modules = try Self.spoorModules(in: child)
+        let modules = try await Self.spoorModules(in: child)
         #expect(modules.isSuperset(of: ["SpoorTracker", "SpoorLog", "SpoorUpload"]), "\(modules.sorted())")
     }
 }

@@ -1,38 +1,67 @@
 import SpoorCollectorTestSupport
+import SpoorLoopback
 import Foundation
 import Testing
 
-/// A throwaway PostgreSQL server in a temporary directory, started by `scripts/postgres-test-cluster`.
+/// A throwaway PostgreSQL server in a temporary directory, started by `scripts/postgres-test-cluster`, behind a
+/// ``TCPForwarder``.
 ///
-/// Each test that needs PostgreSQL starts its own (one that stops its server cannot share), and stops it
-/// when released, failed test or not. If the server cannot start, creating this throws: the test fails.
-final class PostgresCluster {
+/// Each test that needs PostgreSQL starts its own (one that stops its server cannot share) with
+/// ``with(_:)``, which destroys it afterwards, failed test or not. The server may come back from ``stop()`` on
+/// another port (the script picks a new one when the old is taken); ``url``, through the forwarder, stays the same,
+/// so a collector given it reaches the server wherever it listens. If the server cannot start, this throws: the test
+/// fails.
+final class PostgresCluster: Sendable {
     static let script = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         .appendingPathComponent("scripts/postgres-test-cluster")
 
     let directory: URL
-    /// `postgres://spoor@127.0.0.1:PORT/spoor`.
-    private(set) var url = ""
+    private let forwarder: TCPForwarder
 
-    init() throws {
+    /// `postgres://spoor@127.0.0.1:PORT/spoor`, the forwarder's port: for collectors.
+    var url: String { "postgres://spoor@127.0.0.1:\(forwarder.port)/spoor" }
+
+    private init() throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("spoor-pg-\(UUID().uuidString)")
-        try start()
+        forwarder = try TCPForwarder()
     }
 
-    deinit {
-        _ = try? Command.run(Self.script.path, ["destroy", directory.path])
+    /// Starts a server, runs `body` with it, and destroys it whatever `body` did.
+    static func with<Value: Sendable>(_ body: (PostgresCluster) async throws -> Value) async throws -> Value {
+        let cluster = try PostgresCluster()
+        let value: Value
+        do {
+            try await cluster.start()
+            value = try await body(cluster)
+        } catch {
+            await cluster.destroy()
+            throw error
+        }
+        await cluster.destroy()
+        return value
     }
 
-    /// Starts the server (again, on the same port after `stop()`).
-    func start() throws {
-        url = try Command.run(Self.script.path, ["start", directory.path]).trimmingCharacters(in: .whitespacesAndNewlines)
-        guard url.hasPrefix("postgres://") else { throw CollectorTestError("postgres-test-cluster printed \(url)") }
+    /// Starts the server (again, after `stop()`, on its port or a new one) and points the forwarder at it.
+    func start() async throws {
+        let direct = try await Command.run(Self.script.path, ["start", directory.path]).trimmingCharacters(in: .whitespacesAndNewlines)
+        guard direct.hasPrefix("postgres://"), let port = Int(direct.split(separator: ":").last?.split(separator: "/").first ?? "") else {
+            throw CollectorTestError("postgres-test-cluster printed \(direct)")
+        }
+        forwarder.upstream = .port(port)
     }
 
     /// Stops the server (fast shutdown: open connections are closed).
-    func stop() throws {
-        _ = try Command.run(Self.script.path, ["stop", directory.path])
+    func stop() async throws {
+        // Down: connections are refused (closed at once) until it is back.
+        forwarder.upstream = .down
+        try await Command.run(Self.script.path, ["stop", directory.path])
+    }
+
+    /// Stops the server and removes its directory.
+    private func destroy() async {
+        forwarder.stop()
+        _ = try? await Command.run(Self.script.path, ["destroy", directory.path])
     }
 
     /// Sends `signal` to the server and its backends (SIGSTOP: a server that hangs instead of refusing).
@@ -51,9 +80,16 @@ final class PostgresCluster {
         for pid in pids { kill(pid, signal) }
     }
 
-    /// One value from `psql -At` (rows separated by newlines, columns by `|`).
-    func query(_ sql: String) throws -> String {
-        try Command.run("psql", [ "-X", "-q", "-At", "-v", "ON_ERROR_STOP=1", url, "-c", sql])
+    /// One value from `psql -At` (rows separated by newlines, columns by `|`), through the server's own socket.
+    func query(_ sql: String) async throws -> String {
+        try await Command.run("psql", ["-X", "-q", "-At", "-v", "ON_ERROR_STOP=1", "-h", directory.path, "-p", try serverPort(),
+                                       "-U", "spoor", "-d", "spoor", "-c", sql])
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// The port the server listens on now (it names its socket in `directory`, too).
+    private func serverPort() throws -> String {
+        try String(contentsOfFile: directory.appendingPathComponent("port").path, encoding: .utf8)
             .trimmingCharacters(in: .whitespacesAndNewlines)
     }
 }

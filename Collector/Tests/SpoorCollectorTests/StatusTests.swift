@@ -10,7 +10,7 @@ import Testing
 struct StatusTests {
     @Test("413 for a body over --max-body, before reading it")
     func bodyTooLarge() async throws {
-        let collector = try CollectorProcess(arguments: ["--max-body", "1000"])
+        let collector = try await CollectorProcess(arguments: ["--max-body", "1000"])
         let answer = try await collector.request(body: [UInt8](repeating: 7, count: 1001))
         #expect(answer.status == 413)
         #expect(answer.body == #"{"error":"body_too_large","detail":"Content-Length 1001 is past the 1000-byte limit"}"#)
@@ -18,7 +18,7 @@ struct StatusTests {
 
     @Test("413 for a declared decompressed size over --max-decompressed")
     func decompressedTooLarge() async throws {
-        let collector = try CollectorProcess(arguments: ["--max-decompressed", "100"])
+        let collector = try await CollectorProcess(arguments: ["--max-decompressed", "100"])
         let frame = try Frames.frame(Frames.events(20))
         let answer = try await collector.request(body: frame)
         #expect(answer.status == 413)
@@ -27,7 +27,7 @@ struct StatusTests {
 
     @Test("415 for an unknown codec or version")
     func unsupported() async throws {
-        let collector = try CollectorProcess()
+        let collector = try await CollectorProcess()
         var codec = try Frames.frame(Frames.events(2))
         codec[5] = 9
         let byCodec = try await collector.request(body: codec)
@@ -42,7 +42,7 @@ struct StatusTests {
 
     @Test("401 without the right bearer token when tokens are configured")
     func tokens() async throws {
-        let collector = try CollectorProcess(arguments: ["--token", "alpha", "--token", "beta"])
+        let collector = try await CollectorProcess(arguments: ["--token", "alpha", "--token", "beta"])
         let frame = try Frames.frame(Frames.events(2))
         let missing = try await collector.request(body: frame)
         #expect(missing.status == 401)
@@ -55,7 +55,7 @@ struct StatusTests {
 
     @Test("404 for an unknown path, 405 for a wrong method")
     func routing() async throws {
-        let collector = try CollectorProcess()
+        let collector = try await CollectorProcess()
         let unknown = try await collector.request("GET", "/v2/nothing")
         #expect(unknown.status == 404)
         #expect(unknown.body.hasPrefix(#"{"error":"not_found","#))
@@ -66,7 +66,7 @@ struct StatusTests {
 
     @Test("503 with Retry-After when too many batches are in flight")
     func overloaded() async throws {
-        let collector = try CollectorProcess(arguments: ["--max-in-flight", "0"])
+        let collector = try await CollectorProcess(arguments: ["--max-in-flight", "0"])
         let answer = try await collector.request(body: try Frames.frame(Frames.events(2)))
         #expect(answer.status == 503)
         #expect(answer.headers["retry-after"] == "1")
@@ -75,7 +75,7 @@ struct StatusTests {
 
     @Test("/healthz answers 200 while the store answers; /metrics counts requests, events and duplicates")
     func healthAndMetrics() async throws {
-        let collector = try CollectorProcess()
+        let collector = try await CollectorProcess()
         let health = try await collector.request("GET", "/healthz")
         #expect(health.status == 200)
         let frame = try Frames.frame(Frames.events(5))
@@ -92,10 +92,10 @@ struct StatusTests {
     @Test("SIGTERM or SIGINT: the collector stops cleanly, its store closed, and what it answered 200 for is stored",
           arguments: [SIGTERM, SIGINT])
     func gracefulShutdown(signal: Int32) async throws {
-        let collector = try CollectorProcess()
+        let collector = try await CollectorProcess()
         let answer = try await collector.request(body: try Frames.frame(Frames.events(4)))
         #expect(answer.status == 200)
-        kill(collector.process.processIdentifier, signal)
+        collector.signal(signal)
         #expect(try await collector.waitForExit() == 0)
         // Closing the last connection checkpoints the write-ahead log into the file and removes it.
         #expect(!FileManager.default.fileExists(atPath: collector.databasePath + "-wal"), "the SQLite store was not closed")

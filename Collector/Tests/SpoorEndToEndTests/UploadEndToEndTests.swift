@@ -1,6 +1,8 @@
 import Foundation
 import GRDB
 import SpoorCollectorTestSupport
+import SpoorFaultProxy
+import SpoorLoopback
 import SpoorModel
 import SpoorTracker
 import Testing
@@ -32,16 +34,6 @@ struct StoredEvents {
     }
 }
 
-/// The resident set size of this process, in bytes (Linux `/proc/self/status`), or nil elsewhere.
-func residentBytes() -> Int? {
-    guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return nil }
-    for line in status.split(separator: "\n") where line.hasPrefix("VmRSS:") {
-        let digits = line.split(separator: " ").dropFirst().first.flatMap { Int($0) }
-        return digits.map { $0 * 1024 }
-    }
-    return nil
-}
-
 /// A fresh storage directory, removed at the end.
 final class StorageDirectory {
     let url = FileManager.default.temporaryDirectory.appendingPathComponent("spoor-e2e-\(UUID().uuidString)")
@@ -50,7 +42,7 @@ final class StorageDirectory {
 
 @Suite(.serialized) struct UploadEndToEndTests {
     @Test func fourTasksTrackingTenThousandEventsReachTheStoreExactlyOnceInOrder() async throws {
-        let collector = try CollectorProcess()
+        let collector = try await CollectorProcess()
         let storage = StorageDirectory()
         var configuration = SpoorTracker.Configuration(storageDirectory: storage.url)
         configuration.serverURL = collector.batchURL
@@ -86,54 +78,54 @@ final class StorageDirectory {
         #expect(await tracker.shutdown())
     }
 
-    @Test func offlineTheCapsHoldAndEverythingKeptArrivesWhenTheCollectorReturns() async throws {
-        // Learn a free port from a first collector, then take it down: uploads now meet a closed port.
-        let first = try CollectorProcess()
-        let port = first.port
-        let collectorDirectory = first.directory.deletingLastPathComponent().appendingPathComponent("spoor-e2e-store-\(UUID().uuidString)")
-        first.stop()
-
-        let storage = StorageDirectory()
-        var configuration = SpoorTracker.Configuration(storageDirectory: storage.url)
-        configuration.serverURL = URL(string: "http://127.0.0.1:\(port)/v1/batch")!
-        configuration.durability = .none
-        configuration.maxQueuedEvents = 10_000
-        let tracker = try Tracker(configuration: configuration)
-
-        let before = residentBytes()
-        let total = 50_000
-        for n in 0..<total {
-            tracker.track("Offline", properties: ["task": 0, "n": .int(Int64(n))])
+    /// The `KEY=VALUE` fields of a child's line, after its first word.
+    static func fields(_ line: String) -> [String: String] {
+        var fields: [String: String] = [:]
+        for part in line.split(separator: " ").dropFirst() {
+            let pair = part.split(separator: "=", maxSplits: 1)
+            if pair.count == 2, fields[String(pair[0])] == nil { fields[String(pair[0])] = String(pair[1]) }
         }
-        let offline = await tracker.flush()
-        let after = residentBytes()
+        return fields
+    }
+
+    @Test func offlineTheCapsHoldAndEverythingKeptArrivesWhenTheCollectorReturns() async throws {
+        // The app is a child process of its own (SpoorUploadChild's offline mode), so its memory is its own and not
+        // this test process's, where other suites allocate what they like. It uploads through a proxy, which stays
+        // at one address: while "offline" every request is reset, as a network that is down would; once the
+        // collector is up the proxy passes everything to it.
+        let proxy = try FaultProxy(upstreamPort: nil, script: FaultScript(then: .resetMidBody))
+        defer { proxy.stop() }
+        let storage = StorageDirectory()
+        let total = 50_000
+        let child = try LineProcess(
+            CollectorProcess.builtProduct("SpoorUploadChild", override: "SPOOR_UPLOAD_CHILD_BIN"),
+            [storage.url.path, proxy.batchURL.absoluteString, "0", "offline", "\(total)"], input: true
+        )
+        let offline = Self.fields(try await child.line { $0.hasPrefix("offline ") }.line)
+        let number = { (key: String) in Int(offline[key] ?? "") ?? -1 }
         // Nothing was delivered; what is kept is within the caps (the log's 10,000 events and the outbox's
         // 16 batches of 100), and every other event is counted as dropped.
-        #expect(offline.deliveredEvents == 0)
-        guard case .backingOff = offline.pendingReason else {
-            Issue.record("expected a backoff, got \(String(describing: offline.pendingReason))")
-            return
-        }
-        let kept = offline.pendingEvents
-        #expect(kept > 0)
-        #expect(kept <= 10_000 + 16 * 100)
-        let counters = tracker.counters
-        #expect(counters.accepted == total)
-        #expect(counters.droppedByLog == total - kept)
-        #expect(counters.upload?.retries ?? 0 >= 1)
-        #expect(counters.upload?.state == .backingOff)
-        if let before, let after {
-            // 50,000 events went through; memory grew by far less than they would take if kept.
-            #expect(after - before < 48 << 20, "RSS grew by \((after - before) >> 20) MiB")
-        }
+        #expect(number("delivered") == 0)
+        #expect(offline["reason"] == "backingOff", "\(offline)")
+        let kept = number("pending")
+        // The log is full (the newest 10,000), and the outbox holds at most 16 batches of 100 beside it.
+        #expect(kept >= 10_000 && kept <= 10_000 + 16 * 100, "kept \(kept)")
+        #expect(number("accepted") == total)
+        #expect(number("dropped") == total - kept)
+        #expect(number("retries") >= 1)
+        #expect(offline["state"] == "backingOff")
+        // 50,000 events went through; memory grew by far less than they would take if kept.
+        #expect(number("rss-growth") < 48 << 20, "RSS grew by \(number("rss-growth") >> 20) MiB")
 
-        // The collector comes back on the same port; a flush cuts the backoff short and delivers everything kept.
-        let collector = try CollectorProcess(listen: "127.0.0.1:\(port)", directory: collectorDirectory)
-        defer { try? FileManager.default.removeItem(at: collectorDirectory) }
-        #expect(collector.port == port)
-        let online = await tracker.flush()
-        #expect(online.isComplete, "\(online)")
-        #expect(online.deliveredEvents == kept)
+        // The collector comes up; the child's next flush cuts the backoff short and delivers everything kept.
+        let collector = try await CollectorProcess()
+        proxy.upstreamPort = collector.port
+        proxy.setScript(.passThrough)
+        child.closeInput()
+        let online = Self.fields(try await child.line { $0.hasPrefix("online ") }.line)
+        #expect(online["complete"] == "true", "\(online)")
+        #expect(online["delivered"] == "\(kept)")
+        #expect(try await child.exitStatus() == 0)
 
         let stored = try StoredEvents(databasePath: collector.databasePath)
         #expect(stored.rows.count == kept)
@@ -141,6 +133,5 @@ final class StorageDirectory {
         #expect(stored.rows.allSatisfy { (0..<total).contains($0.n) })
         // Drop-oldest: the newest events are all there.
         #expect(stored.rows.last?.n == total - 1)
-        #expect(await tracker.shutdown())
     }
 }

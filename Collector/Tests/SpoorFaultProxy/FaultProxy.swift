@@ -89,8 +89,9 @@ public final class FaultProxy: Sendable {
     /// Every request so far, in arrival order of their recording.
     public var requests: [ProxiedRequest] { state.withLock { $0.requests } }
 
-    /// Waits until at least `count` requests are recorded and returns them all; throws after `timeout`.
-    public func waitForRequests(_ count: Int, timeout: Duration = .seconds(30)) async throws -> [ProxiedRequest] {
+    /// Waits until at least `count` requests are recorded and returns them all; throws after `timeout` (minutes by
+    /// default: a bound for a hang).
+    package func waitForRequests(_ count: Int, timeout: Duration = waitBound) async throws -> [ProxiedRequest] {
         do {
             return try await withDeadline(timeout) { try await self.requests(atLeast: count) }
         } catch is DeadlineExceeded {

@@ -3,7 +3,9 @@ import Foundation
 import FoundationNetworking
 #endif
 import SpoorCollectorTestSupport
+import SpoorCollectorCore
 import SpoorFaultProxy
+import SpoorLoopback
 import SpoorWire
 import Testing
 
@@ -12,7 +14,7 @@ import Testing
 struct FaultProxyTests {
     @Test("forwarded batches reach the store; the proxy records path, headers and body size")
     func forwards() async throws {
-        let collector = try CollectorProcess()
+        let collector = try await CollectorProcess()
         let proxy = try FaultProxy(upstreamPort: collector.port)
         let id = BatchID.random()
         let frame = try Frames.frame(Frames.events(anonymousID: "anon-f", sequences: 0..<5), batchID: id)
@@ -32,7 +34,7 @@ struct FaultProxyTests {
 
     @Test("scripted statuses are answered in order without reaching the collector, then it forwards")
     func scriptedStatuses() async throws {
-        let collector = try CollectorProcess()
+        let collector = try await CollectorProcess()
         let statuses: [FaultAction] = [
             .respond(status: 500), .respond(status: 503, headers: ["Retry-After": "2"]),
             .respond(status: 503, headers: ["Retry-After": "Wed, 21 Oct 2026 07:28:00 GMT"]),
@@ -56,7 +58,7 @@ struct FaultProxyTests {
 
     @Test("bodies above the limit get 413 and are not forwarded; smaller ones are")
     func tooLarge() async throws {
-        let collector = try CollectorProcess()
+        let collector = try await CollectorProcess()
         let small = try Frames.frame(Frames.events(anonymousID: "anon-l", sequences: 0..<2))
         let large = try Frames.frame(Frames.events(anonymousID: "anon-l", sequences: 2..<400))
         let proxy = try FaultProxy(upstreamPort: collector.port, script: FaultScript(rejectBodiesAbove: small.count + 1))
@@ -69,7 +71,7 @@ struct FaultProxyTests {
 
     @Test("a reset mid-body is a network error for the client and stores nothing")
     func resetMidBody() async throws {
-        let collector = try CollectorProcess()
+        let collector = try await CollectorProcess()
         let proxy = try FaultProxy(upstreamPort: collector.port, script: FaultScript([.resetMidBody]))
         let frame = try Frames.frame(Frames.events(anonymousID: "anon-r", sequences: 0..<2000))
         let result = await Post.batch(frame, to: proxy.batchURL)
@@ -83,22 +85,23 @@ struct FaultProxyTests {
 
     @Test("a stall outlasts the client's timeout; stopping the proxy ends it")
     func stall() async throws {
-        let collector = try CollectorProcess()
-        let proxy = try FaultProxy(upstreamPort: collector.port, script: FaultScript([.stall(.seconds(60))]))
+        let collector = try await CollectorProcess()
+        // An hour: nothing but the client's own timeout (1 s) can end the request while the test looks.
+        let proxy = try FaultProxy(upstreamPort: collector.port, script: FaultScript([.stall(.seconds(3600))]))
         let frame = try Frames.frame(Frames.events(anonymousID: "anon-t", sequences: 0..<3))
         let started = ContinuousClock.now
-        let result = await Post.batch(frame, to: proxy.batchURL, timeout: 1)
+        let result = try await withDeadline(waitBound) { await Post.batch(frame, to: proxy.batchURL, timeout: 1) }
         let waited = ContinuousClock.now - started
-        #expect(result.urlErrorCode == .timedOut)
-        #expect(waited >= .milliseconds(900) && waited < .seconds(20), "the client's own timeout ended it, not the stall")
-        #expect(try await proxy.waitForRequests(1)[0].action == .stall(.seconds(60)))
+        #expect(result.urlErrorCode == .timedOut, "the client's own timeout ended it: \(result)")
+        #expect(waited >= .milliseconds(900), "after \(waited)")
+        #expect(try await proxy.waitForRequests(1)[0].action == .stall(.seconds(3600)))
         #expect(try StoreReading(path: collector.databasePath).eventCount() == 0)
         proxy.stop()
     }
 
     @Test("a lost response: the collector stored the batch, the client heard nothing; the resend is a duplicate")
     func lostResponse() async throws {
-        let collector = try CollectorProcess()
+        let collector = try await CollectorProcess()
         let proxy = try FaultProxy(upstreamPort: collector.port, script: FaultScript([.loseResponse]))
         let id = BatchID.random()
         let frame = try Frames.frame(Frames.events(anonymousID: "anon-d", sequences: 0..<4), batchID: id)
@@ -113,15 +116,15 @@ struct FaultProxyTests {
 
     @Test("while the collector is down the proxy answers 502; after a restart on a new port it forwards again")
     func collectorRestart() async throws {
-        let collector = try CollectorProcess()
+        let collector = try await CollectorProcess()
         let proxy = try FaultProxy(upstreamPort: collector.port)
         let first = try Frames.frame(Frames.events(anonymousID: "anon-c", sequences: 0..<2))
         #expect(try await Post.batch(first, to: proxy.batchURL).get().status == 200)
-        collector.stop(kill: true)
+        try await collector.stop(kill: true)
         proxy.upstreamPort = nil
         let second = try Frames.frame(Frames.events(anonymousID: "anon-c", sequences: 2..<4))
         #expect(try await Post.batch(second, to: proxy.batchURL).get().status == 502)
-        proxy.upstreamPort = try collector.start()
+        proxy.upstreamPort = try await collector.start()
         #expect(try await Post.batch(second, to: proxy.batchURL).get().status == 200)
         #expect(try StoreReading(path: collector.databasePath).eventCount() == 4)
         #expect(proxy.requests.map(\.upstreamStatus) == [200, nil, 200])

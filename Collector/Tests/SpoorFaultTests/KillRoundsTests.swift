@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import SpoorCollectorTestSupport
 import SpoorFaultProxy
+import SpoorLoopback
 import SpoorModel
 import Testing
 #if canImport(Glibc)
@@ -11,9 +12,10 @@ import Darwin
 #endif
 
 /// Exactly-once delivery under kill -9: a child tracks and uploads continuously through the proxy to a real
-/// collector; it is SIGKILLed at random moments, round after round, while the collector is also restarted
-/// at random (gracefully or with SIGKILL) and the proxy answers some requests with a 5xx, a 429, a reset or
-/// a lost response. At the end every event the child reported durable is in the store
+/// collector; it is SIGKILLed round after round, each time after a random number of its own `durable` lines (so the
+/// kill lands wherever the child happens to be, on any machine, and every round has made events durable), while
+/// the collector is also restarted at random (gracefully or with SIGKILL) and the proxy answers some requests with
+/// a 5xx, a 429, a reset or a lost response. At the end every event the child reported durable is in the store
 /// exactly once, and no (anonymous id, sequence) pair is stored twice.
 ///
 /// `SPOOR_E2E_ROUNDS` (default 20) and `SPOOR_E2E_SEED` pick the run; `make e2e-crash ROUNDS=200` is the long one.
@@ -27,13 +29,14 @@ struct KillRoundsTests {
         var random = SplitMix64(seed: seed)
         let started = ContinuousClock.now
 
-        let collector = try CollectorProcess()
+        let collector = try await CollectorProcess()
         let proxy = try FaultProxy(upstreamPort: collector.port)
         defer { proxy.stop() }
         let storage = FileManager.default.temporaryDirectory.appendingPathComponent("spoor-kill-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: storage) }
 
         var durable = Set<Int64>()
+        var durableRounds = 0
         var restarts = 0
         var transcript: [String] = []
         // The log's drop-oldest count as the child last reported it (the child stays far below the caps).
@@ -41,41 +44,50 @@ struct KillRoundsTests {
         for round in 0..<rounds {
             // Most requests go through; some meet a 5xx, a 429, a reset or a lost response.
             proxy.setScript(FaultScript((0..<400).map { _ in Self.randomAction(using: &random) }))
-            let child = try UploadChild(storage: storage, url: proxy.batchURL, round: round)
-            try await child.waitForLine(prefix: "ready")
-            // The kill lands 20–600 ms into the round; in one round of three the collector restarts first.
-            let lifetime = Duration.milliseconds(Int.random(in: 20...600, using: &random))
+            let child = try Self.child(storage: storage, url: proxy.batchURL, round: round)
+            _ = try await child.line { $0.hasPrefix("ready") }
+            // The kill comes after 1 to 8 `durable` lines; in one round of three the collector restarts first, after
+            // fewer of them.
+            let lifetime = Int.random(in: 1...8, using: &random)
+            var next = 0
+            var counted = 0
             if Int.random(in: 0..<3, using: &random) == 0 {
-                let before = Duration.milliseconds(Int.random(in: 0...Int(lifetime.components.seconds * 1000 + 300), using: &random))
-                try await Task.sleep(for: min(before, lifetime))
+                let before = Int.random(in: 0..<lifetime, using: &random)
+                next = try await Self.durableLines(before, of: child, from: next)
+                counted = before
                 proxy.upstreamPort = nil
-                proxy.upstreamPort = try collector.restart(kill: Bool.random(using: &random))
+                proxy.upstreamPort = try await collector.restart(kill: Bool.random(using: &random))
                 restarts += 1
             }
-            try await Task.sleep(for: lifetime)
-            let lines = child.kill()
-            transcript.append("round \(round) lifetime \(lifetime)")
+            _ = try await Self.durableLines(lifetime - counted, of: child, from: next)
+            try await child.stop(signal: SIGKILL)
+            let lines = child.output
+            transcript.append("round \(round) killed after \(lifetime) durable lines")
             transcript += lines
             for line in lines where line.hasPrefix("flushed ") {
                 if let dropped = line.split(separator: " ").last?.split(separator: "=").last.flatMap({ Int($0) }) {
                     maxDropped = max(maxDropped, dropped)
                 }
             }
+            var madeDurable = 0
             for line in lines where line.hasPrefix("durable ") {
                 let parts = line.split(separator: " ")
-                guard parts.count == 3, let first = Int64(parts[1]), let last = Int64(parts[2]), first <= last else {
-                    Issue.record("a garbled line from the child: \(line)")
+                guard parts.count == 3, let first = Int64(parts[1]), let last = Int64(parts[2]), first <= last,
+                      first / 1_000_000 == round, last / 1_000_000 == round else {
+                    Issue.record("a garbled line from the child of round \(round): \(line)")
                     continue
                 }
                 durable.formUnion(first...last)
+                madeDurable += Int(last - first + 1)
             }
+            if madeDurable > 0 { durableRounds += 1 }
         }
 
         // A last launch with the collector up and no faults sends whatever the rounds left behind.
         proxy.setScript(.passThrough)
-        let drain = try UploadChild(storage: storage, url: proxy.batchURL, round: rounds, drain: true)
-        let status = drain.waitForExit()
-        let drainLines = drain.lines()
+        let drain = try Self.child(storage: storage, url: proxy.batchURL, round: rounds, drain: true)
+        let status = try await drain.exitStatus()
+        let drainLines = drain.output
         #expect(status == 0, "the drain failed: \(drainLines.suffix(5))")
 
         let stored = try StoredNumbers(path: collector.databasePath)
@@ -84,7 +96,7 @@ struct KillRoundsTests {
         #expect(lost.isEmpty, "durable but not stored: \(lost.sorted().prefix(20))")
         #expect(repeated.isEmpty, "stored more than once: \(repeated.keys.sorted().prefix(20))")
         #expect(stored.repeatedPairs == 0, "(anonymous id, sequence) pairs stored more than once")
-        #expect(durable.count >= rounds, "every round should make some events durable")
+        #expect(durableRounds == rounds, "every round made events durable: \(durableRounds) of \(rounds) did")
         #expect(maxDropped == 0, "the log dropped events at its caps: the check would not mean much")
         if !lost.isEmpty || !repeated.isEmpty || stored.repeatedPairs > 0 {
             // Keep what a person needs to find out why: the storage, the store, the requests, the child's lines.
@@ -99,6 +111,7 @@ struct KillRoundsTests {
                 .write(to: keep.appendingPathComponent("child.txt"), atomically: true, encoding: .utf8)
             print("e2e crash: the evidence is in \(keep.path)")
         }
+        try await collector.stop()
         let elapsed = (ContinuousClock.now - started).components
         let seconds = Double(elapsed.seconds) + Double(elapsed.attoseconds) / 1e18
         // Batches the collector took more than once (stored, then sent again after a kill): the duplicate case.
@@ -114,6 +127,23 @@ struct KillRoundsTests {
 }
 
 extension KillRoundsTests {
+    /// A `SpoorUploadChild` for `round` (or the final drain), tracking and uploading through `url`.
+    static func child(storage: URL, url: URL, round: Int, drain: Bool = false) throws -> LineProcess {
+        try LineProcess(
+            CollectorProcess.builtProduct("SpoorUploadChild", override: "SPOOR_UPLOAD_CHILD_BIN"),
+            [storage.path, url.absoluteString, "\(round)"] + (drain ? ["drain"] : [])
+        )
+    }
+
+    /// Waits for `count` more `durable` lines of `child`, from line `start` on; returns the index after the last.
+    static func durableLines(_ count: Int, of child: LineProcess, from start: Int) async throws -> Int {
+        var next = start
+        for _ in 0..<count {
+            next = try await child.line(from: next) { $0.hasPrefix("durable ") }.index + 1
+        }
+        return next
+    }
+
     /// One request's fate: forwarded four times in five, else a transient fault (never a stall: the child's
     /// request timeout would only slow the rounds down).
     static func randomAction(using random: inout SplitMix64) -> FaultAction {
@@ -150,109 +180,3 @@ private struct StoredNumbers {
         }
     }
 }
-
-/// A `SpoorUploadChild` process and the lines it printed.
-private final class UploadChild: @unchecked Sendable {
-    let process = Process()
-    private let output = Pipe()
-    private let lock = NSLock()
-    private var text = ""
-    private var waiters: [(prefix: String, continuation: CheckedContinuation<Void, any Error>)] = []
-    private var ended = false
-    private let outputEnded = DispatchSemaphore(value: 0)
-
-    init(storage: URL, url: URL, round: Int, drain: Bool = false) throws {
-        process.executableURL = try CollectorProcess.builtProduct("SpoorUploadChild", override: "SPOOR_UPLOAD_CHILD_BIN")
-        process.arguments = [storage.path, url.absoluteString, "\(round)"] + (drain ? ["drain"] : [])
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let reader = output.fileHandleForReading
-        Thread.detachNewThread { [self] in
-            while true {
-                let chunk = reader.availableData
-                if chunk.isEmpty { break }
-                append(String(decoding: chunk, as: UTF8.self))
-            }
-            finish()
-            outputEnded.signal()
-        }
-    }
-
-    private func append(_ chunk: String) {
-        let ready = lock.withLock { () -> [CheckedContinuation<Void, any Error>] in
-            text += chunk
-            let lines = text.split(separator: "\n")
-            let ready = waiters.filter { waiter in lines.contains { $0.hasPrefix(waiter.prefix) } }.map(\.continuation)
-            waiters.removeAll { waiter in lines.contains { $0.hasPrefix(waiter.prefix) } }
-            return ready
-        }
-        for continuation in ready { continuation.resume() }
-    }
-
-    private func finish() {
-        let left = lock.withLock { () -> [CheckedContinuation<Void, any Error>] in
-            ended = true
-            defer { waiters = [] }
-            return waiters.map(\.continuation)
-        }
-        for continuation in left { continuation.resume(throwing: ChildError("the child ended first: \(lines().suffix(3))")) }
-    }
-
-    /// Returns once a line starting with `prefix` is printed; throws if the child ends first.
-    func waitForLine(prefix: String) async throws {
-        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-            let state = lock.withLock { () -> Bool? in
-                if text.split(separator: "\n").contains(where: { $0.hasPrefix(prefix) }) { return true }
-                if ended { return false }
-                waiters.append((prefix, continuation))
-                return nil
-            }
-            switch state {
-            case true?: continuation.resume()
-            case false?: continuation.resume(throwing: ChildError("the child ended before `\(prefix)`: \(lines().suffix(3))"))
-            case nil: break
-            }
-        }
-    }
-
-    /// The complete lines printed so far.
-    func lines() -> [String] {
-        lock.withLock {
-            var lines = text.split(separator: "\n", omittingEmptySubsequences: true).map(String.init)
-            if !text.hasSuffix("\n"), !lines.isEmpty { lines.removeLast() }
-            return lines
-        }
-    }
-
-    /// SIGKILLs the child, waits for it and for its output, and returns its complete lines.
-    func kill() -> [String] {
-        signalKill(process.processIdentifier)
-        process.waitUntilExit()
-        _ = waitForOutputEnd()
-        return lines()
-    }
-
-    /// Waits for the child to exit on its own; its exit status.
-    func waitForExit() -> Int32 {
-        process.waitUntilExit()
-        _ = waitForOutputEnd()
-        return process.terminationStatus
-    }
-
-    /// The reader sees end of file once the child (the only writer) is gone.
-    private func waitForOutputEnd() -> Bool {
-        outputEnded.wait(timeout: .now() + 10) == .success
-    }
-}
-
-private struct ChildError: Error, CustomStringConvertible {
-    var description: String
-    init(_ description: String) { self.description = description }
-}
-
-#if canImport(Darwin)
-private func signalKill(_ pid: Int32) { _ = Darwin.kill(pid, SIGKILL) }
-#else
-private func signalKill(_ pid: Int32) { _ = Glibc.kill(pid, SIGKILL) }
-#endif

@@ -1,6 +1,7 @@
 import Foundation
 import SpoorCollectorTestSupport
 import SpoorFaultProxy
+import SpoorLoopback
 import SpoorModel
 import SpoorTesting
 import SpoorTracker
@@ -17,8 +18,6 @@ final class UploadRig {
     let tracker: Tracker
     /// The uploader's request timeout: a length no other timer of the uploader uses, so a test can wait for it.
     static let requestTimeout: Duration = .seconds(7)
-    /// The longest single `track` call seen by ``track(_:)``.
-    private(set) var slowestTrack: Duration = .zero
     private var next = 0
 
     /// Starts the collector, the proxy and the tracker, and waits until the uploader's first look at the (empty)
@@ -26,7 +25,7 @@ final class UploadRig {
     /// `systemClock` leaves the uploader on real time (with `requestTimeout`), for the one test about real stalls.
     init(script: FaultScript, flushBulkSize: Int = 100, systemClock: Bool = false,
          requestTimeout: Duration = UploadRig.requestTimeout) async throws {
-        collector = try CollectorProcess()
+        collector = try await CollectorProcess()
         proxy = try FaultProxy(upstreamPort: collector.port, script: script)
         storage = FileManager.default.temporaryDirectory.appendingPathComponent("spoor-fault-\(UUID().uuidString)")
         var configuration = Configuration(storageDirectory: storage)
@@ -60,17 +59,25 @@ final class UploadRig {
         try? FileManager.default.removeItem(at: storage)
     }
 
-    /// Tracks `count` events (numbered on from the last), timing every call; `properties` adds to each.
-    func track(_ count: Int, properties: Properties = [:]) {
-        for _ in 0..<count {
-            var merged = properties
-            merged["n"] = .int(Int64(next))
-            next += 1
-            let started = ContinuousClock.now
-            let accepted = tracker.track("FaultProbe", properties: merged)
-            slowestTrack = max(slowestTrack, ContinuousClock.now - started)
-            #expect(accepted)
+    /// Tracks `count` events (numbered on from the last); `properties` adds to each. The calls run on a thread of
+    /// their own, and a test fails unless they all return within minutes: `track` must never wait for the network,
+    /// and while a request hangs (a stall the manual clock has not ended) one that did would not return at all.
+    func track(_ count: Int, properties: Properties = [:]) async {
+        let tracker = self.tracker
+        let first = next
+        next += count
+        let accepted = await onOwnThread(within: waitBound) {
+            (first..<(first + count)).map { n -> Bool in
+                var merged = properties
+                merged["n"] = .int(Int64(n))
+                return tracker.track("FaultProbe", properties: merged)
+            }
         }
+        guard let accepted else {
+            Issue.record("track did not return within \(waitBound): it waited for something")
+            return
+        }
+        #expect(accepted.allSatisfy { $0 }, "\(accepted.filter { !$0 }.count) events refused")
     }
 
     /// The store, checked: each (anonymous id, sequence) at most once, all of this tracker's id; returns how many.

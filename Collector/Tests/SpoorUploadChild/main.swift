@@ -1,11 +1,15 @@
 // The child of the kill -9 rounds (Tests/SpoorFaultTests/KillRoundsTests.swift): a tracker that tracks and
 // uploads until it is SIGKILLed, saying on stdout which events are durable.
 //
-//   SpoorUploadChild DIR URL ROUND        track and upload until killed
-//   SpoorUploadChild DIR URL ROUND drain  upload what earlier rounds left, then exit
+//   SpoorUploadChild DIR URL ROUND          track and upload until killed
+//   SpoorUploadChild DIR URL ROUND drain    upload what earlier rounds left, then exit
+//   SpoorUploadChild DIR URL 0 offline N    track N events while the collector is away (the log keeps 10,000), flush,
+//                                           say what is kept; once standard input ends, flush again and say what went
 //
 // Lines: `ready ANONYMOUS-ID`, then `durable FIRST LAST` once events FIRST...LAST (their `n` property) are
-// synced to the log, `flushed RESULT` after each flush, and in drain mode `drained RESULT`.
+// synced to the log, `flushed RESULT` after each flush, and in drain mode `drained RESULT`. The offline mode
+// (the end-to-end test's, in a process of its own so that its memory is its own) says `offline KEY=VALUE…`, then
+// `online KEY=VALUE…`.
 import Foundation
 import SpoorModel
 import SpoorTracker
@@ -33,13 +37,18 @@ guard arguments.count >= 4, let round = Int64(arguments[3]), let url = URL(strin
     exit(2)
 }
 let draining = arguments.count > 4 && arguments[4] == "drain"
+let offline = arguments.count > 5 && arguments[4] == "offline" ? Int(arguments[5]) : nil
 
 var configuration = Configuration(storageDirectory: URL(fileURLWithPath: arguments[1], isDirectory: true))
 configuration.serverURL = url
 configuration.flushBulkSize = 25
 configuration.flushInterval = .milliseconds(200)
-configuration.requestTimeout = .seconds(2)
-configuration.durability = .batched(interval: .milliseconds(5))
+// In the rounds, a request whose connection the proxy reset may be left without an answer by the HTTP client
+// (seen on Linux): the timeout ends it, and the batch goes again. Elsewhere no fault hangs a request, so the timeout
+// only bounds a hang: a loaded machine's slow answer is still an answer.
+configuration.requestTimeout = draining || offline != nil ? .seconds(120) : .seconds(5)
+configuration.durability = offline == nil ? .batched(interval: .milliseconds(5)) : .none
+if offline != nil { configuration.maxQueuedEvents = 10_000 }
 let tracker: Tracker
 do {
     tracker = try Tracker(configuration: configuration)
@@ -49,12 +58,51 @@ do {
 }
 say("ready \(tracker.anonymousID)")
 
+/// This process's resident memory in bytes (`VmRSS`), or 0 where /proc has none.
+func residentBytes() -> Int {
+    guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
+          let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
+          let kilobytes = line.split(separator: " ").dropFirst().first.flatMap({ Int($0) }) else { return 0 }
+    return kilobytes * 1024
+}
+
+if let offline {
+    let before = residentBytes()
+    for n in 0..<offline {
+        tracker.track("Offline", properties: ["task": 0, "n": .int(Int64(n))])
+    }
+    let kept = await tracker.flush(timeout: .seconds(120))
+    let counters = tracker.counters
+    let reason: String
+    switch kept.pendingReason {
+    case .backingOff?: reason = "backingOff"
+    case nil: reason = "none"
+    default: reason = "other"
+    }
+    // The reason's own words last: they have spaces.
+    say("offline delivered=\(kept.deliveredEvents) pending=\(kept.pendingEvents) reason=\(reason) "
+        + "accepted=\(counters.accepted) dropped=\(counters.droppedByLog) retries=\(counters.upload?.retries ?? -1) "
+        + "state=\(counters.upload?.state.rawValue ?? "none") rss-growth=\(residentBytes() - before) "
+        + "why=\(kept.pendingReason.map { "\($0)" } ?? "-")")
+    // Standard input ends when the collector is back; a thread of its own waits for that.
+    await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+        Thread.detachNewThread {
+            _ = FileHandle.standardInput.readDataToEndOfFile()
+            continuation.resume()
+        }
+    }
+    let online = await tracker.flush(timeout: .seconds(120))
+    say("online complete=\(online.isComplete) delivered=\(online.deliveredEvents) pending=\(online.pendingEvents)")
+    _ = await tracker.shutdown(timeout: .seconds(120))
+    exit(0)
+}
+
 if draining {
     for _ in 0..<100 {
-        let result = await tracker.flush(timeout: .seconds(10))
+        let result = await tracker.flush(timeout: .seconds(120))
         if result.isComplete {
             say("drained \(result)")
-            _ = await tracker.shutdown()
+            _ = await tracker.shutdown(timeout: .seconds(120))
             exit(0)
         }
         say("flushed \(result)")
@@ -76,13 +124,14 @@ while true {
             tracker.track("KillRound", properties: ["n": .int(next), "round": .int(round)])
             next += 1
         }
-        // A flush syncs the log before it uploads: once it returns, everything tracked above is durable.
-        let result = await tracker.flush(timeout: .seconds(5))
+        // A flush syncs the log before it uploads: once it returns, everything tracked above is durable. It waits
+        // only briefly for the upload, which goes on meanwhile: the test counts these lines, not uploads.
+        let result = await tracker.flush(timeout: .milliseconds(200))
         say("durable \(first) \(next - 1)")
         backlog = result.pendingEvents
         say("flushed \(result) dropped=\(tracker.counters.droppedByLog)")
     } else {
-        let result = await tracker.flush(timeout: .seconds(5))
+        let result = await tracker.flush(timeout: .milliseconds(200))
         backlog = result.pendingEvents
         say("flushed \(result) dropped=\(tracker.counters.droppedByLog)")
     }
