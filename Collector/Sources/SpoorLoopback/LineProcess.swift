@@ -10,66 +10,86 @@ import Darwin
 /// a line (a server's "listening on", a drain's progress, a child's count of durable events) or the process's exit
 /// instead of polling or sleeping. Used for `spoor-collector` (serve and drain), `nats-server` and the tests' child.
 ///
-/// Nothing here blocks a task: one thread of its own reads each stream, `Process.terminationHandler` reports the
-/// exit, and every wait is a continuation answered by them, or by a timer once its bound has passed (a hang then
-/// fails instead of stalling the caller), or by the caller's cancellation.
+/// Nothing here blocks a task: a thread of its own reads each stream, another waits for the exit (`waitpid`), and
+/// every wait is a continuation answered by them, or by a timer once its bound has passed (a hang then fails
+/// instead of stalling the caller), or by the caller's cancellation. `posix_spawn` rather than Foundation's
+/// `Process`, whose exit was seen to go unreported (the child left a zombie) when many children ended at once.
 package final class LineProcess: Sendable {
     /// One of the child's output streams.
     package enum Stream: Sendable {
         case output, errors
     }
 
-    /// The running (or finished) process.
-    package let process: Process
+    /// The process id.
+    package let pid: pid_t
     private let shared: Shared
-    private let input: FileHandle?
+    /// The write end of the child's standard input, while open (-1 without `input`, or once closed).
+    private let input: Mutex<Int32>
 
     /// The most lines kept per stream: a chatty child's oldest lines are dropped (their indices stay counted).
     package static let keptLines = 100_000
 
     /// Starts `binary` with `arguments`, reading both of its output streams. With `input`, its standard input is a
     /// pipe the caller ends with ``closeInput()`` (a signal the child can wait for); else it reads nothing.
-    package init(_ binary: URL, _ arguments: [String], input: Bool = false) throws(LoopbackError) {
-        process = Process()
-        process.executableURL = binary
-        process.arguments = arguments
+    /// `onLine`, when given, sees each line as it is read, on the reading thread: for what must follow a line at
+    /// once, whether or not the caller's tasks get a thread soon. The child inherits no other descriptor.
+    package init(_ binary: URL, _ arguments: [String], input: Bool = false,
+                 onLine: (@Sendable (Stream, String) -> Void)? = nil) throws(LoopbackError) {
         let name = binary.lastPathComponent
+        let output = try Spawning.pipe()
+        let errors = try Spawning.pipe()
+        let stdin = input ? try Spawning.pipe() : nil
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        if let stdin {
+            posix_spawn_file_actions_adddup2(&actions, stdin.read, 0)
+        } else {
+            posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        }
+        posix_spawn_file_actions_adddup2(&actions, output.write, 1)
+        posix_spawn_file_actions_adddup2(&actions, errors.write, 2)
+        Spawning.closeInherited(&actions)
+        let argv = ([binary.path] + arguments).map { strdup($0) } + [nil]
+        defer { argv.forEach { free($0) } }
+        var child: pid_t = 0
+        let spawned = posix_spawn(&child, binary.path, &actions, nil, argv, environ)
+        let pid = child
+        // The child holds its own copies now; ours must close, or the readers would never see the end.
+        for fd in [output.write, errors.write, stdin?.read].compactMap({ $0 }) { close(fd) }
+        guard spawned == 0 else {
+            for fd in [output.read, errors.read, stdin?.write].compactMap({ $0 }) { close(fd) }
+            throw LoopbackError("cannot start \(binary.path): error \(spawned)")
+        }
+        self.pid = pid
+        self.input = Mutex(stdin?.write ?? -1)
         let shared = Shared(name: name)
         self.shared = shared
-        let outputPipe = Pipe()
-        let errorPipe = Pipe()
-        process.standardOutput = outputPipe
-        process.standardError = errorPipe
-        let inputPipe = input ? Pipe() : nil
-        process.standardInput = inputPipe ?? FileHandle.nullDevice
-        self.input = inputPipe?.fileHandleForWriting
-        // Set before `run()`, so no exit goes unreported.
-        process.terminationHandler = { process in shared.exited(process.terminationStatus) }
-        do {
-            try process.run()
-        } catch {
-            throw LoopbackError("cannot start \(binary.path): \(error)")
-        }
-        // The child holds its own copies now; ours must close, or the readers would never see the end.
-        try? outputPipe.fileHandleForWriting.close()
-        try? errorPipe.fileHandleForWriting.close()
-        try? inputPipe?.fileHandleForReading.close()
-        for (stream, pipe) in [(Stream.output, outputPipe), (.errors, errorPipe)] {
-            let reader = pipe.fileHandleForReading
-            let thread = Thread { Self.read(reader, stream, into: shared) }
+        for (stream, fd) in [(Stream.output, output.read), (.errors, errors.read)] {
+            let thread = Thread { Self.read(fd, stream, into: shared, onLine: onLine) }
             thread.name = "\(name) \(stream)"
             thread.start()
         }
+        let waiter = Thread {
+            // Seen first without reaping (the pid stays the child's, so no signal can reach another process), then
+            // reaped for its status.
+            var info = siginfo_t()
+            while waitid(P_PID, id_t(pid), &info, WEXITED | WNOWAIT) < 0, errno == EINTR {}
+            shared.exiting()
+            var status: Int32 = 0
+            while waitpid(pid, &status, 0) < 0, errno == EINTR {}
+            // WIFEXITED, WEXITSTATUS and WTERMSIG, which Swift does not import.
+            shared.exited(status & 0x7f == 0 ? (status >> 8) & 0xff : status & 0x7f)
+        }
+        waiter.name = "\(name) exit"
+        waiter.start()
     }
 
     /// A process still running when its owner lets go (a test that failed on the way) is killed; nothing waits.
     deinit {
-        if !shared.hasExited { _ = kill(process.processIdentifier, SIGKILL) }
-        try? input?.close()
+        signal(SIGKILL)
+        closeInput()
     }
-
-    /// The process id.
-    package var pid: Int32 { process.processIdentifier }
 
     /// The lines of standard output read so far (the newest ``keptLines``).
     package var output: [String] { shared.lines(.output) }
@@ -111,13 +131,13 @@ package final class LineProcess: Sendable {
     /// exit status as ``exitStatus(timeout:)`` does.
     @discardableResult
     package func stop(signal: Int32 = SIGTERM, timeout: Duration = waitBound) async throws -> Int32 {
-        if !shared.hasExited { _ = kill(process.processIdentifier, signal) }
+        self.signal(signal)
         return try await exitStatus(timeout: timeout)
     }
 
-    /// Sends `signal` without waiting for anything.
+    /// Sends `signal`, unless the process has exited, without waiting for anything.
     package func signal(_ signal: Int32) {
-        if !shared.hasExited { _ = kill(process.processIdentifier, signal) }
+        shared.unlessExited { _ = kill(pid, signal) }
     }
 
     /// Whether the process has exited.
@@ -125,24 +145,31 @@ package final class LineProcess: Sendable {
 
     /// Ends the child's standard input (when it was started with `input`).
     package func closeInput() {
-        try? input?.close()
+        input.withLock { fd in
+            if fd >= 0 { close(fd) }
+            fd = -1
+        }
     }
 
-    /// Reads `handle` to its end, line by line, into `shared`.
-    private static func read(_ handle: FileHandle, _ stream: Stream, into shared: Shared) {
+    /// Reads `fd` to its end, line by line, into `shared`, and closes it.
+    private static func read(_ fd: Int32, _ stream: Stream, into shared: Shared,
+                             onLine: (@Sendable (Stream, String) -> Void)?) {
         var pending = Data()
+        var buffer = [UInt8](repeating: 0, count: 64 << 10)
         while true {
-            let chunk = handle.availableData
-            if chunk.isEmpty { break }
-            pending.append(chunk)
+            let count = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
+            if count < 0, errno == EINTR { continue }
+            guard count > 0 else { break }
+            pending.append(contentsOf: buffer[0..<count])
             var complete: [String] = []
             while let newline = pending.firstIndex(of: UInt8(ascii: "\n")) {
                 complete.append(String(decoding: pending[pending.startIndex..<newline], as: UTF8.self))
                 pending.removeSubrange(pending.startIndex...newline)
             }
+            if let onLine { for line in complete { onLine(stream, line) } }
             if !complete.isEmpty { shared.append(complete, to: stream) }
         }
-        try? handle.close()
+        close(fd)
         shared.ended(stream)
     }
 }
@@ -162,6 +189,8 @@ private final class Shared: Sendable {
         let name: String
         var output = Lines()
         var errors = Lines()
+        /// The child has exited (it may not be reaped yet): no more signals.
+        var exiting = false
         var status: Int32?
         var waiters: [Int: @Sendable (State) -> Bool] = [:]
         var nextWaiter = 0
@@ -181,6 +210,13 @@ private final class Shared: Sendable {
     }
 
     var hasExited: Bool { state.withLock { $0.status != nil } }
+
+    /// Runs `body` (a signal to the child) while the child has not exited, under the lock the exit takes.
+    func unlessExited(_ body: () -> Void) {
+        state.withLock { state in if !state.exiting { body() } }
+    }
+
+    func exiting() { state.withLock { $0.exiting = true } }
     func lines(_ stream: LineProcess.Stream) -> [String] { state.withLock { $0[stream].kept } }
     func count(_ stream: LineProcess.Stream) -> Int { state.withLock { $0[stream].end } }
 

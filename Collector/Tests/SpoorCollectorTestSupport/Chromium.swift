@@ -86,6 +86,7 @@ public final class Chromium: Sendable {
         posix_spawn_file_actions_adddup2(&actions, 1, 2)
         posix_spawn_file_actions_adddup2(&actions, browserReads, 3)
         posix_spawn_file_actions_adddup2(&actions, browserWrites, 4)
+        Spawning.closeInherited(&actions, from: 5)
         let argv = arguments.map { strdup($0) } + [nil]
         defer { argv.forEach { free($0) } }
         var pid: pid_t = 0

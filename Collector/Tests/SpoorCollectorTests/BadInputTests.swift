@@ -7,7 +7,7 @@ import SpoorModel
 import Testing
 import SpoorWire
 
-@Suite("Hostile bodies on a real collector process")
+@Suite("Hostile bodies on a real collector process", .timeLimit(.minutes(10)))
 struct BadInputTests {
     static let repository = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()

@@ -6,7 +6,7 @@ import SpoorCollectorSQLite
 import SpoorCollectorTestSupport
 import Testing
 
-@Suite("POST /v1/batch on a real collector process")
+@Suite("POST /v1/batch on a real collector process", .timeLimit(.minutes(10)))
 struct BatchEndpointTests {
     @Test("a batch is stored once; the same batch again is a duplicate")
     func storesOnceAndReportsDuplicate() async throws {

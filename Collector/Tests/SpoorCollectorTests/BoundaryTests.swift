@@ -2,7 +2,7 @@ import Foundation
 import SpoorCollectorTestSupport
 import Testing
 
-@Suite("An app that embeds Spoor fetches none of the collector's dependencies")
+@Suite("An app that embeds Spoor fetches none of the collector's dependencies", .timeLimit(.minutes(10)))
 struct BoundaryTests {
     @Test("a consumer of the Spoor product resolves no NIO, server or database package")
     func consumerResolvesNoServerPackages() async throws {

@@ -4,7 +4,7 @@ import SpoorCollectorSQLite
 import SpoorCollectorTestSupport
 import Testing
 
-@Suite("The FuzzCollectorIngest corpus, replayed through the request core")
+@Suite("The FuzzCollectorIngest corpus, replayed through the request core", .timeLimit(.minutes(10)))
 struct CorpusReplayTests {
     @Test("every corpus input gets a defined status; a 200 stores its events once, anything else stores nothing")
     func replay() async throws {

@@ -3,7 +3,7 @@ import SpoorCollectorCore
 import Synchronization
 import Testing
 
-@Suite("withDeadline: the result in time, else a cancelled operation that has ended")
+@Suite("withDeadline: the result in time, else a cancelled operation that has ended", .timeLimit(.minutes(10)))
 struct DeadlineTests {
     struct Refused: Error, Equatable {}
 

@@ -7,7 +7,7 @@ import SpoorModel
 import SpoorWorkload
 import Testing
 
-@Suite("Rows from the decoder's views: the same JSON and columns as from events")
+@Suite("Rows from the decoder's views: the same JSON and columns as from events", .timeLimit(.minutes(10)))
 struct EventRowsTests {
     /// The text the shared JSON writer gives, which the rows' faster writer must equal.
     static func reference(_ event: Event) -> (lib: String, properties: String) {

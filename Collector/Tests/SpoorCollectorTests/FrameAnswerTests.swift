@@ -4,7 +4,7 @@ import SpoorCollectorTestSupport
 import SpoorWire
 import Testing
 
-@Suite("The request core's answers to bad frames")
+@Suite("The request core's answers to bad frames", .timeLimit(.minutes(10)))
 struct FrameAnswerTests {
     /// A frame after `edit`, with the header checksum made right again when `reseal`.
     static func frame(reseal: Bool = false, _ edit: (inout [UInt8]) -> Void) throws -> [UInt8] {

@@ -2,7 +2,7 @@ import SpoorCollectorCore
 import Synchronization
 import Testing
 
-@Suite("Group commit: the batches of concurrent requests in one transaction, one group at a time")
+@Suite("Group commit: the batches of concurrent requests in one transaction, one group at a time", .timeLimit(.minutes(10)))
 struct GroupCommitTests {
     /// A store's commit that records each group, answers by the ids it holds, and holds the first group until
     /// `release()`; `failing` ids make their whole group fail.

@@ -9,7 +9,7 @@ import Testing
 import Glibc
 #endif
 
-@Suite("NATS JetStream: a real 3-node cluster, two collectors publishing, drains into SQLite")
+@Suite("NATS JetStream: a real 3-node cluster, two collectors publishing, drains into SQLite", .timeLimit(.minutes(10)))
 struct JetStreamTests {
     static let stream = "SPOOR"
 

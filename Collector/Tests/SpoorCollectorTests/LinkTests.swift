@@ -2,7 +2,7 @@ import Foundation
 import SpoorCollectorTestSupport
 import Testing
 
-@Suite("What the shipped executables link")
+@Suite("What the shipped executables link", .timeLimit(.minutes(10)))
 struct LinkTests {
     /// The shipped executables and the Spoor modules each may hold code of: the package's own, and the root's
     /// `SpoorWire` product (`SpoorWire`, `SpoorModel`); the load tool also makes its events with `SpoorWorkload`

@@ -4,7 +4,7 @@ import SpoorModel
 import SpoorWire
 import Testing
 
-@Suite("The live feed: bounded memory, positions, per-second counts, names, its JSON and its query")
+@Suite("The live feed: bounded memory, positions, per-second counts, names, its JSON and its query", .timeLimit(.minutes(10)))
 struct LiveFeedTests {
     static let now: Int64 = 1_800_000_000_000
 

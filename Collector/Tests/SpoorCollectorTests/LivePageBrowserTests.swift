@@ -9,7 +9,7 @@ import Testing
 
 /// The live events page in Debian's chromium, headless, started by the test, against a collector process: the
 /// page's own script, polling the real API. Every wait is on the page's DOM (a `MutationObserver`) with a deadline.
-@Suite("The live events page in a real browser")
+@Suite("The live events page in a real browser", .timeLimit(.minutes(10)))
 struct LivePageBrowserTests {
     /// The events `make demo` stored, as its `--ndjson` wrote them (from a real run of scripts/demo).
     static func demoEvents() throws -> [Event] {

@@ -7,7 +7,7 @@ import SpoorWire
 import Glibc
 #endif
 
-@Suite("The PostgreSQL store, through real collector processes and a real server")
+@Suite("The PostgreSQL store, through real collector processes and a real server", .timeLimit(.minutes(10)))
 struct PostgresStoreTests {
     @Test("a batch round-trips into the documented schema; the same batch again is a duplicate; SIGTERM stops cleanly")
     func roundTrip() async throws {

@@ -6,7 +6,7 @@ import SpoorModel
 import SpoorWire
 import Testing
 
-@Suite("Every status of the HTTP API, on a real collector process")
+@Suite("Every status of the HTTP API, on a real collector process", .timeLimit(.minutes(10)))
 struct StatusTests {
     @Test("413 for a body over --max-body, before reading it")
     func bodyTooLarge() async throws {

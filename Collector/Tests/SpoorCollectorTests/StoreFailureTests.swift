@@ -43,7 +43,7 @@ final class SQLiteWriteLock: Sendable {
     }
 }
 
-@Suite("The store down or slow, and SIGTERM with requests in flight, on real collector processes")
+@Suite("The store down or slow, and SIGTERM with requests in flight, on real collector processes", .timeLimit(.minutes(10)))
 struct StoreFailureTests {
     @Test("SQLite locked by another writer: 503 with Retry-After, then 200 once the lock is gone")
     func sqliteLocked() async throws {

@@ -40,7 +40,7 @@ final class StorageDirectory {
     deinit { try? FileManager.default.removeItem(at: url) }
 }
 
-@Suite(.serialized) struct UploadEndToEndTests {
+@Suite(.serialized, .timeLimit(.minutes(10))) struct UploadEndToEndTests {
     @Test func fourTasksTrackingTenThousandEventsReachTheStoreExactlyOnceInOrder() async throws {
         let collector = try await CollectorProcess()
         let storage = StorageDirectory()
@@ -59,7 +59,7 @@ final class StorageDirectory {
                 }
             }
         }
-        let result = await tracker.flush()
+        let result = await tracker.flush(timeout: waitBound)
         #expect(result.isComplete, "\(result)")
         #expect(result.pendingEvents == 0)
 
@@ -75,7 +75,7 @@ final class StorageDirectory {
         #expect(counters.deliveredBatches == stored.batches)
         #expect(counters.retries == 0)
         #expect(counters.rejectedBatches == 0)
-        #expect(await tracker.shutdown())
+        #expect(await tracker.shutdown(timeout: waitBound))
     }
 
     /// The `KEY=VALUE` fields of a child's line, after its first word.

@@ -10,7 +10,7 @@ import SpoorWire
 import Testing
 
 /// The proxy itself, in front of a real collector process, driven by plain URLSession requests.
-@Suite("The fault-injecting proxy in front of a real collector")
+@Suite("The fault-injecting proxy in front of a real collector", .timeLimit(.minutes(10)))
 struct FaultProxyTests {
     @Test("forwarded batches reach the store; the proxy records path, headers and body size")
     func forwards() async throws {

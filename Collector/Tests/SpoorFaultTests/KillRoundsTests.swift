@@ -19,7 +19,7 @@ import Darwin
 /// exactly once, and no (anonymous id, sequence) pair is stored twice.
 ///
 /// `SPOOR_E2E_ROUNDS` (default 20) and `SPOOR_E2E_SEED` pick the run; `make e2e-crash ROUNDS=200` is the long one.
-@Suite("kill -9 rounds against a real collector")
+@Suite("kill -9 rounds against a real collector", .timeLimit(.minutes(10)))
 struct KillRoundsTests {
     @Test("every event reported durable is stored exactly once through SIGKILLs and collector restarts")
     func durableEventsSurviveKillsExactlyOnce() async throws {

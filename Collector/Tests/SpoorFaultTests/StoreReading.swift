@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import SpoorCollectorTestSupport
+import SpoorLoopback
 import SpoorWire
 
 /// What a collector's SQLite store holds, read the way an analyst would.
@@ -41,7 +42,7 @@ struct Pair: Hashable, CustomStringConvertible {
 enum Post {
     /// The status, headers and body, or the error the client saw.
     static func batch(_ body: [UInt8], to url: URL, batchID: BatchID? = nil, retry: Int? = nil,
-                      timeout: TimeInterval = 10) async -> Result<(status: Int, headers: [String: String], body: String), any Error> {
+                      timeout: TimeInterval = waitBound.timeInterval) async -> Result<(status: Int, headers: [String: String], body: String), any Error> {
         var headers = ["Content-Type": BatchFrame.mediaType]
         if let batchID { headers["Spoor-Batch-Id"] = "\(batchID)" }
         if let retry { headers["Spoor-Retry-Count"] = "\(retry)" }

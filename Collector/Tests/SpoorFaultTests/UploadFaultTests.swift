@@ -14,7 +14,7 @@ import Testing
 /// stored exactly once (or set aside in `rejected/` and counted), the requests counted, and `track` never held up
 /// by a hanging request. Time is the manual upload clock's, but for the two tests named "on real time", which judge
 /// what happened (a timeout counted, a request that was answered), never how fast.
-@Suite("Uploads through faults, against a real collector")
+@Suite("Uploads through faults, against a real collector", .timeLimit(.minutes(10)))
 struct UploadFaultTests {
     /// A fault the uploader must retry, and how it shows in the proxy's script.
     struct Transient: Sendable, CustomStringConvertible {
