@@ -50,6 +50,11 @@ let package = Package(
             ],
             swiftSettings: strictSwift
         ),
+        .executableTarget(
+            name: "FuzzCollectorRequest",
+            dependencies: ["CFuzzDriver", .product(name: "SpoorCollectorCore", package: "SpoorCollector")],
+            swiftSettings: strictSwift
+        ),
     ] + fuzzTargets.map { name in
         .executableTarget(
             name: name,

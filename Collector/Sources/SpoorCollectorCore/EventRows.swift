@@ -43,32 +43,44 @@ public struct EventRows: Sendable {
     /// The text columns' bytes.
     public let text: RowText
 
+    /// Whether every row was written: false when the text went past the limit it was written with, and the rows
+    /// must then not be stored (the batch is refused as too large).
+    public let isComplete: Bool
+
     /// The number of rows.
     public var count: Int { rows.count }
 
     /// No rows.
-    public static let empty = EventRows(rows: [], text: RowText(GrowableBytes()))
+    public static let empty = EventRows(rows: [], text: RowText(GrowableBytes()), isComplete: true)
 
-    init(rows: [Row], text: RowText) {
+    init(rows: [Row], text: RowText, isComplete: Bool) {
         self.rows = rows
         self.text = text
+        self.isComplete = isComplete
     }
 
-    /// The rows of a protobuf `Batch` payload, written from `decoder`'s views of its events.
-    public init(payload: [UInt8], decoder: EventDecoder = EventDecoder()) throws(DecodeError) {
-        var writer = RowWriter(capacity: payload.count + payload.count / 2)
+    /// The rows of a protobuf `Batch` payload, written from `decoder`'s views of its events. Past `maxTextBytes`
+    /// bytes of text no more rows are written and ``isComplete`` is false; every event is still checked.
+    public init(payload: [UInt8], decoder: EventDecoder = EventDecoder(), maxTextBytes: Int = EventRows.maxTextBytes) throws(DecodeError) {
+        var writer = RowWriter(capacity: payload.count + payload.count / 2, limit: min(maxTextBytes, EventRows.maxTextBytes))
         try payload.withUnsafeBytes { raw in
             Result { () throws(DecodeError) in try decoder.forEachEventView(inBatch: raw) { view in writer.append(view) } }
         }.get()
         self = writer.finish()
     }
 
-    /// The rows of `events`, through the same JSON as rows from views (`EventRowsTests` compares them).
-    public init(_ events: [Event]) {
-        var writer = RowWriter(capacity: events.count * 512)
+    /// The rows of `events`, through the same JSON as rows from views (`EventRowsTests` compares them); past
+    /// `maxTextBytes` as for a payload.
+    public init(_ events: [Event], maxTextBytes: Int = EventRows.maxTextBytes) {
+        var writer = RowWriter(capacity: events.count * 512, limit: min(maxTextBytes, EventRows.maxTextBytes))
         for event in events { writer.append(event) }
         self = writer.finish()
     }
+
+    /// The most text one batch's rows may hold, whatever a caller asks: with the one row a writer may write past
+    /// it (at most about six times its own bytes of payload, itself under ``IngestLimits/maxDecompressedLimit``),
+    /// every span's offset still fits the `Int32` it is kept in.
+    public static let maxTextBytes = 1 << 30
 
     /// Row `index` with its text as `String`s.
     public func row(_ index: Int) -> EventRow {

@@ -14,17 +14,27 @@ struct RowWriter: ~Copyable {
     /// Scratch for ordering a view's properties: their keys and the order to write them in, kept for capacity.
     private var keys: [UnsafeRawBufferPointer] = []
     private var order: [Int] = []
+    /// The most text bytes written; once past it, rows are no longer written (``isOverLimit``).
+    private let limit: Int
+    /// The text went past ``limit``: the rows written are incomplete and must not be stored.
+    private(set) var isOverLimit = false
 
-    init(capacity: Int) {
-        text = GrowableBytes(capacity: max(capacity, 64))
+    /// A writer whose text starts with room for `capacity` bytes and stops past `limit` bytes. The limit is checked
+    /// after each row, so the text holds at most one row past it; the caller keeps `limit` plus the largest row
+    /// within `Int32`, which the spans' offsets use.
+    init(capacity: Int, limit: Int = Int(Int32.max) / 2) {
+        self.limit = limit
+        text = GrowableBytes(capacity: max(min(capacity, limit), 64))
     }
 
     consuming func finish() -> EventRows {
-        EventRows(rows: rows, text: RowText(text))
+        EventRows(rows: rows, text: RowText(text), isComplete: !isOverLimit)
     }
 
-    /// Appends the row of a decoded event's view.
+    /// Appends the row of a decoded event's view; nothing once the text is over the limit.
     mutating func append(_ view: EventView) {
+        guard !isOverLimit else { return }
+        defer { isOverLimit = text.count > limit }
         let name = copy(view.name)
         let type = typeName(view.type)
         let distinctID = copy(view.distinctID)
@@ -52,8 +62,11 @@ struct RowWriter: ~Copyable {
         ))
     }
 
-    /// Appends the row of a decoded ``Event`` (the `--ndjson` path, and the reference the view path is held to).
+    /// Appends the row of a decoded ``Event`` (the `--ndjson` path, and the reference the view path is held to);
+    /// nothing once the text is over the limit.
     mutating func append(_ event: Event) {
+        guard !isOverLimit else { return }
+        defer { isOverLimit = text.count > limit }
         let name = copy(event.name)
         let type = copy(event.type.name)
         let distinctID = copy(event.distinctID)

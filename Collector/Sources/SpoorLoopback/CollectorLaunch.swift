@@ -8,8 +8,11 @@ package enum CollectorLaunch {
     /// `timeout`, for the one `listening on 127.0.0.1:PORT` line the collector prints once it accepts connections;
     /// returns the running process and its port. What it prints afterwards (`--ndjson -`) is read and dropped, so
     /// a full pipe never blocks it. A process that exits or stays silent instead is stopped, and this throws.
+    /// `environment` replaces the process's environment when given; `standardError` is a file its log is appended
+    /// to (else it is dropped).
     package static func start(
-        _ binary: URL, _ arguments: [String], timeout: Duration = .seconds(30)
+        _ binary: URL, _ arguments: [String], timeout: Duration = .seconds(30),
+        environment: [String: String]? = nil, standardError: URL? = nil
     ) throws(LoopbackError) -> (process: Process, port: Int) {
         let process = Process()
         let output = Pipe()
@@ -17,6 +20,17 @@ package enum CollectorLaunch {
         process.arguments = arguments
         process.standardOutput = output
         process.standardError = FileHandle.nullDevice
+        if let environment { process.environment = environment }
+        if let standardError {
+            if !FileManager.default.fileExists(atPath: standardError.path) {
+                _ = FileManager.default.createFile(atPath: standardError.path, contents: nil)
+            }
+            guard let log = FileHandle(forWritingAtPath: standardError.path) else {
+                throw LoopbackError("cannot write \(standardError.path)")
+            }
+            log.seekToEndOfFile()
+            process.standardError = log
+        }
         do {
             try process.run()
         } catch {

@@ -15,8 +15,12 @@ final class PostgresCluster {
     /// `postgres://spoor@127.0.0.1:PORT/spoor`.
     private(set) var url = ""
 
-    init() throws {
+    /// With `tls`, the server takes TLS connections (`ssl=on`) with that certificate and key (PEM files).
+    private let tls: (certificate: String, key: String)?
+
+    init(tls: (certificate: String, key: String)? = nil) throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("spoor-pg-\(UUID().uuidString)")
+        self.tls = tls
         try start()
     }
 
@@ -26,7 +30,9 @@ final class PostgresCluster {
 
     /// Starts the server (again, on the same port after `stop()`).
     func start() throws {
-        url = try Command.run(Self.script.path, ["start", directory.path]).trimmingCharacters(in: .whitespacesAndNewlines)
+        let start = [Self.script.path, "start", directory.path]
+        let arguments = tls.map { ["SPOOR_PG_TLS_CERT=\($0.certificate)", "SPOOR_PG_TLS_KEY=\($0.key)"] + start } ?? start
+        url = try Command.run("/usr/bin/env", arguments).trimmingCharacters(in: .whitespacesAndNewlines)
         guard url.hasPrefix("postgres://") else { throw CollectorTestError("postgres-test-cluster printed \(url)") }
     }
 
