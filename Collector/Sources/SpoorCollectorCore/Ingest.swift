@@ -145,12 +145,13 @@ public struct Ingest: Sendable {
     }
 
     /// The bytes a request with `body` may hold while it is handled, from the frame's header alone: the body, the
-    /// payload it declares, and the row text that payload may become. A body whose header does not decode costs its
-    /// own size (it is refused before anything else is allocated).
+    /// payload it declares, and twice the row text that payload may become (the rows' buffer while it grows, or the
+    /// rows and their copy into the live feed). A body whose header does not decode costs its own size (it is
+    /// refused before anything else is allocated).
     public func memoryCharge(for body: [UInt8]) -> Int {
         guard let header = try? FrameDecoder(limits: frameLimits).decodeHeader(body) else { return body.count }
         let payload = Int(header.uncompressedLength)
-        return body.count + payload + (keepsRows || !store.keepsFrames ? limits.rowBytes(forPayload: payload) : 0)
+        return body.count + payload + (keepsRows || !store.keepsFrames ? 2 * limits.rowBytes(forPayload: payload) : 0)
     }
 
     private var frameLimits: FrameLimits {

@@ -136,7 +136,9 @@ final class NATSClient: @unchecked Sendable {
         // Reconnect forever, quickly: a node killed or restarted is a matter of seconds.
         try Self.check(natsOptions_SetMaxReconnect(options, -1), "reconnects")
         try Self.check(natsOptions_SetReconnectWait(options, 100), "reconnect wait")
-        try Self.check(natsOptions_SetRetryOnFailedConnect(options, true, nil, nil), "retry")
+        // With a connected callback the first connection is retried in the background: a server that refuses the
+        // credentials or the TLS handshake leaves the collector serving (503) instead of stuck before it listens.
+        try Self.check(natsOptions_SetRetryOnFailedConnect(options, true, { _, _ in }, nil), "retry")
         // Requests in flight fail at once on a disconnect instead of at their timeout.
         try Self.check(natsOptions_SetFailRequestsOnDisconnect(options, true), "requests")
         var connection: OpaquePointer?

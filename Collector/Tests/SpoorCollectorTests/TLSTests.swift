@@ -87,7 +87,8 @@ struct TLSTests {
         let plain = try PostgresCluster()
         let required = try CollectorProcess(store: plain.url + "?sslmode=require", arguments: ["--store-timeout", "5"])
         #expect(try await required.request(body: Frames.frame(Frames.events(1))).status == 503)
-        #expect(try plain.query("SELECT count(*) FROM events") == "0" || (try? plain.query("SELECT 1 FROM events")) == nil)
+        // Nothing reached it: not even the tables were created.
+        #expect((try? plain.query("SELECT count(*) FROM events")) ?? "0" == "0")
         #expect(try cluster.query("SELECT count(*) FROM events") == "5")
     }
 
