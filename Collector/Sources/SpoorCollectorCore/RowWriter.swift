@@ -14,27 +14,24 @@ struct RowWriter: ~Copyable {
     /// Scratch for ordering a view's properties: their keys and the order to write them in, kept for capacity.
     private var keys: [UnsafeRawBufferPointer] = []
     private var order: [Int] = []
-    /// The most text bytes written; once past it, rows are no longer written (``isOverLimit``).
-    private let limit: Int
-    /// The text went past ``limit``: the rows written are incomplete and must not be stored.
-    private(set) var isOverLimit = false
+    /// The text would have gone past its limit: the rows written are incomplete and must not be stored.
+    var isOverLimit: Bool { text.isOverLimit }
 
-    /// A writer whose text starts with room for `capacity` bytes and stops past `limit` bytes. The limit is checked
-    /// after each row, so the text holds at most one row past it; the caller keeps `limit` plus the largest row
-    /// within `Int32`, which the spans' offsets use.
-    init(capacity: Int, limit: Int = Int(Int32.max) / 2) {
-        self.limit = limit
-        text = GrowableBytes(capacity: max(min(capacity, limit), 64))
+    /// A writer whose text starts with room for `capacity` bytes and never holds more than `limit` (at most
+    /// `Int32.max`, which the spans' offsets use): past it nothing more is written and ``isOverLimit`` is set.
+    init(capacity: Int, limit: Int = Int(Int32.max)) {
+        let limit = min(limit, Int(Int32.max))
+        text = GrowableBytes(capacity: max(min(capacity, limit), 64), limit: limit)
     }
 
     consuming func finish() -> EventRows {
-        EventRows(rows: rows, text: RowText(text), isComplete: !isOverLimit)
+        let isComplete = !isOverLimit
+        return EventRows(rows: rows, text: RowText(text), isComplete: isComplete)
     }
 
     /// Appends the row of a decoded event's view; nothing once the text is over the limit.
     mutating func append(_ view: EventView) {
         guard !isOverLimit else { return }
-        defer { isOverLimit = text.count > limit }
         let name = copy(view.name)
         let type = typeName(view.type)
         let distinctID = copy(view.distinctID)
@@ -66,7 +63,6 @@ struct RowWriter: ~Copyable {
     /// nothing once the text is over the limit.
     mutating func append(_ event: Event) {
         guard !isOverLimit else { return }
-        defer { isOverLimit = text.count > limit }
         let name = copy(event.name)
         let type = copy(event.type.name)
         let distinctID = copy(event.distinctID)

@@ -274,5 +274,32 @@ struct HostileClientTests {
         print("collector peak RSS after inflating and junk bodies \(arguments): \(rss >> 20) MiB")
         #expect(rss < 512 << 20, "peak RSS \(rss >> 20) MiB")
     }
+
+    @Test("The most one request holds at the defaults: computed from the limits, and measured on the largest batches")
+    func largestRequest() async throws {
+        let collector = try CollectorProcess()
+        // Warm up (the first batch loads code and SQLite's caches), then take the baseline.
+        #expect(try await collector.request(body: Frames.frame(Frames.events(100))).status == 200)
+        let pid = collector.process.processIdentifier
+        let baseline = try ProcessUsage.peakRSS(of: pid)
+        // Ordinary events up to the 4 MiB payload limit are stored; control characters up to it pass the payload
+        // limit and meet the row-text cap.
+        let large = try Self.largeFrame(payloadBytes: (4 << 20) - (400 << 10))
+        let largeAnswer = try await collector.request(body: large)
+        #expect(largeAnswer.status == 200, "\(largeAnswer.body)")
+        let stored = try ProcessUsage.peakRSS(of: pid)
+        let inflating = try Self.inflatingFrame(events: 4)
+        let inflatingAnswer = try await collector.request(body: inflating)
+        #expect(inflatingAnswer.status == 413 && inflatingAnswer.body.contains("rows_too_large"), "\(inflatingAnswer.body)")
+        let refused = try ProcessUsage.peakRSS(of: pid)
+        // Computed: the body (4 MiB at most), the payload (4 MiB) and twice the row text (16 MiB).
+        let computed = (4 << 20) + (4 << 20) + 2 * (16 << 20)
+        print("""
+            one request at the defaults: computed at most \(computed >> 20) MiB; measured peak RSS \(baseline >> 20) MiB before, \
+            \(stored >> 20) MiB after a stored \(large.count)-byte frame of a 3.6 MiB payload, \
+            \(refused >> 20) MiB after a refused \(inflating.count)-byte frame of control characters
+            """)
+        #expect(refused - baseline <= computed, "one request took \((refused - baseline) >> 20) MiB")
+    }
 }
 
