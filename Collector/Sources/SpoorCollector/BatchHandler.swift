@@ -77,7 +77,7 @@ final class BatchHandler: Sendable {
             body = bytes
         case .refused(let answer, let reserved):
             admission.release(bytes: reserved)
-            if answer.status == 408 { context.stopReading() } else { context.close(after: bodyDeadline.grace) }
+            if answer.status != 408 { context.close(after: bodyDeadline.grace) }
             return answer
         }
         // The body's bytes were reserved as they came; the batch now holds what its header says it may.
@@ -111,26 +111,23 @@ final class BatchHandler: Sendable {
     }
 
     /// Reads a body of at most `limit` bytes within `deadline`, reserving its bytes in the budget as they come.
-    /// A body cut at its deadline closes the connection's input, which is what ends a read that waits on it.
+    /// The deadline is a timer on the connection's event loop (no task per request): when it fires it stops reading
+    /// the connection, which ends the read that waits on it, and the answer is 408.
     private func readBody(_ stream: RequestBody, limit: Int, deadline: Duration, context: CollectorContext) async -> BodyRead {
-        let admission = self.admission
-        let reserved = ReservedBytes()
-        do {
-            return try await withDeadline(deadline) { () async throws -> BodyRead in
-                let read = await withTaskCancellationHandler {
-                    await Self.read(stream, limit: limit, admission: admission, reserved: reserved)
-                } onCancel: {
-                    context.stopReading()
-                }
-                if Task.isCancelled { throw CancellationError() }
-                return read
-            }
-        } catch {
-            return .refused(.error(408, "body_timeout", """
-                the body did not arrive within \(deadline.components.seconds) s \
-                (\(bodyDeadline.grace.components.seconds) s, then \(bodyDeadline.minimumRate) bytes a second)
-                """), reserved: reserved.count)
+        let expired = Expiry()
+        let (seconds, attoseconds) = deadline.components
+        let timer = context.channel.eventLoop.scheduleTask(in: .nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)) {
+            expired.set()
+            context.stopReading()
         }
+        let reserved = ReservedBytes()
+        let read = await Self.read(stream, limit: limit, admission: admission, reserved: reserved)
+        timer.cancel()
+        guard expired.isSet else { return read }
+        return .refused(.error(408, "body_timeout", """
+            the body did not arrive within \(seconds) s \
+            (\(bodyDeadline.grace.components.seconds) s, then \(bodyDeadline.minimumRate) bytes a second)
+            """), reserved: reserved.count)
     }
 
     private static func read(_ stream: RequestBody, limit: Int, admission: Admission, reserved: ReservedBytes) async -> BodyRead {
@@ -154,6 +151,13 @@ final class BatchHandler: Sendable {
         }
         return .read(body)
     }
+}
+
+/// Whether a body's deadline passed; set on the connection's event loop, read by the request's task.
+private final class Expiry: Sendable {
+    private let flag = Atomic(false)
+    var isSet: Bool { flag.load(ordering: .acquiring) }
+    func set() { flag.store(true, ordering: .releasing) }
 }
 
 /// The bytes a body read has reserved so far, read by the reader's caller when the read is cut at its deadline.
