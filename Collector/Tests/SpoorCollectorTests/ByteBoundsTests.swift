@@ -1,6 +1,7 @@
 import SpoorCollectorCore
 import SpoorCollectorSQLite
 import SpoorCollectorTestSupport
+import SpoorModel
 import SpoorWire
 import Testing
 
@@ -62,4 +63,24 @@ struct ByteBoundsTests {
         #expect(IngestLimits(maxRowBytes: 1 << 30).rowBytes(forPayload: 1000) == 16 * 1000 + (64 << 10))
         #expect(IngestLimits(maxDecompressed: 1 << 40).maxDecompressed == IngestLimits.maxDecompressedLimit)
     }
+
+    @Test("an answer of the live feed holds at most 2 MiB of events: the newest that fit, the others counted as skipped")
+    func feedAnswerCap() throws {
+        let feed = LiveFeed(capacity: 1000)
+        var properties: Properties = [:]
+        for key in 0..<8 { properties["p\(key)"] = .string(String(repeating: "x", count: 7000)) }
+        for _ in 0..<4 { feed.record(LiveFeedTests.batch(Array(repeating: "Big", count: 50), properties: properties)) }
+        let read = feed.read(after: 0, limit: 1000, now: LiveFeedTests.now)
+        #expect(read.events.count == 200)
+        let json = read.json(counters: LiveCounters())
+        #expect(json.utf8.count <= LiveRead.maxEventBytes + (16 << 10), "\(json.utf8.count) bytes")
+        let answer = try JSONValue.parse(json)
+        let events = try #require(answer["events"]?.elements)
+        #expect(events.count > 0 && events.count < 200)
+        #expect(answer["skipped"] == .int(Int64(200 - events.count)))
+        // The newest ones, oldest of them first.
+        #expect(events.last?["position"] == .int(200))
+        #expect(events.first?["position"] == .int(Int64(200 - events.count + 1)))
+    }
 }
+
