@@ -138,9 +138,10 @@ struct ServeCommand: AsyncParsableCommand {
         }
         guard (1...(256 << 20)).contains(maxBody), (1...IngestLimits.maxDecompressedLimit).contains(maxDecompressed), maxInFlight >= 0,
               (1...EventRows.maxTextBytes).contains(maxRowBytes), maxInFlightBytes >= maxBody,
-              idleTimeout > 0, bodyTimeout > 0, minBodyRate > 0 else {
+              (0.001...86_400).contains(idleTimeout), (0.001...86_400).contains(bodyTimeout), minBodyRate > 0 else {
             throw ValidationError("""
-                --max-body must be from 1 to 256 MiB, --idle-timeout, --body-timeout and --min-body-rate positive, --max-in-flight not negative, \
+                --max-body must be from 1 to 256 MiB, --idle-timeout and --body-timeout from 1 ms to a day, --min-body-rate positive, \
+                --max-in-flight not negative, \
                 --max-decompressed at most \(IngestLimits.maxDecompressedLimit), --max-row-bytes at most \(EventRows.maxTextBytes), \
                 --max-in-flight-bytes at least --max-body
                 """)
