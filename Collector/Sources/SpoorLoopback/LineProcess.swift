@@ -29,10 +29,26 @@ package final class LineProcess: Sendable {
 
     /// Starts `binary` with `arguments`, reading both of its output streams. With `input`, its standard input is a
     /// pipe the caller ends with ``closeInput()`` (a signal the child can wait for); else it reads nothing.
-    package init(_ binary: URL, _ arguments: [String], input: Bool = false) throws(LoopbackError) {
+    /// `environment` replaces the process's environment when given; with `errorLog`, what it writes to standard
+    /// error is also appended to that file (created when missing), as it is read.
+    package init(
+        _ binary: URL, _ arguments: [String], input: Bool = false, environment: [String: String]? = nil, errorLog: URL? = nil
+    ) throws(LoopbackError) {
+        var logFile: FileHandle?
+        if let errorLog {
+            if !FileManager.default.fileExists(atPath: errorLog.path) {
+                _ = FileManager.default.createFile(atPath: errorLog.path, contents: nil)
+            }
+            guard let file = FileHandle(forWritingAtPath: errorLog.path) else {
+                throw LoopbackError("cannot write \(errorLog.path)")
+            }
+            file.seekToEndOfFile()
+            logFile = file
+        }
         process = Process()
         process.executableURL = binary
         process.arguments = arguments
+        if let environment { process.environment = environment }
         let name = binary.lastPathComponent
         let shared = Shared(name: name)
         self.shared = shared
@@ -48,6 +64,7 @@ package final class LineProcess: Sendable {
         do {
             try process.run()
         } catch {
+            try? logFile?.close()
             throw LoopbackError("cannot start \(binary.path): \(error)")
         }
         // The child holds its own copies now; ours must close, or the readers would never see the end.
@@ -56,7 +73,8 @@ package final class LineProcess: Sendable {
         try? inputPipe?.fileHandleForReading.close()
         for (stream, pipe) in [(Stream.output, outputPipe), (.errors, errorPipe)] {
             let reader = pipe.fileHandleForReading
-            let thread = Thread { Self.read(reader, stream, into: shared) }
+            let copy = stream == .errors ? logFile : nil
+            let thread = Thread { Self.read(reader, stream, into: shared, copyingTo: copy) }
             thread.name = "\(name) \(stream)"
             thread.start()
         }
@@ -128,12 +146,13 @@ package final class LineProcess: Sendable {
         try? input?.close()
     }
 
-    /// Reads `handle` to its end, line by line, into `shared`.
-    private static func read(_ handle: FileHandle, _ stream: Stream, into shared: Shared) {
+    /// Reads `handle` to its end, line by line, into `shared`, and each chunk to `copy` as well when given.
+    private static func read(_ handle: FileHandle, _ stream: Stream, into shared: Shared, copyingTo copy: FileHandle?) {
         var pending = Data()
         while true {
             let chunk = handle.availableData
             if chunk.isEmpty { break }
+            copy?.write(chunk)
             pending.append(chunk)
             var complete: [String] = []
             while let newline = pending.firstIndex(of: UInt8(ascii: "\n")) {
@@ -143,6 +162,7 @@ package final class LineProcess: Sendable {
             if !complete.isEmpty { shared.append(complete, to: stream) }
         }
         try? handle.close()
+        try? copy?.close()
         shared.ended(stream)
     }
 }
