@@ -27,7 +27,7 @@ struct CredentialTests {
 
     @Test("The app's ingest token is refused on the read routes (403); an admin token reads; both may send batches")
     func ingestTokenCannotRead() async throws {
-        let collector = try CollectorProcess(arguments: ["--token", Self.ingestToken, "--admin-token", Self.adminToken])
+        let collector = try await RawHTTP.collector(arguments: ["--token", Self.ingestToken, "--admin-token", Self.adminToken])
         let ingest = ["Authorization": "Bearer \(Self.ingestToken)"]
         let admin = ["Authorization": "Bearer \(Self.adminToken)"]
         #expect(try await collector.request(body: Frames.frame(Frames.events(3)), headers: ingest).status == 200)
@@ -94,14 +94,14 @@ struct CredentialTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         let file = directory.appendingPathComponent("ingest-tokens")
         try "# the apps' tokens\n\(Self.ingestToken)\n\n  second-ingest-token-0123456789  \n".write(to: file, atomically: true, encoding: .utf8)
-        let collector = try CollectorProcess(arguments: ["--token-file", file.path],
+        let collector = try await RawHTTP.collector(arguments: ["--token-file", file.path],
                                              environment: ["SPOOR_ADMIN_TOKEN": Self.adminToken])
         let frame = try Frames.frame(Frames.events(2))
         #expect(try await collector.request(body: frame).status == 401)
         #expect(try await collector.request(body: frame, headers: ["Authorization": "Bearer second-ingest-token-0123456789"]).status == 200)
         #expect(try await collector.request("GET", "/metrics").status == 401)
         #expect(try await collector.request("GET", "/metrics", headers: ["Authorization": "Bearer \(Self.adminToken)"]).status == 200)
-        let fromEnvironment = try CollectorProcess(environment: ["SPOOR_TOKEN": "env-token-0123456789abcdef,other-env-token-0123456789"])
+        let fromEnvironment = try await RawHTTP.collector(environment: ["SPOOR_TOKEN": "env-token-0123456789abcdef,other-env-token-0123456789"])
         #expect(try await fromEnvironment.request(body: frame).status == 401)
         #expect(try await fromEnvironment.request(body: frame, headers: ["Authorization": "Bearer other-env-token-0123456789"]).status == 200)
     }

@@ -8,10 +8,10 @@ import Testing
 struct DeadLetterTests {
     @Test("A batch the collector took but the drain cannot decode (a larger --max-decompressed) is moved to STREAM.dead and counted; the rest is stored once")
     func deadLetter() async throws {
-        let cluster = try NATSCluster(size: 1)
+        let cluster = try await RawHTTP.make { try NATSCluster(size: 1) }
         let url = cluster.url(stream: "SKEW")
         // The collector takes payloads up to 8 MiB; the drain, an older or stricter one, up to 1 MiB.
-        let collector = try CollectorProcess(store: url, arguments: ["--replicas", "1", "--max-decompressed", String(8 << 20)])
+        let collector = try await RawHTTP.collector(store: url, arguments: ["--replicas", "1", "--max-decompressed", String(8 << 20)])
         let small = try Frames.frame(Frames.events(5))
         let large = try HostileClientTests.largeFrame(payloadBytes: 2 << 20)
         #expect(try await collector.request(body: small).status == 200)

@@ -16,7 +16,7 @@ struct ErrorAnswerTests {
     @Test("A store that is down: 503 with a fixed reason and nothing about the server; the log has the error under the request id")
     func storeDownSaysNothing() async throws {
         let port = try Self.closedPort()
-        let collector = try CollectorProcess(store: "postgres://spoor:db-password-0123@127.0.0.1:\(port)/spoor",
+        let collector = try await RawHTTP.collector(store: "postgres://spoor:db-password-0123@127.0.0.1:\(port)/spoor",
                                              arguments: ["--store-timeout", "2"], keepingLog: true)
         let answer = try await collector.request(body: Frames.frame(Frames.events(2)))
         #expect(answer.status == 503)
@@ -38,7 +38,7 @@ struct ErrorAnswerTests {
 
     @Test("Every answer carries X-Request-Id and X-Content-Type-Options: nosniff; errors echo nothing of the request")
     func commonHeaders() async throws {
-        let collector = try CollectorProcess(arguments: ["--token", CredentialTests.ingestToken, "--max-body", "1000"])
+        let collector = try await RawHTTP.collector(arguments: ["--token", CredentialTests.ingestToken, "--max-body", "1000"])
         let auth = ["Authorization": "Bearer \(CredentialTests.ingestToken)"]
         let frame = try Frames.frame(Frames.events(2))
         let longPath = "/v9/" + String(repeating: "secret-looking-path-", count: 50)
@@ -69,7 +69,7 @@ struct ErrorAnswerTests {
 
     @Test("POST /v1/batch takes only Content-Type: application/x-spoor-batch (any case, with parameters)")
     func batchMediaType() async throws {
-        let collector = try CollectorProcess()
+        let collector = try await RawHTTP.collector()
         let frame = try Frames.frame(Frames.events(2))
         for type in ["application/octet-stream", "text/plain", "application/x-spoor-batchx", "application/x-spoor", "multipart/form-data"] {
             let answer = try await collector.request(body: frame, headers: ["Content-Type": type])
@@ -85,7 +85,7 @@ struct ErrorAnswerTests {
 
     @Test("/healthz asks the store at most once a second however many ask at once")
     func healthIsCached() async throws {
-        let collector = try CollectorProcess()
+        let collector = try await RawHTTP.collector()
         let start = ContinuousClock.now
         try await withThrowingTaskGroup(of: Int.self) { group in
             for _ in 0..<200 { group.addTask { try await collector.request("GET", "/healthz").status } }

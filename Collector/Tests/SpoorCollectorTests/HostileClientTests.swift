@@ -40,6 +40,25 @@ enum RawHTTP {
             Thread.detachNewThread { continuation.resume(with: Result { try work() }) }
         }
     }
+
+    /// A value made on another thread and handed over once, never shared.
+    struct Handed<Value>: @unchecked Sendable {
+        let value: Value
+    }
+
+    /// Starts a collector process (which blocks until it listens) on a thread of its own, not on the two threads of
+    /// the cooperative pool that every test shares.
+    static func collector(store: String? = nil, arguments: [String] = [], environment: [String: String] = [:],
+                          keepingLog: Bool = false) async throws -> CollectorProcess {
+        try await onThread {
+            try CollectorProcess(store: store, arguments: arguments, environment: environment, keepingLog: keepingLog)
+        }
+    }
+
+    /// Makes a blocking thing (a server started and waited for) on a thread of its own.
+    static func make<Value>(_ work: @escaping @Sendable () throws -> Value) async throws -> Value {
+        try await onThread { Handed(value: try work()) }.value
+    }
 }
 
 @Suite("A hostile client against a real collector process")
@@ -47,7 +66,7 @@ struct HostileClientTests {
     /// The query that overflowed the feed's arithmetic, and the process is still up and answering afterwards.
     @Test("GET /v1/events/recent?after=2^64-1 answers 200 with no events, before and after events were stored")
     func largestPosition() async throws {
-        let collector = try CollectorProcess()
+        let collector = try await RawHTTP.collector()
         for round in 0..<2 {
             let answer = try await collector.request("GET", "/v1/events/recent?after=18446744073709551615")
             #expect(answer.status == 200, "round \(round): \(answer.body)")
@@ -65,7 +84,7 @@ struct HostileClientTests {
     /// Every query edge gets its status, and the collector stays up and stores what it answered 200 for once.
     @Test("Query edges: huge, negative, non-numeric, repeated, badly encoded and very long queries")
     func queryEdges() async throws {
-        let collector = try CollectorProcess()
+        let collector = try await RawHTTP.collector()
         #expect(try await collector.request(body: Frames.frame(Frames.events(3))).status == 200)
         let long = String(repeating: "0", count: 5000) + "1"
         let manyParameters = (0..<2000).map { "x\($0)=1" }.joined(separator: "&")
@@ -128,7 +147,7 @@ struct HostileClientTests {
     /// byte of it, half an unfinished head. Meanwhile a real client is answered 200 within seconds.
     @Test("300 slow connections (150 declared bodies, 150 unfinished heads) while a real client gets 200 within seconds")
     func slowConnections() async throws {
-        let collector = try CollectorProcess()
+        let collector = try await RawHTTP.collector()
         let port = collector.port
         let connections = try await RawHTTP.onThread { () -> [HeldConnection] in
             var opened: [HeldConnection] = []
@@ -168,7 +187,7 @@ struct HostileClientTests {
 
     @Test("An unfinished head is closed after --idle-timeout; a body slower than its deadline is answered 408 and closed")
     func timeouts() async throws {
-        let collector = try CollectorProcess(arguments: ["--idle-timeout", "1"])
+        let collector = try await RawHTTP.collector(arguments: ["--idle-timeout", "1"])
         let port = collector.port
         let unfinished = try await RawHTTP.onThread {
             let connection = try HTTPConnection(connectingTo: port)
@@ -180,7 +199,7 @@ struct HostileClientTests {
         #expect(headClosed != nil && headClosed! < .seconds(30), "an unfinished head stayed open: \(String(describing: headClosed))")
 
         // A body that stalls is cut at its deadline (the idle timeout, longer here, would close it without an answer).
-        let deadlines = try CollectorProcess(arguments: ["--idle-timeout", "60", "--body-timeout", "1", "--min-body-rate", "100000"])
+        let deadlines = try await RawHTTP.collector(arguments: ["--idle-timeout", "60", "--body-timeout", "1", "--min-body-rate", "100000"])
         let deadlinePort = deadlines.port
         let slow = try await RawHTTP.onThread {
             let connection = try HTTPConnection(connectingTo: deadlinePort)
@@ -252,7 +271,7 @@ struct HostileClientTests {
     @Test("16 inflating bodies and 32 junk frames declaring 60 MiB at once: the collector's peak RSS stays under 512 MiB",
           arguments: [[String](), ["--max-decompressed", String(64 << 20)]])
     func inflatingBodies(arguments: [String]) async throws {
-        let collector = try CollectorProcess(arguments: arguments)
+        let collector = try await RawHTTP.collector(arguments: arguments)
         let inflating = try Self.inflatingFrame(events: 60)
         let junk = try (0..<32).map { try Self.junkFrame(declared: 60 << 20, asZstd: $0 % 2 == 0, seed: UInt64($0)) }
         let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
@@ -277,7 +296,7 @@ struct HostileClientTests {
 
     @Test("The most one request holds at the defaults: computed from the limits, and measured on the largest batches")
     func largestRequest() async throws {
-        let collector = try CollectorProcess()
+        let collector = try await RawHTTP.collector()
         // Warm up (the first batch loads code and SQLite's caches), then take the baseline.
         #expect(try await collector.request(body: Frames.frame(Frames.events(100))).status == 200)
         let pid = collector.process.processIdentifier

@@ -48,7 +48,7 @@ struct TLSTests {
     @Test("serve --tls-cert/--tls-key: a client that trusts the authority gets 200 over HTTPS; plain HTTP and an untrusting client get nothing")
     func https() async throws {
         let certificates = try await RawHTTP.onThread { try TestCertificates() }
-        let collector = try CollectorProcess(arguments: ["--tls-cert", certificates.certificate, "--tls-key", certificates.key])
+        let collector = try await RawHTTP.collector(arguments: ["--tls-cert", certificates.certificate, "--tls-key", certificates.key])
         let url = "https://127.0.0.1:\(collector.port)/v1/batch"
         let stored = try await Self.curlPost(url, frame: Frames.frame(Frames.events(4)), authority: certificates.authority)
         #expect(stored.status == 200, "\(stored.body)")
@@ -73,19 +73,19 @@ struct TLSTests {
     @Test("PostgreSQL with ssl=on: sslmode=verify-full stores over TLS; an untrusted authority or a server without TLS is 503")
     func postgres() async throws {
         let certificates = try await RawHTTP.onThread { try TestCertificates() }
-        let cluster = try PostgresCluster(tls: (certificates.certificate, certificates.key))
-        let verified = try CollectorProcess(store: cluster.url + "?sslmode=verify-full&sslrootcert=\(certificates.authority)")
+        let cluster = try await RawHTTP.make { try PostgresCluster(tls: (certificates.certificate, certificates.key)) }
+        let verified = try await RawHTTP.collector(store: cluster.url + "?sslmode=verify-full&sslrootcert=\(certificates.authority)")
         #expect(try await verified.request(body: Frames.frame(Frames.events(5))).status == 200)
         #expect(try cluster.query("SELECT count(*) FROM events") == "5")
         #expect(try cluster.query("SELECT count(*) FROM pg_stat_ssl JOIN pg_stat_activity USING (pid) WHERE ssl AND usename = 'spoor' AND backend_type = 'client backend' AND pid <> pg_backend_pid()") != "0")
         // Another authority: the server's certificate is refused.
         let other = try await RawHTTP.onThread { try TestCertificates() }
-        let untrusted = try CollectorProcess(store: cluster.url + "?sslmode=verify-full&sslrootcert=\(other.authority)",
+        let untrusted = try await RawHTTP.collector(store: cluster.url + "?sslmode=verify-full&sslrootcert=\(other.authority)",
                                              arguments: ["--store-timeout", "5"])
         #expect(try await untrusted.request(body: Frames.frame(Frames.events(1))).status == 503)
         // A server without TLS, and a client that requires it.
-        let plain = try PostgresCluster()
-        let required = try CollectorProcess(store: plain.url + "?sslmode=require", arguments: ["--store-timeout", "5"])
+        let plain = try await RawHTTP.make { try PostgresCluster() }
+        let required = try await RawHTTP.collector(store: plain.url + "?sslmode=require", arguments: ["--store-timeout", "5"])
         #expect(try await required.request(body: Frames.frame(Frames.events(1))).status == 503)
         // Nothing reached it: not even the tables were created.
         #expect((try? plain.query("SELECT count(*) FROM events")) ?? "0" == "0")
@@ -97,18 +97,18 @@ struct TLSTests {
         let certificates = try await RawHTTP.onThread { try TestCertificates() }
         let server = try await RawHTTP.onThread { try SecureNATS(certificates: certificates) }
         let collectorUser = "collector:collector-secret-0123"
-        let collector = try CollectorProcess(
+        let collector = try await RawHTTP.collector(
             store: "tls://\(collectorUser)@127.0.0.1:\(server.port)/SECURE",
             arguments: ["--nats-ca", certificates.authority, "--replicas", "1", "--store-timeout", "5"]
         )
         #expect(try await collector.request(body: Frames.frame(Frames.events(6))).status == 200)
-        let wrong = try CollectorProcess(
+        let wrong = try await RawHTTP.collector(
             store: "tls://collector:not-the-password@127.0.0.1:\(server.port)/SECURE",
             arguments: ["--nats-ca", certificates.authority, "--replicas", "1", "--store-timeout", "3"]
         )
         let refused = try await wrong.request(body: Frames.frame(Frames.events(1)))
         #expect(refused.status == 503 && !refused.body.contains("not-the-password"))
-        let plain = try CollectorProcess(store: "nats://\(collectorUser)@127.0.0.1:\(server.port)/SECURE",
+        let plain = try await RawHTTP.collector(store: "nats://\(collectorUser)@127.0.0.1:\(server.port)/SECURE",
                                          arguments: ["--replicas", "1", "--store-timeout", "3"])
         #expect(try await plain.request(body: Frames.frame(Frames.events(1))).status == 503)
         // The drain, as its own user.
