@@ -256,7 +256,8 @@ struct HostileClientTests {
           arguments: [[String](), ["--max-decompressed", String(64 << 20)]])
     func inflatingBodies(arguments: [String]) async throws {
         let collector = try await CollectorProcess(arguments: arguments)
-        let inflating = try Self.inflatingFrame(events: 60)
+        // Built on a thread of their own: encoding and compressing 60 MiB would hold a thread of the cooperative pool.
+        let inflating = try await onOwnThread { () throws in try Self.inflatingFrame(events: 60) }
         let junk = try (0..<32).map { try Self.junkFrame(declared: 60 << 20, asZstd: $0 % 2 == 0, seed: UInt64($0)) }
         let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
             for _ in 0..<16 { group.addTask { try await collector.request(body: inflating).status } }
@@ -287,11 +288,11 @@ struct HostileClientTests {
         let baseline = try ProcessUsage.peakRSS(of: pid)
         // Ordinary events up to the 4 MiB payload limit are stored; control characters up to it pass the payload
         // limit and meet the row-text cap.
-        let large = try Self.largeFrame(payloadBytes: (4 << 20) - (400 << 10))
+        let large = try await onOwnThread { () throws in try Self.largeFrame(payloadBytes: (4 << 20) - (400 << 10)) }
         let largeAnswer = try await collector.request(body: large)
         #expect(largeAnswer.status == 200, "\(largeAnswer.body)")
         let stored = try ProcessUsage.peakRSS(of: pid)
-        let inflating = try Self.inflatingFrame(events: 4)
+        let inflating = try await onOwnThread { () throws in try Self.inflatingFrame(events: 4) }
         let inflatingAnswer = try await collector.request(body: inflating)
         #expect(inflatingAnswer.status == 413 && inflatingAnswer.body.contains("rows_too_large"), "\(inflatingAnswer.body)")
         let refused = try ProcessUsage.peakRSS(of: pid)
