@@ -53,6 +53,11 @@ let package = Package(
             ],
             swiftSettings: strictSwift
         ),
+        .executableTarget(
+            name: "FuzzCollectorRequest",
+            dependencies: ["CFuzzDriver", .product(name: "SpoorCollectorCore", package: "SpoorCollector")],
+            swiftSettings: strictSwift
+        ),
     ] + fuzzTargets.map { name in
         .executableTarget(
             name: name,

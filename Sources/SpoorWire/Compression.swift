@@ -42,16 +42,21 @@ package enum Compression {
             throw FrameError(.decompressionFailed, field: "payload", reason: "zlib could not start")
         }
         defer { inflateEnd(&stream) }
-        // One spare byte tells "exactly the declared length" from "more than declared".
-        var output = [UInt8](repeating: 0, count: expectedLength + 1)
-        let (status, produced, leftover): (Int32, Int, Int) = output.withUnsafeMutableBytes { dst in
+        // One spare byte tells "exactly the declared length" from "more than declared". The buffer is not zeroed:
+        // its pages take memory only as inflate writes them, so a stream that fails early costs what it produced,
+        // not what it declared.
+        var status: Int32 = Z_OK
+        var leftover = 0
+        let output = [UInt8](unsafeUninitializedCapacity: expectedLength + 1) { dst, initialized in
             stream.next_in = UnsafeMutablePointer(mutating: input.bindMemory(to: Bytef.self).baseAddress)
             stream.avail_in = uInt(input.count)
-            stream.next_out = dst.bindMemory(to: Bytef.self).baseAddress
+            stream.next_out = dst.baseAddress
             stream.avail_out = uInt(dst.count)
-            let status = inflate(&stream, Z_FINISH)
-            return (status, Int(stream.total_out), Int(stream.avail_in))
+            status = inflate(&stream, Z_FINISH)
+            leftover = Int(stream.avail_in)
+            initialized = Int(stream.total_out)
         }
+        let produced = output.count
         if produced > expectedLength {
             throw FrameError(.lengthMismatch, field: "uncompressed_length", reason: "the payload inflates past the declared \(expectedLength) bytes")
         }
@@ -63,7 +68,6 @@ package enum Compression {
             guard produced == expectedLength else {
                 throw FrameError(.lengthMismatch, field: "uncompressed_length", reason: "the payload inflates to \(produced) bytes, \(expectedLength) declared")
             }
-            output.removeLast()
             return output
         case Z_BUF_ERROR, Z_OK:
             throw FrameError(.decompressionFailed, field: "payload", reason: "the gzip stream is cut off")
@@ -96,15 +100,21 @@ package enum Compression {
         guard !input.isEmpty else {
             throw FrameError(.decompressionFailed, field: "payload", reason: "the zstd payload is empty")
         }
-        // The declared content size, when the frame has one, is checked before any allocation.
+        // The zstd frame's own header is checked before any allocation: it must be a zstd frame, and a content size
+        // it states must be the declared length.
         let declared = ZSTD_getFrameContentSize(input.baseAddress, input.count)
-        if declared != ZSTD_CONTENTSIZE_UNKNOWN && declared != ZSTD_CONTENTSIZE_ERROR && declared > UInt64(expectedLength) {
+        if declared == ZSTD_CONTENTSIZE_ERROR {
+            throw FrameError(.decompressionFailed, field: "payload", reason: "zstd: the payload does not start with a zstd frame")
+        }
+        if declared != ZSTD_CONTENTSIZE_UNKNOWN && declared != UInt64(expectedLength) {
             throw FrameError(.lengthMismatch, field: "uncompressed_length", reason: "the zstd frame declares \(declared) bytes, \(expectedLength) declared")
         }
-        var output = [UInt8](repeating: 0, count: expectedLength + 1)
-        // The destination is the window: one-shot decompression needs no buffer past it.
-        let result = output.withUnsafeMutableBytes { dst in
-            ZSTD_decompress(dst.baseAddress, expectedLength, input.baseAddress, input.count)
+        // Not zeroed: its pages take memory only as zstd writes them, so a payload that fails midway costs what it
+        // produced. The destination is the window: one-shot decompression needs no buffer past it.
+        var result = 0
+        let output = [UInt8](unsafeUninitializedCapacity: expectedLength + 1) { dst, initialized in
+            result = ZSTD_decompress(dst.baseAddress, expectedLength, input.baseAddress, input.count)
+            initialized = ZSTD_isError(result) == 0 ? min(result, expectedLength) : 0
         }
         if ZSTD_isError(result) != 0 {
             let name = String(cString: ZSTD_getErrorName(result))
@@ -116,7 +126,6 @@ package enum Compression {
         guard result == expectedLength else {
             throw FrameError(.lengthMismatch, field: "uncompressed_length", reason: "the payload decompresses to \(result) bytes, \(expectedLength) declared")
         }
-        output.removeLast()
         return output
     }
     #else

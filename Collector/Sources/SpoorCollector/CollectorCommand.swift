@@ -27,7 +27,7 @@ enum StoreLocation: Equatable {
         if case .postgres = self { true } else { false }
     }
 
-    static let forms = "sqlite:PATH, postgres://USER[:PASSWORD]@HOST:PORT/DB or nats://HOST:PORT[,HOST:PORT…]/STREAM"
+    static let forms = "sqlite:PATH, postgres://USER[:PASSWORD]@HOST:PORT/DB[?sslmode=MODE] or nats://[USER[:PASSWORD]@]HOST:PORT[,HOST:PORT…]/STREAM (tls:// for TLS)"
 
     init(parsing text: String) throws(ValidationError) {
         if text.hasPrefix("sqlite:") {
@@ -37,18 +37,37 @@ enum StoreLocation: Equatable {
         } else if text.hasPrefix("postgres://"), let url = URLComponents(string: text),
                   let user = url.user, let host = url.host, let port = url.port,
                   case let database = String(url.path.dropFirst()), !database.isEmpty {
-            self = .postgres(PostgresLocation(
-                user: user, password: url.password,
-                host: host, port: port, database: database
-            ))
-        } else if text.hasPrefix("nats://") {
+            var location = PostgresLocation(user: user, password: url.password, host: host, port: port, database: database)
+            for item in url.queryItems ?? [] {
+                switch (item.name, item.value) {
+                case ("sslmode", let value?):
+                    guard let mode = PostgresLocation.TLSMode(rawValue: value) else {
+                        throw ValidationError("sslmode must be one of \(PostgresLocation.TLSMode.allCases.map(\.rawValue).joined(separator: ", "))")
+                    }
+                    location.tls = mode
+                case ("sslrootcert", let value?):
+                    location.rootCertificates = value
+                default:
+                    throw ValidationError("a PostgreSQL URL takes the parameters sslmode and sslrootcert, not \(item.name)")
+                }
+            }
+            self = .postgres(location)
+        } else if text.hasPrefix("nats://") || text.hasPrefix("tls://") {
             guard let location = NATSLocation(parsing: text) else {
-                throw ValidationError("a NATS store is nats://HOST:PORT[,HOST:PORT…]/STREAM (a stream name of letters, digits, - and _), not \(text)")
+                throw ValidationError("a NATS store is nats://HOST:PORT[,HOST:PORT…]/STREAM (a stream name of letters, digits, - and _), not \(redactingSecrets(text))")
             }
             self = .nats(location)
         } else {
-            throw ValidationError("--store must be \(Self.forms), not \(text)")
+            throw ValidationError("--store must be \(Self.forms), not \(redactingSecrets(text))")
         }
+    }
+
+    /// The location with a NATS store's certificate authorities and credentials file (`--nats-ca`, `--nats-creds`).
+    func withNATS(certificateAuthorities: String?, credentialsFile: String?) -> Self {
+        guard case .nats(var location) = self else { return self }
+        location.certificateAuthorities = certificateAuthorities
+        location.credentialsFile = credentialsFile
+        return .nats(location)
     }
 
     /// Opens the store; an operation waiting longer than `timeout` on a lock or the server fails (503).
@@ -75,7 +94,7 @@ enum StoreLocation: Equatable {
             let seconds = Double(timeout.components.seconds) + Double(timeout.components.attoseconds) / 1e18
             return try SQLiteStore(path: path, busyTimeout: seconds, sync: sqliteSync, group: group)
         case .postgres(let location):
-            return PostgresStore(
+            return try PostgresStore(
                 location, maxConnections: maxConnections, timeout: timeout, group: group, logger: logger
             )
         case .nats:
@@ -114,7 +133,7 @@ struct EventsCommand: AsyncParsableCommand {
         case .sqlite(let path):
             counts = try SQLiteStore(path: path).countsByName()
         case .postgres(let location):
-            let database = PostgresStore(location, maxConnections: 1, logger: Logger(label: "spoor-collector"))
+            let database = try PostgresStore(location, maxConnections: 1, logger: Logger(label: "spoor-collector"))
             counts = try await withThrowingDiscardingTaskGroup { group in
                 group.addTask { await database.run() }
                 // Cancelling the pool's run closes its connection.

@@ -13,11 +13,17 @@ struct DrainCommand: AsyncParsableCommand {
         abstract: "Moves batches from a NATS JetStream stream into SQLite or PostgreSQL, exactly once."
     )
 
-    @Option(help: "The stream: nats://HOST:PORT[,HOST:PORT…]/STREAM.")
-    var from: String
+    @Option(help: "The stream: nats://[USER[:PASSWORD]@]HOST:PORT[,HOST:PORT…]/STREAM, or tls://… (default: $SPOOR_STREAM).")
+    var from: String?
 
-    @Option(help: "The SQL store: sqlite:PATH or postgres://USER[:PASSWORD]@HOST:PORT/DB.")
-    var store: String
+    @Option(help: "The SQL store: sqlite:PATH or postgres://USER[:PASSWORD]@HOST:PORT/DB[?sslmode=…] (default: $SPOOR_STORE).")
+    var store: String?
+
+    @Option(name: .customLong("nats-ca"), help: "NATS: the certificate authorities of the servers' certificates, PEM (with tls://).")
+    var natsCA: String?
+
+    @Option(name: .customLong("nats-creds"), help: "NATS: a credentials file (user JWT and NKey seed).")
+    var natsCredentials: String?
 
     @Option(help: "The durable consumer; drains with the same name share the stream's batches.")
     var consumer = "spoor-drain"
@@ -31,11 +37,11 @@ struct DrainCommand: AsyncParsableCommand {
     @Option(name: .customLong("store-timeout"), help: "Seconds a store operation may wait before it is retried.")
     var storeTimeout = 5.0
 
-    @Option(name: .customLong("sqlite-sync"), help: "SQLite: normal or full (see serve).")
-    var sqliteSync = "normal"
+    @Option(name: .customLong("batch-bytes"), help: "The most bytes fetched at once: at least the NATS servers' largest message.")
+    var batchBytes = 64 << 20
 
     @Option(name: .customLong("max-decompressed"), help: "Largest decompressed payload in bytes: at least the collectors' own (a larger batch is refused and terminated).")
-    var maxDecompressed = 64 << 20
+    var maxDecompressed = 4 << 20
 
     @Flag(name: .customLong("exit-when-drained"), help: "Stop once the stream holds nothing more for the consumer.")
     var exitWhenDrained = false
@@ -48,19 +54,28 @@ struct DrainCommand: AsyncParsableCommand {
     /// The store and the drain, as the services of one group. Not async: the release build's compiler crashed
     /// splitting an async `run()` that called these typed-throwing parsers.
     private func makeServices() throws -> ServiceGroup {
-        guard case .nats(let source) = try StoreLocation(parsing: from) else {
-            throw ValidationError("--from must be nats://HOST:PORT[,HOST:PORT…]/STREAM")
+        let environment = ProcessInfo.processInfo.environment
+        guard let from = from ?? environment["SPOOR_STREAM"], let store = store ?? environment["SPOOR_STORE"] else {
+            throw ValidationError("a drain needs --from (or SPOOR_STREAM) and --store (or SPOOR_STORE)")
         }
-        guard batch > 0, storeTimeout > 0 else { throw ValidationError("--batch and --store-timeout must be positive") }
-        guard let sync = SQLiteStore.Sync(rawValue: sqliteSync) else { throw ValidationError("--sqlite-sync must be full or normal") }
+        guard case .nats(let source) = try StoreLocation(parsing: from)
+                .withNATS(certificateAuthorities: natsCA, credentialsFile: natsCredentials) else {
+            throw ValidationError("--from must be nats://HOST:PORT[,HOST:PORT…]/STREAM or tls://…")
+        }
+        guard (1...10_000).contains(batch), storeTimeout > 0, (1...IngestLimits.maxDecompressedLimit).contains(maxDecompressed) else {
+            throw ValidationError("--batch must be from 1 to 10000, --store-timeout positive, --max-decompressed at most \(IngestLimits.maxDecompressedLimit)")
+        }
+        guard batchBytes >= 1 << 20 else { throw ValidationError("--batch-bytes must be at least 1 MiB") }
         var logger = Logger(label: "spoor-collector")
         logger.logLevel = .info
         let destination = try StoreLocation(parsing: store).openSQL(
-            timeout: .milliseconds(Int64(storeTimeout * 1000)), maxConnections: 2, sqliteSync: sync, logger: logger
+            // A batch is acknowledged, and leaves the stream, once committed: so SQLite syncs every commit.
+            timeout: .milliseconds(Int64(storeTimeout * 1000)), maxConnections: 2, sqliteSync: .full, logger: logger
         )
         var options = Drain.Options()
         options.consumer = consumer
         options.batch = batch
+        options.batchBytes = batchBytes
         options.ackWait = try parseDuration(ackWait, option: "--ack-wait")
         options.exitWhenDrained = exitWhenDrained
         // Any frame a collector accepted: its body limit is not known here, so only the decompressed one applies.

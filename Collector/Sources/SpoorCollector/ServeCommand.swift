@@ -1,8 +1,11 @@
 import ArgumentParser
 import Foundation
 import Hummingbird
+import HummingbirdCore
+import HummingbirdTLS
 import Logging
 import Metrics
+import NIOSSL
 import Prometheus
 import ServiceLifecycle
 import SpoorCollectorCore
@@ -20,8 +23,8 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Address to listen on, HOST:PORT (port 0 picks a free one).")
     var listen = "127.0.0.1:8080"
 
-    @Option(help: "The store: sqlite:PATH, postgres://USER[:PASSWORD]@HOST:PORT/DB or nats://HOST:PORT[,HOST:PORT…]/STREAM.")
-    var store = "sqlite:spoor-events.sqlite"
+    @Option(help: "The store: sqlite:PATH, postgres://USER[:PASSWORD]@HOST:PORT/DB[?sslmode=…] or nats://HOST:PORT[,HOST:PORT…]/STREAM (default: $SPOOR_STORE, else sqlite:spoor-events.sqlite).")
+    var store: String?
 
     @Option(name: .customLong("store-timeout"), help: "Seconds a store operation may wait (a lock, a down server) before the answer is 503.")
     var storeTimeout = 5.0
@@ -29,17 +32,56 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("max-connections"), help: "PostgreSQL: connections in the pool.")
     var maxConnections = 8
 
-    @Option(name: .customLong("token"), help: "A bearer token clients must send; repeat for several. None: no check.")
+    @Option(name: .customLong("token"), help: "An ingest token: clients must send it to POST batches; repeat for several (also --token-file, $SPOOR_TOKEN).")
     var tokens: [String] = []
+
+    @Option(name: .customLong("token-file"), help: "A file of ingest tokens, one a line.")
+    var tokenFiles: [String] = []
+
+    @Option(name: .customLong("admin-token"), help: "An admin token: reads the live events API and /metrics (also --admin-token-file, $SPOOR_ADMIN_TOKEN). Without one, those answer on loopback only.")
+    var adminTokens: [String] = []
+
+    @Option(name: .customLong("admin-token-file"), help: "A file of admin tokens, one a line.")
+    var adminTokenFiles: [String] = []
+
+    @Flag(help: "Serve a non-loopback address without an ingest token: anyone who reaches it may store events.")
+    var insecure = false
+
+    @Option(name: .customLong("nats-ca"), help: "NATS: the certificate authorities of the servers' certificates, PEM (with tls://).")
+    var natsCA: String?
+
+    @Option(name: .customLong("nats-creds"), help: "NATS: a credentials file (user JWT and NKey seed).")
+    var natsCredentials: String?
+
+    @Option(name: .customLong("tls-cert"), help: "HTTPS: the server's certificate chain, PEM (with --tls-key).")
+    var tlsCertificate: String?
+
+    @Option(name: .customLong("tls-key"), help: "HTTPS: the server's private key, PEM.")
+    var tlsKey: String?
 
     @Option(name: .customLong("max-body"), help: "Largest request body in bytes.")
     var maxBody = 4 << 20
 
-    @Option(name: .customLong("max-decompressed"), help: "Largest decompressed payload in bytes.")
-    var maxDecompressed = 64 << 20
+    @Option(name: .customLong("max-decompressed"), help: "Largest decompressed payload in bytes (at most 128 MiB).")
+    var maxDecompressed = 4 << 20
+
+    @Option(name: .customLong("max-row-bytes"), help: "Most bytes of row text one batch may become.")
+    var maxRowBytes = 16 << 20
 
     @Option(name: .customLong("max-in-flight"), help: "Batches handled at once before answering 503.")
     var maxInFlight = 64
+
+    @Option(name: .customLong("max-in-flight-bytes"), help: "Bytes all requests may hold at once (bodies arriving, batches being handled) before answering 503.")
+    var maxInFlightBytes = 256 << 20
+
+    @Option(name: .customLong("idle-timeout"), help: "Seconds a connection may send nothing (headers included, or between requests) before it is closed.")
+    var idleTimeout = 30.0
+
+    @Option(name: .customLong("body-timeout"), help: "Seconds any body gets to arrive, on top of its length at --min-body-rate.")
+    var bodyTimeout = 10.0
+
+    @Option(name: .customLong("min-body-rate"), help: "The slowest a body may arrive, in bytes a second.")
+    var minBodyRate = 4096
 
     @Option(name: .customLong("group-events"), help: "SQL stores: the most events one group commit holds.")
     var groupEvents = 20_000
@@ -73,18 +115,41 @@ struct ServeCommand: AsyncParsableCommand {
 
     func run() async throws {
         let address = try ListenAddress(parsing: listen)
-        let location = try StoreLocation(parsing: store)
+        let location = try StoreLocation(parsing: store ?? ProcessInfo.processInfo.environment["SPOOR_STORE"] ?? "sqlite:spoor-events.sqlite")
+            .withNATS(certificateAuthorities: natsCA, credentialsFile: natsCredentials)
         var logger = Logger(label: "spoor-collector")
         guard let level = Logger.Level(rawValue: logLevel), [.error, .warning, .info, .debug].contains(level) else {
             throw ValidationError("--log-level must be error, warning, info or debug")
         }
         logger.logLevel = level
+        let credentials = try Credentials(
+            ingest: Credentials.load(tokens, files: tokenFiles, variable: "SPOOR_TOKEN", option: "--token"),
+            admin: Credentials.load(adminTokens, files: adminTokenFiles, variable: "SPOOR_ADMIN_TOKEN", option: "--admin-token")
+        )
+        // Secure by default: an address others can reach takes batches only from holders of a token.
+        guard isLoopback(host: address.host) || credentials.policy.ingestTokens || insecure else {
+            throw ValidationError("""
+                --listen \(address.host) is not a loopback address and no ingest token is set, so anyone who reaches it \
+                could store events: set --token, --token-file or SPOOR_TOKEN, or pass --insecure to serve it open
+                """)
+        }
         let registry = PrometheusCollectorRegistry()
         MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
-        guard storeTimeout > 0, maxConnections > 0, groupEvents > 0, groupWait >= 0, (1...maxConnections).contains(writers) else {
+        guard storeTimeout > 0, maxConnections > 0, (1...1_000_000).contains(groupEvents), groupWait >= 0,
+              (1...maxConnections).contains(writers) else {
             throw ValidationError("""
-                --store-timeout, --max-connections and --group-events must be positive, --group-wait not negative, \
-                --writers between 1 and --max-connections
+                --store-timeout and --max-connections must be positive, --group-events from 1 to 1000000, \
+                --group-wait not negative, --writers between 1 and --max-connections
+                """)
+        }
+        guard (1...(256 << 20)).contains(maxBody), (1...IngestLimits.maxDecompressedLimit).contains(maxDecompressed), maxInFlight >= 0,
+              (1...EventRows.maxTextBytes).contains(maxRowBytes), maxInFlightBytes >= maxBody,
+              (0.001...86_400).contains(idleTimeout), (0.001...86_400).contains(bodyTimeout), minBodyRate > 0 else {
+            throw ValidationError("""
+                --max-body must be from 1 to 256 MiB, --idle-timeout and --body-timeout from 1 ms to a day, --min-body-rate positive, \
+                --max-in-flight not negative, \
+                --max-decompressed at most \(IngestLimits.maxDecompressedLimit), --max-row-bytes at most \(EventRows.maxTextBytes), \
+                --max-in-flight-bytes at least --max-body
                 """)
         }
         guard (1...10_000).contains(liveEvents) else { throw ValidationError("--live-events must be from 1 to 10000") }
@@ -105,35 +170,59 @@ struct ServeCommand: AsyncParsableCommand {
         )
         let sink = try ndjson.map(NDJSONSink.init(path:))
         let handler = BatchHandler(
-            ingest: Ingest(limits: IngestLimits(maxBody: maxBody, maxDecompressed: maxDecompressed), store: store,
-                           keepsEvents: sink != nil, keepsRows: true),
-            tokens: Set(tokens), maxInFlight: maxInFlight, sink: sink, live: live, logger: logger
+            ingest: Ingest(limits: IngestLimits(maxBody: maxBody, maxDecompressed: maxDecompressed, maxRowBytes: maxRowBytes),
+                           store: store, keepsEvents: sink != nil, keepsRows: true),
+            credentials: credentials, admission: Admission(maxRequests: maxInFlight, maxBytes: maxInFlightBytes),
+            bodyDeadline: BodyDeadline(grace: .milliseconds(Int64(bodyTimeout * 1000)), minimumRate: minBodyRate),
+            sink: sink, live: live, logger: logger
         )
-        let router = Router(context: BasicRequestContext.self)
+        let health = HealthCheck(store: store, logger: logger)
+        let router = Router(context: CollectorContext.self)
+        router.add(middleware: CommonHeadersMiddleware())
         router.add(middleware: JSONErrorMiddleware())
-        router.post("/v1/batch") { request, _ in await handler.handle(request) }
+        router.post("/v1/batch") { request, context in await handler.handle(request, context: context) }
         for method in [HTTPRequest.Method.get, .put, .delete, .patch] {
             router.on("/v1/batch", method: method) { _, _ in
                 jsonResponse(.error(405, "method_not_allowed", "use POST /v1/batch"), headers: [.allow: "POST"])
             }
         }
+        // Open to anyone (load balancers): a cached yes or no, nothing about the store.
         router.get("/healthz") { _, _ in
-            do {
-                try await store.ping()
-                return jsonResponse(IngestResponse(status: 200, body: #"{"status":"ok"}"#))
-            } catch {
-                return jsonResponse(.error(503, "store_unavailable", "\(error)", retryAfter: 1))
-            }
+            if await health.isHealthy() { return jsonResponse(IngestResponse(status: 200, body: #"{"status":"ok"}"#)) }
+            return jsonResponse(.error(503, "store_unavailable", "the store is not answering", retryAfter: 1))
         }
-        LivePage(feed: live, tokens: Set(tokens), metricsText: { registry.emitToString() }).register(on: router)
-        router.get("/metrics") { _, _ in
+        LivePage(feed: live, credentials: credentials, metricsText: { registry.emitToString() }).register(on: router)
+        router.get("/metrics") { request, context in
+            let caller = credentials.caller(token: RequestHeaders.bearerToken(request.headers[.authorization]))
+            if let refusal = credentials.policy.refusal(.read, caller: caller, fromLoopback: context.isFromLoopback) {
+                logAnswer(refusal, context: context)
+                return jsonResponse(refusal)
+            }
             var bytes: [UInt8] = []
             registry.emit(into: &bytes)
             return Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4"],
                             body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
         }
+        // Heads are bounded (the request line counts against the list), and a connection that sends nothing for
+        // --idle-timeout (a head never finished, a keep-alive left open) is closed.
+        let decoder = HTTP1Channel.Configuration.DecoderConfiguration(
+            maxHeaderFieldSize: 16 << 10, maxHeaderListSize: 32 << 10, maxHeaderFieldCount: 64
+        )
+        let http1 = HTTP1Channel.Configuration(
+            idleTimeout: .milliseconds(Int64(idleTimeout * 1000)), httpDecoderConfiguration: decoder
+        )
+        let server: HTTPServerBuilder
+        switch (tlsCertificate, tlsKey) {
+        case (let certificate?, let key?):
+            server = try .tls(.http1(configuration: http1), tlsConfiguration: Self.tlsConfiguration(certificate: certificate, key: key))
+        case (nil, nil):
+            server = .http1(configuration: http1)
+        default:
+            throw ValidationError("--tls-cert and --tls-key go together")
+        }
         let app = Application(
             router: router,
+            server: server,
             configuration: .init(address: .hostname(address.host, port: address.port), serverName: nil),
             onServerRunning: { channel in
                 let port = channel.localAddress?.port ?? address.port
@@ -149,26 +238,23 @@ struct ServeCommand: AsyncParsableCommand {
         try await services.run()
         logger.info("stopped")
     }
-}
 
-/// Turns router errors (unknown path, body limits) into the JSON error form.
-struct JSONErrorMiddleware<Context: RequestContext>: RouterMiddleware {
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+    /// The server's TLS: the certificate chain and key from PEM files, TLS 1.2 at least.
+    static func tlsConfiguration(certificate: String, key: String) throws -> TLSConfiguration {
+        let chain: [NIOSSLCertificate]
+        let privateKey: NIOSSLPrivateKey
         do {
-            return try await next(request, context)
-        } catch let error as HTTPError {
-            let reason = error.status == .notFound ? "not_found" : error.status.reasonPhrase.lowercased().replacingOccurrences(of: " ", with: "_")
-            let detail = error.body ?? "\(request.method) \(request.uri.path)"
-            return jsonResponse(.error(Int(error.status.code), reason, detail))
+            chain = try NIOSSLCertificate.fromPEMFile(certificate)
+            privateKey = try NIOSSLPrivateKey(file: key, format: .pem)
+        } catch {
+            throw ValidationError("--tls-cert \(certificate) and --tls-key \(key) must be a PEM certificate chain and its private key: \(error)")
         }
+        guard !chain.isEmpty else { throw ValidationError("--tls-cert \(certificate) holds no certificate") }
+        var configuration = TLSConfiguration.makeServerConfiguration(
+            certificateChain: chain.map { .certificate($0) }, privateKey: .privateKey(privateKey)
+        )
+        configuration.minimumTLSVersion = .tlsv12
+        return configuration
     }
 }
 
-/// An HTTP response for an answer of the request core.
-func jsonResponse(_ answer: IngestResponse, headers extra: HTTPFields = [:]) -> Response {
-    var headers: HTTPFields = [.contentType: "application/json"]
-    headers.append(contentsOf: extra)
-    if let seconds = answer.retryAfter { headers[.retryAfter] = String(seconds) }
-    return Response(status: .init(code: answer.status), headers: headers,
-                    body: .init(byteBuffer: ByteBuffer(string: answer.body)))
-}

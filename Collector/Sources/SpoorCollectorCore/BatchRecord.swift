@@ -16,6 +16,9 @@ public struct BatchRecord: Sendable {
     /// The frame's size in bytes.
     public var bytes: Int { frame.count }
 
+    /// The bytes this record holds: its frame and its rows' text.
+    public var heldBytes: Int { frame.count + rows.text.bytes.count }
+
     /// Creates a record.
     public init(batchID: String, receivedAt: Int64, codec: String, frame: [UInt8], eventCount: Int, rows: EventRows) {
         self.batchID = batchID

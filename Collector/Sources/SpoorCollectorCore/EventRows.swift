@@ -43,32 +43,44 @@ public struct EventRows: Sendable {
     /// The text columns' bytes.
     public let text: RowText
 
+    /// Whether every row was written: false when the text went past the limit it was written with, and the rows
+    /// must then not be stored (the batch is refused as too large).
+    public let isComplete: Bool
+
     /// The number of rows.
     public var count: Int { rows.count }
 
     /// No rows.
-    public static let empty = EventRows(rows: [], text: RowText(GrowableBytes()))
+    public static let empty = EventRows(rows: [], text: RowText(GrowableBytes()), isComplete: true)
 
-    init(rows: [Row], text: RowText) {
+    init(rows: [Row], text: RowText, isComplete: Bool) {
         self.rows = rows
         self.text = text
+        self.isComplete = isComplete
     }
 
-    /// The rows of a protobuf `Batch` payload, written from `decoder`'s views of its events.
-    public init(payload: [UInt8], decoder: EventDecoder = EventDecoder()) throws(DecodeError) {
-        var writer = RowWriter(capacity: payload.count + payload.count / 2)
+    /// The rows of a protobuf `Batch` payload, written from `decoder`'s views of its events. Text is never held
+    /// past `maxTextBytes`: what would pass it is not written and ``isComplete`` is false; every event is still
+    /// checked.
+    public init(payload: [UInt8], decoder: EventDecoder = EventDecoder(), maxTextBytes: Int = EventRows.maxTextBytes) throws(DecodeError) {
+        var writer = RowWriter(capacity: payload.count + payload.count / 2, limit: min(maxTextBytes, EventRows.maxTextBytes))
         try payload.withUnsafeBytes { raw in
             Result { () throws(DecodeError) in try decoder.forEachEventView(inBatch: raw) { view in writer.append(view) } }
         }.get()
         self = writer.finish()
     }
 
-    /// The rows of `events`, through the same JSON as rows from views (`EventRowsTests` compares them).
-    public init(_ events: [Event]) {
-        var writer = RowWriter(capacity: events.count * 512)
+    /// The rows of `events`, through the same JSON as rows from views (`EventRowsTests` compares them); past
+    /// `maxTextBytes` as for a payload.
+    public init(_ events: [Event], maxTextBytes: Int = EventRows.maxTextBytes) {
+        var writer = RowWriter(capacity: events.count * 512, limit: min(maxTextBytes, EventRows.maxTextBytes))
         for event in events { writer.append(event) }
         self = writer.finish()
     }
+
+    /// The most text one batch's rows may hold, whatever a caller asks: every span's offset fits the `Int32` it is
+    /// kept in.
+    public static let maxTextBytes = 1 << 30
 
     /// Row `index` with its text as `String`s.
     public func row(_ index: Int) -> EventRow {
@@ -139,14 +151,24 @@ public final class RowText: @unchecked Sendable {
 }
 
 /// Growable bytes in plain memory: appending costs a bounds check and a copy, no uniqueness check as an `Array`'s.
+///
+/// It never holds more than ``limit`` bytes, nor allocates more: an append past the limit writes nothing and sets
+/// ``isOverLimit``, after which the contents are incomplete.
 struct GrowableBytes: ~Copyable {
     private(set) var base: UnsafeMutableRawPointer?
     private(set) var count = 0
     private var capacity = 0
+    /// The most bytes held.
+    let limit: Int
+    /// An append would have passed ``limit``.
+    private(set) var isOverLimit = false
 
-    init() {}
+    init() { limit = .max }
 
-    init(capacity: Int) { reserve(capacity) }
+    init(capacity: Int, limit: Int = .max) {
+        self.limit = limit
+        reserve(capacity)
+    }
 
     deinit { base?.deallocate() }
 
@@ -160,15 +182,29 @@ struct GrowableBytes: ~Copyable {
         return UnsafeRawBufferPointer(start: base, count: count)
     }
 
+    /// Makes room for `extra` more bytes, as far as the limit allows (a hint: appends check again).
     @inline(__always)
     mutating func reserve(_ extra: Int) {
+        if count + extra > capacity { grow(to: min(count + extra, limit)) }
+    }
+
+    /// Whether `extra` more bytes fit under the limit, with room made for them; else the buffer is over its limit.
+    @inline(__always)
+    private mutating func room(for extra: Int) -> Bool {
+        guard extra <= limit - count else {
+            isOverLimit = true
+            return false
+        }
         if count + extra > capacity { grow(to: count + extra) }
+        return true
     }
 
     @inline(never)
     private mutating func grow(to needed: Int) {
+        guard needed > capacity else { return }
         var grown = max(capacity * 2, 4096)
         while grown < needed { grown *= 2 }
+        grown = max(min(grown, limit), needed)
         let memory = UnsafeMutableRawPointer.allocate(byteCount: grown, alignment: 16)
         if let base {
             memory.copyMemory(from: base, byteCount: count)
@@ -180,15 +216,14 @@ struct GrowableBytes: ~Copyable {
 
     @inline(__always)
     mutating func append(_ byte: UInt8) {
-        reserve(1)
+        guard room(for: 1) else { return }
         base!.storeBytes(of: byte, toByteOffset: count, as: UInt8.self)
         count += 1
     }
 
     @inline(__always)
     mutating func append(_ bytes: UnsafeRawBufferPointer) {
-        guard let source = bytes.baseAddress, !bytes.isEmpty else { return }
-        reserve(bytes.count)
+        guard let source = bytes.baseAddress, !bytes.isEmpty, room(for: bytes.count) else { return }
         (base! + count).copyMemory(from: source, byteCount: bytes.count)
         count += bytes.count
     }

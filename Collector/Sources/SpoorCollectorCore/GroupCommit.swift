@@ -16,6 +16,9 @@ public final class GroupCommit: Sendable {
     public struct Limits: Sendable, Hashable {
         /// The most events in one group (a group holds at least one batch, however large).
         public var maxEvents: Int
+        /// The most bytes in one group, its batches' frames and row text (a group holds at least one batch): what one
+        /// transaction, or one PostgreSQL statement's parameters, may hold.
+        public var maxBytes: Int
         /// How long a leader waits for more batches before committing when its group is not full; zero commits at
         /// once, which under load already gathers what arrived during the previous commit.
         public var maxWait: Duration
@@ -23,9 +26,10 @@ public final class GroupCommit: Sendable {
         /// more (PostgreSQL uses one connection, and so one server process, per group being written).
         public var writers: Int
 
-        /// Creates limits: by default 20,000 events, no wait and one writer.
-        public init(maxEvents: Int = 20_000, maxWait: Duration = .zero, writers: Int = 1) {
+        /// Creates limits: by default 20,000 events, 64 MiB, no wait and one writer.
+        public init(maxEvents: Int = 20_000, maxBytes: Int = 64 << 20, maxWait: Duration = .zero, writers: Int = 1) {
             self.maxEvents = maxEvents
+            self.maxBytes = maxBytes
             self.maxWait = maxWait
             self.writers = max(1, writers)
         }
@@ -105,10 +109,12 @@ public final class GroupCommit: Sendable {
         }
         let (joined, left) = state.withLock { state in
             var events = own.eventCount
+            var bytes = own.heldBytes
             var taken = 0
             for waiter in state.waiting {
-                guard events + waiter.batch.eventCount <= limits.maxEvents else { break }
+                guard events + waiter.batch.eventCount <= limits.maxEvents, bytes + waiter.batch.heldBytes <= limits.maxBytes else { break }
                 events += waiter.batch.eventCount
+                bytes += waiter.batch.heldBytes
                 taken += 1
             }
             defer { state.waiting.removeFirst(taken) }

@@ -7,11 +7,29 @@ public struct IngestLimits: Sendable, Hashable {
     public var maxBody: Int
     /// The largest decompressed payload accepted, declared or actual (413 past it).
     public var maxDecompressed: Int
+    /// The most bytes of row text one batch may become (413 past it): what the store is sent and the live feed
+    /// copies. A batch may also not become more than ``rowExpansion`` times its payload (plus 64 KiB), so what a
+    /// request may hold is known from its frame's header before anything is decompressed.
+    public var maxRowBytes: Int
 
-    /// Creates limits; the defaults are 4 MiB of body and 64 MiB decompressed.
-    public init(maxBody: Int = 4 << 20, maxDecompressed: Int = 64 << 20) {
+    /// The largest `maxDecompressed` a collector may be given: with ``EventRows/maxTextBytes`` it keeps every row
+    /// offset within `Int32`.
+    public static let maxDecompressedLimit = 128 << 20
+    /// How many times its payload a batch's row text may be: realistic events are 1–2 times (JSON escapes and the
+    /// columns' names), a payload of near-empty events far more.
+    public static let rowExpansion = 16
+
+    /// Creates limits; the defaults are 4 MiB of body, 4 MiB decompressed (eight times the tracker's largest
+    /// batch) and 16 MiB of row text.
+    public init(maxBody: Int = 4 << 20, maxDecompressed: Int = 4 << 20, maxRowBytes: Int = 16 << 20) {
         self.maxBody = maxBody
-        self.maxDecompressed = maxDecompressed
+        self.maxDecompressed = min(maxDecompressed, Self.maxDecompressedLimit)
+        self.maxRowBytes = min(maxRowBytes, EventRows.maxTextBytes)
+    }
+
+    /// The most row text a payload of `payloadBytes` may become.
+    public func rowBytes(forPayload payloadBytes: Int) -> Int {
+        min(maxRowBytes, Self.rowExpansion * min(payloadBytes, maxDecompressed) + (64 << 10))
     }
 }
 
@@ -31,6 +49,8 @@ public struct IngestResponse: Error, Sendable {
     public var duplicate = false
     /// The batch this request newly stored, for the live events feed; nil when nothing was stored.
     public var storedBatch: BatchRecord?
+    /// For the server's log only, never sent: the full error behind a fixed answer (a store's own message).
+    public var logDetail: String?
 
     /// Creates an answer.
     public init(status: Int, body: String, retryAfter: Int? = nil, storedEventCount: Int = 0, storedEvents: [Event] = [],
@@ -82,9 +102,7 @@ public struct Ingest: Sendable {
         guard body.count <= maxBody else {
             return .failure(.error(413, "body_too_large", "\(body.count) bytes is past the \(maxBody)-byte limit"))
         }
-        let decoder = FrameDecoder(limits: FrameLimits(
-            maxFrameBytes: maxBody, maxUncompressedBytes: limits.maxDecompressed, maxRecords: 1_000_000
-        ))
+        let decoder = FrameDecoder(limits: frameLimits)
         let frame: DecodedFrame
         do {
             frame = try decoder.decode(body)
@@ -98,24 +116,46 @@ public struct Ingest: Sendable {
             if keepsEvents {
                 events = try EventDecoder().decodeBatch(frame.payload)
                 count = events.count
-                if !store.keepsFrames || keepsRows { rows = EventRows(events) }
+                if !store.keepsFrames || keepsRows {
+                    rows = EventRows(events, maxTextBytes: limits.rowBytes(forPayload: frame.payload.count))
+                }
             } else if store.keepsFrames && !keepsRows {
                 try frame.payload.withUnsafeBytes { raw in
                     Result { () throws(DecodeError) in try EventDecoder().forEachEventView(inBatch: raw) { _ in count += 1 } }
                 }.get()
             } else {
-                rows = try EventRows(payload: frame.payload)
+                rows = try EventRows(payload: frame.payload, maxTextBytes: limits.rowBytes(forPayload: frame.payload.count))
                 count = rows.count
             }
         } catch {
             let offset = error.offset
             return .failure(.error(400, "malformed_event", "\(error.field) at payload byte \(offset): \(error)"))
         }
+        guard rows.isComplete else {
+            return .failure(.error(413, "rows_too_large", """
+                the events' row text is past \(limits.rowBytes(forPayload: frame.payload.count)) bytes \
+                (\(limits.maxRowBytes) at most, \(IngestLimits.rowExpansion) times the payload)
+                """))
+        }
         let record = BatchRecord(
             batchID: frame.header.batchID.description, receivedAt: receivedAt, codec: frame.header.codec.description,
             frame: body, eventCount: count, rows: rows
         )
         return .success((record, events))
+    }
+
+    /// The bytes a request with `body` may hold while it is handled, from the frame's header alone: the body, the
+    /// payload it declares, and twice the row text that payload may become (the rows' buffer while it grows, or the
+    /// rows and their copy into the live feed). A body whose header does not decode costs its own size (it is
+    /// refused before anything else is allocated).
+    public func memoryCharge(for body: [UInt8]) -> Int {
+        guard let header = try? FrameDecoder(limits: frameLimits).decodeHeader(body) else { return body.count }
+        let payload = Int(header.uncompressedLength)
+        return body.count + payload + (keepsRows || !store.keepsFrames ? 2 * limits.rowBytes(forPayload: payload) : 0)
+    }
+
+    private var frameLimits: FrameLimits {
+        FrameLimits(maxFrameBytes: maxBody, maxUncompressedBytes: limits.maxDecompressed, maxRecords: 1_000_000)
     }
 
     /// Handles one `POST /v1/batch` body: 200 only after the store committed.
@@ -130,7 +170,9 @@ public struct Ingest: Sendable {
         do {
             result = try await store.insert(record)
         } catch {
-            return .error(503, "store_unavailable", error.message, retryAfter: 1)
+            var answer = IngestResponse.error(503, "store_unavailable", "the store is not answering; retry later", retryAfter: 1)
+            answer.logDetail = error.message
+            return answer
         }
         let body = JSONValue.object([
             .init("batch_id", .string(record.batchID)),

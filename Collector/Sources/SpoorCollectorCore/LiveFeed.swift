@@ -121,6 +121,9 @@ public final class LiveFeed: Sendable {
         state.count -= 1
     }
 
+    /// The position of the newest event stored, 0 before any.
+    public var latest: UInt64 { state.withLock { $0.next - 1 } }
+
     /// The newest `limit` events after position `after` (oldest of them first), and the numbers at `now`
     /// (epoch milliseconds): events per second for the ``rateSeconds`` seconds up to `now`, and counts by name.
     public func read(after: UInt64, limit: Int, now: Int64) -> LiveRead {
@@ -128,9 +131,11 @@ public final class LiveFeed: Sendable {
         let (events, latest, names, unlisted, rate) = state.withLock { state in
             let latest = state.next - 1
             let oldest = latest - UInt64(state.count) + 1
-            let first = max(after, oldest - 1, latest - min(latest, UInt64(max(limit, 0)))) + 1
+            // The last position not to return; `after` may be anything up to 2^64 - 1, so nothing is added to it.
+            let lastSkipped = max(after, oldest - 1, latest - min(latest, UInt64(max(limit, 0))))
             var events: [LiveEvent] = []
-            if first <= latest {
+            if lastSkipped < latest {
+                let first = lastSkipped + 1
                 events.reserveCapacity(Int(latest - first + 1))
                 for position in first...latest {
                     events.append(state.ring[(state.start + Int(position - oldest)) % capacity]!)
@@ -146,7 +151,7 @@ public final class LiveFeed: Sendable {
         let top = names.sorted { $0.value != $1.value ? $0.value > $1.value : $0.key < $1.key }.prefix(Self.topNames)
         return LiveRead(
             feedID: id, latest: latest, events: events,
-            skipped: after < latest ? Int(latest - after) - events.count : 0,
+            skipped: after < latest ? Int(clamping: latest - after) - events.count : 0,
             now: now, rate: rate, names: top.map { ($0.key, $0.value) }, distinctNames: names.count,
             unlistedEvents: unlisted
         )
@@ -237,19 +242,33 @@ public struct LiveRead: Sendable {
     /// Events whose name came after ``LiveFeed/maxNames`` others and is not counted by itself.
     public var unlistedEvents: Int
 
-    /// The JSON answer of `GET /v1/events/recent`, with the collector's own counters.
+    /// The most bytes of events one answer holds: the newest events that fit, the older ones counted as skipped.
+    public static let maxEventBytes = 2 << 20
+
+    /// The JSON answer of `GET /v1/events/recent`, with the collector's own counters: at most ``maxEventBytes`` of
+    /// events (the newest; the others are counted in `skipped`).
     public func json(counters: LiveCounters) -> String {
-        var out = FeedJSON(capacity: 8192 + events.count * 768)
+        // Newest first until the cap, then written oldest first.
+        var written: [[UInt8]] = []
+        var eventBytes = 0
+        for event in events.reversed() {
+            var one = FeedJSON(capacity: 1024)
+            one.event(event)
+            guard eventBytes + one.bytes.count <= Self.maxEventBytes else { break }
+            eventBytes += one.bytes.count + 1
+            written.append(one.bytes)
+        }
+        var out = FeedJSON(capacity: 8192 + eventBytes)
         out.raw(#"{"feed":"#)
         out.string(feedID)
         out.raw(#","latest":"#)
         out.raw(String(latest))
         out.raw(#","skipped":"#)
-        out.raw(String(skipped))
+        out.raw(String(skipped + events.count - written.count))
         out.raw(#","events":["#)
-        for (index, event) in events.enumerated() {
+        for (index, event) in written.reversed().enumerated() {
             if index > 0 { out.raw(",") }
-            out.event(event)
+            out.bytes.append(contentsOf: event)
         }
         out.raw(#"],"stats":{"now_ms":"#)
         out.raw(String(now))
@@ -396,6 +415,16 @@ public struct LiveQuery: Sendable, Hashable {
         self.limit = limit
     }
 
+    /// The query from the raw query string of the request (what follows `?`, percent-encoded), or a 400 answer:
+    /// the string is longer than ``QueryString/maxBytes``, badly encoded, or a parameter is unknown, repeated or not
+    /// a number in range.
+    public static func parse(query: Substring) -> Result<LiveQuery, IngestResponse> {
+        switch QueryString.parameters(query) {
+        case .failure(let error): return .failure(.error(400, "bad_query", error.description))
+        case .success(let parameters): return parse(parameters)
+        }
+    }
+
     /// The query from its parameters (names and percent-decoded values), or a 400 answer that names the one that
     /// is unknown, repeated or not a number in range.
     public static func parse(_ parameters: [(name: String, value: String)]) -> Result<LiveQuery, IngestResponse> {
@@ -407,12 +436,13 @@ public struct LiveQuery: Sendable, Hashable {
             }
             switch name {
             case "after":
-                guard let after = UInt64(value), value.first?.isNumber == true else {
+                guard value.utf8.count <= 20, value.utf8.allSatisfy({ (0x30...0x39).contains($0) }), let after = UInt64(value) else {
                     return .failure(.error(400, "bad_query", "after must be a feed position, a whole number from 0, not \(quoted(value))"))
                 }
                 query.after = after
             case "limit":
-                guard let limit = Int(value), value.first?.isNumber == true, (1...maxLimit).contains(limit) else {
+                guard value.utf8.count <= 4, value.utf8.allSatisfy({ (0x30...0x39).contains($0) }), let limit = Int(value),
+                      (1...maxLimit).contains(limit) else {
                     return .failure(.error(400, "bad_query", "limit must be a whole number from 1 to \(maxLimit), not \(quoted(value))"))
                 }
                 query.limit = limit

@@ -14,17 +14,24 @@ struct RowWriter: ~Copyable {
     /// Scratch for ordering a view's properties: their keys and the order to write them in, kept for capacity.
     private var keys: [UnsafeRawBufferPointer] = []
     private var order: [Int] = []
+    /// The text would have gone past its limit: the rows written are incomplete and must not be stored.
+    var isOverLimit: Bool { text.isOverLimit }
 
-    init(capacity: Int) {
-        text = GrowableBytes(capacity: max(capacity, 64))
+    /// A writer whose text starts with room for `capacity` bytes and never holds more than `limit` (at most
+    /// `Int32.max`, which the spans' offsets use): past it nothing more is written and ``isOverLimit`` is set.
+    init(capacity: Int, limit: Int = Int(Int32.max)) {
+        let limit = min(limit, Int(Int32.max))
+        text = GrowableBytes(capacity: max(min(capacity, limit), 64), limit: limit)
     }
 
     consuming func finish() -> EventRows {
-        EventRows(rows: rows, text: RowText(text))
+        let isComplete = !isOverLimit
+        return EventRows(rows: rows, text: RowText(text), isComplete: isComplete)
     }
 
-    /// Appends the row of a decoded event's view.
+    /// Appends the row of a decoded event's view; nothing once the text is over the limit.
     mutating func append(_ view: EventView) {
+        guard !isOverLimit else { return }
         let name = copy(view.name)
         let type = typeName(view.type)
         let distinctID = copy(view.distinctID)
@@ -52,8 +59,10 @@ struct RowWriter: ~Copyable {
         ))
     }
 
-    /// Appends the row of a decoded ``Event`` (the `--ndjson` path, and the reference the view path is held to).
+    /// Appends the row of a decoded ``Event`` (the `--ndjson` path, and the reference the view path is held to);
+    /// nothing once the text is over the limit.
     mutating func append(_ event: Event) {
+        guard !isOverLimit else { return }
         let name = copy(event.name)
         let type = copy(event.type.name)
         let distinctID = copy(event.distinctID)

@@ -35,7 +35,7 @@ struct BatchPoster {
 
     /// Posts one frame and reads the whole answer.
     func post(_ body: [UInt8]) throws -> (status: Int, body: String) {
-        let head = "POST /v1/batch HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/octet-stream\r\n"
+        let head = "POST /v1/batch HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/x-spoor-batch\r\n"
             + "Content-Length: \(body.count)\r\n\r\n"
         guard connection.write(Array(head.utf8) + body) else {
             throw ValidationError("the collector closed the connection (errno \(errno))")

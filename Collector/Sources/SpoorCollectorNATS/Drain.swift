@@ -1,4 +1,5 @@
 public import Logging
+import Metrics
 public import ServiceLifecycle
 public import SpoorCollectorCore
 
@@ -16,6 +17,9 @@ public final class Drain: Service {
         public var consumer = "spoor-drain"
         /// The most messages (batches) fetched, and committed, at once.
         public var batch = 256
+        /// The most bytes fetched at once (the server stops a fetch at whichever of this and ``batch`` comes first);
+        /// at least the servers' largest message, or a larger one could never be fetched.
+        public var batchBytes = 64 << 20
         /// How long the stream waits for an acknowledgement before it delivers a message again.
         public var ackWait: Duration = .seconds(30)
         /// Stop once the consumer has nothing pending and nothing unacknowledged, instead of waiting for more.
@@ -31,6 +35,7 @@ public final class Drain: Service {
     private let ingest: Ingest
     private let logger: Logger
     private let progress: @Sendable (String) -> Void
+    private let deadLetters = Counter(label: "spoor_collector_drain_dead_letters_total")
 
     /// A drain from `location`'s stream into `store`; each committed group is reported to `progress` as one line,
     /// `drained BATCHES batches, EVENTS events, STORED new`, with running totals.
@@ -55,11 +60,11 @@ public final class Drain: Service {
             try await client.pullSubscription(durable: options.consumer, ackWait: options.ackWait)
         }
         progress("draining \(location.stream) as \(options.consumer)")
-        var batches = 0, events = 0, stored = 0
+        var batches = 0, events = 0, stored = 0, dead = 0
         while !Task.isCancelled, !Task.isShuttingDownGracefully {
             let messages: [FetchedMessage]
             do {
-                messages = try await subscription.fetch(options.batch, wait: .milliseconds(500))
+                messages = try await subscription.fetch(options.batch, maxBytes: options.batchBytes, wait: .milliseconds(500))
             } catch {
                 logger.warning("fetch failed, retrying", metadata: ["error": "\(error)"])
                 try? await Task.sleep(for: .milliseconds(250))
@@ -84,9 +89,25 @@ public final class Drain: Service {
                     records.append(record)
                     holders.append(message)
                 case .failure(let answer):
-                    // Collectors publish only what decodes; anything else would never be storable.
-                    logger.error("a message is not a valid batch; terminated", metadata: ["answer": "\(answer.body)"])
-                    subscription.settle(message, .terminate)
+                    // Collectors publish only what they decode; what this drain cannot (a newer frame version, a
+                    // larger --max-decompressed) is kept on the dead-letter subject, never dropped. A message whose
+                    // copy is not acknowledged stays unacknowledged here and comes back after the ack wait.
+                    do {
+                        _ = try await client.publish(
+                            subject: location.deadLetterSubject, messageID: "dead-\(UInt64.random(in: .min ... .max))",
+                            headers: [("Spoor-Dead-Letter-Reason", String(answer.body.prefix(512))),
+                                      (JetStreamStore.receivedAtHeader, String(message.receivedAt ?? 0))],
+                            data: message.data, timeout: .seconds(5)
+                        )
+                        subscription.settle(message, .ack)
+                        dead += 1
+                        deadLetters.increment()
+                        logger.error("a message is not a batch this drain decodes; moved to the dead-letter subject",
+                                     metadata: ["answer": "\(answer.body.prefix(512))", "subject": "\(location.deadLetterSubject)"])
+                    } catch {
+                        logger.error("a message could not be moved to the dead-letter subject; it will come again",
+                                     metadata: ["error": "\(error)"])
+                    }
                 }
             }
             let group = BatchGroup(records)
@@ -98,7 +119,7 @@ public final class Drain: Service {
             batches += records.count
             events += records.reduce(0) { $0 + $1.eventCount }
             stored += zip(group.distinct, results).filter { $1 == .stored }.reduce(0) { $0 + $1.0.eventCount }
-            progress("drained \(batches) batches, \(events) events, \(stored) new")
+            progress("drained \(batches) batches, \(events) events, \(stored) new, \(dead) dead-lettered")
         }
     }
 

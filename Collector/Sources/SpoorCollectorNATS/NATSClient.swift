@@ -1,5 +1,6 @@
 import CNats
 import Dispatch
+import Foundation
 import SpoorCollectorCore
 import Synchronization
 #if canImport(Glibc)
@@ -8,20 +9,49 @@ import Glibc
 import Darwin
 #endif
 
-/// Where a JetStream store is: `nats://HOST:PORT[,HOST:PORT…]/STREAM`.
+/// Where a JetStream store is: `nats://[USER[:PASSWORD]@]HOST:PORT[,HOST:PORT…]/STREAM`, or `tls://…` for TLS.
 public struct NATSLocation: Sendable, Hashable {
-    /// The servers to connect to, as `nats://HOST:PORT`; the client reconnects to any of them.
+    /// The servers to connect to, as `nats://HOST:PORT` (or `tls://`); the client reconnects to any of them.
     public var servers: [String]
     /// The stream's name.
     public var stream: String
+    /// Whether the connection must be TLS (`tls://`).
+    public var tls: Bool
+    /// The user name, or with no ``password`` the token, from the URL.
+    public var user: String?
+    /// The password, from the URL.
+    public var password: String?
+    /// The certificate authorities that sign the servers' certificates (PEM); nil for the system's.
+    public var certificateAuthorities: String?
+    /// A NATS credentials file (a user JWT and its NKey seed, `nsc`'s `.creds`).
+    public var credentialsFile: String?
 
     /// The subject the stream's batches are published on.
     public var subject: String { "\(stream).batches" }
+    /// The subject a drain publishes, to the same stream, the messages it cannot decode: kept (until the stream's
+    /// age limit) for an operator to look at, never delivered to a drain's consumer, which reads ``subject`` only.
+    public var deadLetterSubject: String { "\(stream).dead" }
 
-    /// Parses `nats://HOST:PORT[,HOST:PORT…]/STREAM`, or nil.
+    /// Parses `nats://[USER[:PASSWORD]@]HOST:PORT[,HOST:PORT…]/STREAM` (or `tls://…`), or nil.
     public init?(parsing text: String) {
-        guard text.hasPrefix("nats://") else { return nil }
-        let rest = text.dropFirst("nats://".count)
+        let scheme: String
+        if text.hasPrefix("nats://") {
+            scheme = "nats"
+        } else if text.hasPrefix("tls://") {
+            scheme = "tls"
+        } else {
+            return nil
+        }
+        var rest = text.dropFirst(scheme.count + 3)
+        guard let slash = rest.firstIndex(of: "/") else { return nil }
+        if let at = rest[..<slash].lastIndex(of: "@") {
+            let userInfo = rest[..<at]
+            let parts = userInfo.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false)
+            guard let name = parts.first.flatMap({ String($0).removingPercentEncoding }), !name.isEmpty else { return nil }
+            user = name
+            password = parts.count == 2 ? String(parts[1]).removingPercentEncoding : nil
+            rest = rest[rest.index(after: at)...]
+        }
         guard let slash = rest.firstIndex(of: "/") else { return nil }
         let hosts = rest[..<slash].split(separator: ",")
         let stream = String(rest[rest.index(after: slash)...])
@@ -33,8 +63,9 @@ public struct NATSLocation: Sendable, Hashable {
                   return colon != host.startIndex && (1...65535).contains(port)
               })
         else { return nil }
-        servers = hosts.map { "nats://\($0)" }
+        servers = hosts.map { "\(scheme)://\($0)" }
         self.stream = stream
+        tls = scheme == "tls"
     }
 }
 
@@ -90,10 +121,24 @@ final class NATSClient: @unchecked Sendable {
             }
         }
         try Self.check(natsOptions_SetName(options, name), "name")
+        if location.tls { try Self.check(natsOptions_SetSecure(options, true), "TLS") }
+        if let authorities = location.certificateAuthorities {
+            try Self.check(natsOptions_LoadCATrustedCertificates(options, authorities), "the certificate authorities \(authorities)")
+        }
+        switch (location.user, location.password) {
+        case (let user?, let password?): try Self.check(natsOptions_SetUserInfo(options, user, password), "user and password")
+        case (let token?, nil): try Self.check(natsOptions_SetToken(options, token), "token")
+        default: break
+        }
+        if let credentials = location.credentialsFile {
+            try Self.check(natsOptions_SetUserCredentialsFromFiles(options, credentials, nil), "the credentials file \(credentials)")
+        }
         // Reconnect forever, quickly: a node killed or restarted is a matter of seconds.
         try Self.check(natsOptions_SetMaxReconnect(options, -1), "reconnects")
         try Self.check(natsOptions_SetReconnectWait(options, 100), "reconnect wait")
-        try Self.check(natsOptions_SetRetryOnFailedConnect(options, true, nil, nil), "retry")
+        // With a connected callback the first connection is retried in the background: a server that refuses the
+        // credentials or the TLS handshake leaves the collector serving (503) instead of stuck before it listens.
+        try Self.check(natsOptions_SetRetryOnFailedConnect(options, true, { _, _ in }, nil), "retry")
         // Requests in flight fail at once on a disconnect instead of at their timeout.
         try Self.check(natsOptions_SetFailRequestsOnDisconnect(options, true), "requests")
         var connection: OpaquePointer?
@@ -195,11 +240,13 @@ final class NATSClient: @unchecked Sendable {
             jsStreamConfig_Init(&config)
             let name = strdup(location.stream)
             let subject = strdup(location.subject)
+            let deadLetters = strdup(location.deadLetterSubject)
             defer {
                 free(name)
                 free(subject)
+                free(deadLetters)
             }
-            var subjects: [UnsafePointer<CChar>?] = [UnsafePointer(subject)]
+            var subjects: [UnsafePointer<CChar>?] = [UnsafePointer(subject), UnsafePointer(deadLetters)]
             config.Name = UnsafePointer(name)
             config.Retention = js_LimitsPolicy
             config.Storage = js_FileStorage
@@ -208,7 +255,7 @@ final class NATSClient: @unchecked Sendable {
             config.MaxAge = Self.nanoseconds(settings.maxAge)
             let added = subjects.withUnsafeMutableBufferPointer { list in
                 config.Subjects = list.baseAddress
-                config.SubjectsLen = 1
+                config.SubjectsLen = Int32(list.count)
                 return js_AddStream(&info, jetStream, &config, nil, &code)
             }
             jsStreamInfo_Destroy(info)

@@ -54,16 +54,21 @@ final class PullSubscription: @unchecked Sendable {
 
     deinit { natsSubscription_Destroy(subscription) }
 
-    /// Up to `count` messages, waiting at most `wait` for the first; empty when none came.
-    func fetch(_ count: Int, wait: Duration) async throws(StoreUnavailable) -> [FetchedMessage] {
+    /// Up to `count` messages and `maxBytes` bytes (the server stops at whichever comes first), waiting at most
+    /// `wait` for the first; empty when none came. `count` fits an `Int32` (the drain's `--batch` is at most 10,000).
+    func fetch(_ count: Int, maxBytes: Int, wait: Duration) async throws(StoreUnavailable) -> [FetchedMessage] {
         try await client.onBlockingQueue { [self] () throws(StoreUnavailable) -> [FetchedMessage] in
             var list = natsMsgList()
-            var code = jsErrCode(rawValue: 0)
-            let status = natsSubscription_Fetch(&list, subscription, Int32(count), NATSClient.milliseconds(wait), &code)
+            var request = jsFetchRequest()
+            jsFetchRequest_Init(&request)
+            request.Batch = Int32(clamping: count)
+            request.MaxBytes = Int64(maxBytes)
+            request.Expires = NATSClient.nanoseconds(wait)
+            let status = natsSubscription_FetchRequest(&list, subscription, &request)
             guard status == NATS_OK else {
                 natsMsgList_Destroy(&list)
                 if status == NATS_TIMEOUT { return [] }
-                throw NATSClient.error(status, "fetching", code: code)
+                throw NATSClient.error(status, "fetching")
             }
             var messages: [FetchedMessage] = []
             for index in 0..<Int(list.Count) {

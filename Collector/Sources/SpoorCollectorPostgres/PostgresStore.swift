@@ -1,5 +1,6 @@
 public import Logging
 public import SpoorCollectorCore
+import NIOSSL
 import PostgresNIO
 import Synchronization
 
@@ -20,14 +21,59 @@ public struct PostgresLocation: Sendable, Hashable {
     public var port: Int
     /// The database name.
     public var database: String
+    /// Whether and how the connection is encrypted (`sslmode`).
+    public var tls: TLSMode
+    /// The certificate authorities that `verify-ca` and `verify-full` trust (`sslrootcert`, PEM); nil for the
+    /// system's.
+    public var rootCertificates: String?
+
+    /// `sslmode`, as libpq names it.
+    public enum TLSMode: String, Sendable, Hashable, CaseIterable {
+        /// Never encrypted.
+        case disable
+        /// Encrypted when the server offers it, without checking its certificate (libpq's default).
+        case prefer
+        /// Always encrypted, without checking the server's certificate: safe from listeners, not from an impostor.
+        case require
+        /// Always encrypted, the certificate signed by a trusted authority, whatever its name.
+        case verifyCA = "verify-ca"
+        /// Always encrypted, the certificate signed by a trusted authority and naming the host: the only mode safe
+        /// across a network an attacker may be on.
+        case verifyFull = "verify-full"
+    }
 
     /// Creates a location.
-    public init(user: String, password: String? = nil, host: String, port: Int, database: String) {
+    public init(user: String, password: String? = nil, host: String, port: Int, database: String,
+                tls: TLSMode = .prefer, rootCertificates: String? = nil) {
         self.user = user
         self.password = password
         self.host = host
         self.port = port
         self.database = database
+        self.tls = tls
+        self.rootCertificates = rootCertificates
+    }
+
+    /// The client's TLS setting for this location.
+    func clientTLS() throws -> PostgresClient.Configuration.TLS {
+        var configuration = TLSConfiguration.makeClientConfiguration()
+        configuration.minimumTLSVersion = .tlsv12
+        if let rootCertificates {
+            configuration.trustRoots = .certificates(try NIOSSLCertificate.fromPEMFile(rootCertificates))
+        }
+        switch tls {
+        case .disable:
+            return .disable
+        case .prefer, .require:
+            configuration.certificateVerification = .none
+            return tls == .prefer ? .prefer(configuration) : .require(configuration)
+        case .verifyCA:
+            configuration.certificateVerification = .noHostnameVerification
+            return .require(configuration)
+        case .verifyFull:
+            configuration.certificateVerification = .fullVerification
+            return .require(configuration)
+        }
     }
 }
 
@@ -53,10 +99,16 @@ public final class PostgresStore: GroupStore {
     public init(
         _ location: PostgresLocation, maxConnections: Int = 8, timeout: Duration = .seconds(5),
         group limits: GroupCommit.Limits = .init(), logger: Logger
-    ) {
+    ) throws(StoreUnavailable) {
+        let tls: PostgresClient.Configuration.TLS
+        do {
+            tls = try location.clientTLS()
+        } catch {
+            throw StoreUnavailable("sslrootcert \(location.rootCertificates ?? "") is not a PEM file of certificates: \(error)")
+        }
         var configuration = PostgresClient.Configuration(
             host: location.host, port: location.port, username: location.user, password: location.password,
-            database: location.database, tls: .disable
+            database: location.database, tls: tls
         )
         configuration.options.maximumConnections = maxConnections
         configuration.options.connectTimeout = timeout

@@ -29,7 +29,7 @@ struct EventColumn: PostgresNonThrowingEncodable, PostgresDynamicTypeEncodable {
             for row in batch.rows.rows {
                 switch source {
                 case .batchID:
-                    buffer.writeInteger(Int32(batch.batchID.utf8.count))
+                    buffer.writeInteger(Int32(truncatingIfNeeded: batch.batchID.utf8.count))  // 32 hex digits
                     buffer.writeString(batch.batchID)
                 case .text(let column):
                     let span = row[keyPath: column]
@@ -93,7 +93,8 @@ struct EventBigintColumn: PostgresNonThrowingEncodable, PostgresDynamicTypeEncod
     }
 }
 
-/// The header of a one-dimensional binary array; an empty array has no dimension.
+/// The header of a one-dimensional binary array; an empty array has no dimension. `count` fits an `Int32`: a group
+/// holds at most `--group-events` (at most 1,000,000) events, or one batch of at most 1,000,000 records.
 private func writeArrayHeader(count: Int, elementType: PostgresDataType, into buffer: inout ByteBuffer) {
     buffer.writeInteger(count == 0 ? 0 : 1, as: Int32.self)  // dimensions
     buffer.writeInteger(1, as: Int32.self)  // may hold NULLs

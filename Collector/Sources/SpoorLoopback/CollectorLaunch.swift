@@ -12,10 +12,13 @@ package enum CollectorLaunch {
     /// kernel's choice) and waits, at most `timeout`, for the `listening on 127.0.0.1:PORT` line the collector
     /// prints first, once it accepts connections; returns the running process and its port. A process that exits,
     /// prints something else first, or stays silent is killed, and this throws with what it said on standard error.
+    /// `environment` replaces the process's environment when given; with `standardError`, its log is also appended
+    /// to that file.
     package static func start(
-        _ binary: URL, _ arguments: [String], timeout: Duration = waitBound
+        _ binary: URL, _ arguments: [String], timeout: Duration = waitBound,
+        environment: [String: String]? = nil, standardError: URL? = nil
     ) async throws(LoopbackError) -> (process: LineProcess, port: Int) {
-        let process = try LineProcess(binary, arguments)
+        let process = try LineProcess(binary, arguments, environment: environment, errorLog: standardError)
         let first: String
         do {
             first = try await process.line(timeout: timeout) { _ in true }.line

@@ -33,8 +33,21 @@ package final class LineProcess: Sendable {
     /// pipe the caller ends with ``closeInput()`` (a signal the child can wait for); else it reads nothing.
     /// `onLine`, when given, sees each line as it is read, on the reading thread: for what must follow a line at
     /// once, whether or not the caller's tasks get a thread soon. The child inherits no other descriptor.
-    package init(_ binary: URL, _ arguments: [String], input: Bool = false,
-                 onLine: (@Sendable (Stream, String) -> Void)? = nil) throws(LoopbackError) {
+    /// `environment` replaces the process's environment when given; with `errorLog`, what it writes to standard
+    /// error is also appended to that file (created when missing), as it is read.
+    package init(_ binary: URL, _ arguments: [String], input: Bool = false, environment: [String: String]? = nil,
+                 errorLog: URL? = nil, onLine: (@Sendable (Stream, String) -> Void)? = nil) throws(LoopbackError) {
+        var logFile: FileHandle?
+        if let errorLog {
+            if !FileManager.default.fileExists(atPath: errorLog.path) {
+                _ = FileManager.default.createFile(atPath: errorLog.path, contents: nil)
+            }
+            guard let file = FileHandle(forWritingAtPath: errorLog.path) else {
+                throw LoopbackError("cannot write \(errorLog.path)")
+            }
+            file.seekToEndOfFile()
+            logFile = file
+        }
         let name = binary.lastPathComponent
         let output = try Spawning.pipe()
         let errors = try Spawning.pipe()
@@ -53,12 +66,16 @@ package final class LineProcess: Sendable {
         let argv = ([binary.path] + arguments).map { strdup($0) } + [nil]
         defer { argv.forEach { free($0) } }
         var child: pid_t = 0
-        let spawned = posix_spawn(&child, binary.path, &actions, nil, argv, environ)
+        let envp: [UnsafeMutablePointer<CChar>?]? = environment.map { $0.map { strdup("\($0.key)=\($0.value)") } + [nil] }
+        defer { envp?.forEach { free($0) } }
+        let spawned = envp.map { posix_spawn(&child, binary.path, &actions, nil, argv, $0) }
+            ?? posix_spawn(&child, binary.path, &actions, nil, argv, environ)
         let pid = child
         // The child holds its own copies now; ours must close, or the readers would never see the end.
         for fd in [output.write, errors.write, stdin?.read].compactMap({ $0 }) { close(fd) }
         guard spawned == 0 else {
             for fd in [output.read, errors.read, stdin?.write].compactMap({ $0 }) { close(fd) }
+            try? logFile?.close()
             throw LoopbackError("cannot start \(binary.path): error \(spawned)")
         }
         self.pid = pid
@@ -66,7 +83,8 @@ package final class LineProcess: Sendable {
         let shared = Shared(name: name)
         self.shared = shared
         for (stream, fd) in [(Stream.output, output.read), (.errors, errors.read)] {
-            let thread = Thread { Self.read(fd, stream, into: shared, onLine: onLine) }
+            let copy = stream == .errors ? logFile : nil
+            let thread = Thread { Self.read(fd, stream, into: shared, copyingTo: copy, onLine: onLine) }
             thread.name = "\(name) \(stream)"
             thread.start()
         }
@@ -151,8 +169,9 @@ package final class LineProcess: Sendable {
         }
     }
 
-    /// Reads `fd` to its end, line by line, into `shared`, and closes it.
-    private static func read(_ fd: Int32, _ stream: Stream, into shared: Shared,
+    /// Reads `fd` to its end, line by line, into `shared` (and each chunk to `copy` as well when given), and
+    /// closes it.
+    private static func read(_ fd: Int32, _ stream: Stream, into shared: Shared, copyingTo copy: FileHandle?,
                              onLine: (@Sendable (Stream, String) -> Void)?) {
         var pending = Data()
         var buffer = [UInt8](repeating: 0, count: 64 << 10)
@@ -160,6 +179,7 @@ package final class LineProcess: Sendable {
             let count = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
             if count < 0, errno == EINTR { continue }
             guard count > 0 else { break }
+            copy?.write(Data(buffer[0..<count]))
             pending.append(contentsOf: buffer[0..<count])
             var complete: [String] = []
             while let newline = pending.firstIndex(of: UInt8(ascii: "\n")) {
@@ -170,6 +190,7 @@ package final class LineProcess: Sendable {
             if !complete.isEmpty { shared.append(complete, to: stream) }
         }
         close(fd)
+        try? copy?.close()
         shared.ended(stream)
     }
 }

@@ -26,6 +26,10 @@ public final class CollectorProcess: Sendable {
     public let directory: URL
     private let ownsDirectory: Bool
     private let serveArguments: [String]
+    /// The process's environment, when not this process's.
+    private let environment: [String: String]?
+    /// The file its standard error (the server's log) is appended to, if any.
+    public let errorLog: URL?
     private let state: Mutex<State>
 
     private struct State {
@@ -59,15 +63,21 @@ public final class CollectorProcess: Sendable {
 
     /// Starts `spoor-collector serve` on `listen` (port 0: any free port, a new one at each start) with `store`, or
     /// when nil a SQLite store in `directory` (a fresh temporary one, removed at the end, when nil; a given one is
-    /// kept, so a later collector finds its data). `arguments` go to `serve` as well.
-    public init(store: String? = nil, arguments: [String] = [], listen: String = "127.0.0.1:0", directory: URL? = nil) async throws {
+    /// kept, so a later collector finds its data). `arguments` go to `serve` as well. `environment` adds variables
+    /// to the process's environment; with `keepingLog`, its standard error is also kept in ``errorLog``.
+    public init(store: String? = nil, arguments: [String] = [], listen: String = "127.0.0.1:0", directory: URL? = nil,
+                environment: [String: String] = [:], keepingLog: Bool = false) async throws {
         ownsDirectory = directory == nil
         self.directory = directory ?? FileManager.default.temporaryDirectory.appendingPathComponent("spoor-collector-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: self.directory, withIntermediateDirectories: true)
         let store = store ?? "sqlite:\(self.directory.appendingPathComponent("events.sqlite").path)"
         let timeout = arguments.contains("--store-timeout") ? [] : ["--store-timeout", Self.storeTimeout]
         serveArguments = ["serve", "--listen", listen, "--store", store] + timeout + arguments
-        let (process, port) = try await CollectorLaunch.start(Self.binary(), serveArguments)
+        self.environment = environment.isEmpty ? nil : ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        errorLog = keepingLog ? self.directory.appendingPathComponent("collector.log") : nil
+        let (process, port) = try await CollectorLaunch.start(
+            Self.binary(), serveArguments, environment: self.environment, standardError: errorLog
+        )
         state = Mutex(State(current: process, port: port))
     }
 
@@ -90,7 +100,9 @@ public final class CollectorProcess: Sendable {
     @discardableResult
     public func start() async throws -> Int {
         if let port = state.withLock({ $0.running ? $0.port : nil }) { return port }
-        let (process, port) = try await CollectorLaunch.start(Self.binary(), serveArguments)
+        let (process, port) = try await CollectorLaunch.start(
+            Self.binary(), serveArguments, environment: environment, standardError: errorLog
+        )
         state.withLock { state in
             state.current = process
             state.port = port
@@ -135,10 +147,15 @@ public final class CollectorProcess: Sendable {
     /// Its batch endpoint.
     public var batchURL: URL { URL(string: "http://127.0.0.1:\(port)/v1/batch")! }
 
-    /// Sends one request to the collector and returns the status, the body and the headers.
+    /// Sends one request to the collector and returns the status, the body and the headers. A POST without a
+    /// `Content-Type` is sent as a batch (`application/x-spoor-batch`), as the tracker sends it.
     public func request(_ method: String = "POST", _ path: String = "/v1/batch", body: [UInt8] = [],
                         headers: [String: String] = [:]) async throws -> (status: Int, body: String, headers: [String: String]) {
-        try await TestHTTP.send(method, URL(string: "http://127.0.0.1:\(port)\(path)")!, body: body, headers: headers)
+        var headers = headers
+        if method == "POST", !headers.keys.contains(where: { $0.lowercased() == "content-type" }) {
+            headers["Content-Type"] = BatchFrame.mediaType
+        }
+        return try await TestHTTP.send(method, URL(string: "http://127.0.0.1:\(port)\(path)")!, body: body, headers: headers)
     }
 }
 

@@ -68,9 +68,10 @@ struct LivePageBrowserTests {
     @Test("The demo's events, live: sign-in, rows newest first with times and auto-track marks, counts by name, the counters, filters, an event's JSON, pause, at most 500 rows; a screenshot")
     func demo() async throws {
         let started = ContinuousClock.now
-        let token = "demo-token"
+        // The page reads with an admin token; batches are sent with it too (an admin token may also send).
+        let token = "demo-admin-token-0123456789"
         let auth = ["Authorization": "Bearer \(token)"]
-        let collector = try await CollectorProcess(arguments: ["--token", token])
+        let collector = try await CollectorProcess(arguments: ["--token", "demo-ingest-token-0123456789", "--admin-token", token])
         let directory = try Self.workDirectory()
         defer { try? FileManager.default.removeItem(at: directory.appendingPathComponent("profile")) }
         try await Chromium.with(directory: directory) { browser in

@@ -113,16 +113,20 @@ struct LivePageEndpointTests {
         #expect(try await collector.request("GET", "/v1/events/recent?after=0&limit=1").status == 200)
     }
 
-    @Test("With --token the events API takes the token /v1/batch takes; the page itself needs none")
+    @Test("With --admin-token the events API takes an admin token, and refuses an ingest token with 403; the page itself needs none")
     func tokens() async throws {
-        let collector = try await CollectorProcess(arguments: ["--token", "alpha", "--token", "beta"])
+        let collector = try await CollectorProcess(arguments: [
+            "--token", "ingest-0123456789abcdef", "--admin-token", "alpha-0123456789abcdef", "--admin-token", "beta-0123456789abcdef",
+        ])
         let missing = try await collector.request("GET", "/v1/events/recent")
         #expect(missing.status == 401)
         #expect(missing.body == #"{"error":"unauthorized","detail":"a valid Authorization: Bearer token is required"}"#)
         #expect(missing.headers["www-authenticate"] == "Bearer")
-        #expect(try await collector.request("GET", "/v1/events/recent", headers: ["Authorization": "Bearer gamma"]).status == 401)
-        #expect(try await collector.request("GET", "/v1/events/recent", headers: ["Authorization": "beta"]).status == 401)
-        let read = try await Self.recent(collector, headers: ["Authorization": "Bearer beta"])
+        #expect(try await collector.request("GET", "/v1/events/recent", headers: ["Authorization": "Bearer gamma-0123456789abcdef"]).status == 401)
+        #expect(try await collector.request("GET", "/v1/events/recent", headers: ["Authorization": "beta-0123456789abcdef"]).status == 401)
+        let ingest = try await collector.request("GET", "/v1/events/recent", headers: ["Authorization": "Bearer ingest-0123456789abcdef"])
+        #expect(ingest.status == 403)
+        let read = try await Self.recent(collector, headers: ["Authorization": "Bearer beta-0123456789abcdef"])
         #expect(read["latest"] == .int(0))
         #expect(try await collector.request("GET", "/").status == 200)
         #expect(try await collector.request("GET", "/assets/live.js").status == 200)

@@ -19,17 +19,25 @@ final class PostgresCluster: Sendable {
     let directory: URL
     private let forwarder: TCPForwarder
 
-    /// `postgres://spoor@127.0.0.1:PORT/spoor`, the forwarder's port: for collectors.
+    /// With `tls`, the server takes TLS connections (`ssl=on`) with that certificate and key (PEM files).
+    private let tls: (certificate: String, key: String)?
+
+    /// `postgres://spoor@127.0.0.1:PORT/spoor`, the forwarder's port: for collectors. TLS, when on, passes through
+    /// the forwarder untouched, between the collector and the server.
     var url: String { "postgres://spoor@127.0.0.1:\(forwarder.port)/spoor" }
 
-    private init() throws {
+    private init(tls: (certificate: String, key: String)?) throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("spoor-pg-\(UUID().uuidString)")
         forwarder = try TCPForwarder()
+        self.tls = tls
     }
 
-    /// Starts a server, runs `body` with it, and destroys it whatever `body` did.
-    static func with<Value: Sendable>(_ body: (PostgresCluster) async throws -> Value) async throws -> Value {
-        let cluster = try PostgresCluster()
+    /// Starts a server (with `tls`, one that takes TLS connections), runs `body` with it, and destroys it whatever
+    /// `body` did.
+    static func with<Value: Sendable>(
+        tls: (certificate: String, key: String)? = nil, _ body: (PostgresCluster) async throws -> Value
+    ) async throws -> Value {
+        let cluster = try PostgresCluster(tls: tls)
         let value: Value
         do {
             try await cluster.start()
@@ -44,7 +52,9 @@ final class PostgresCluster: Sendable {
 
     /// Starts the server (again, after `stop()`, on its port or a new one) and points the forwarder at it.
     func start() async throws {
-        let direct = try await Command.run(Self.script.path, ["start", directory.path]).trimmingCharacters(in: .whitespacesAndNewlines)
+        let start = [Self.script.path, "start", directory.path]
+        let arguments = tls.map { ["SPOOR_PG_TLS_CERT=\($0.certificate)", "SPOOR_PG_TLS_KEY=\($0.key)"] + start } ?? start
+        let direct = try await Command.run("/usr/bin/env", arguments).trimmingCharacters(in: .whitespacesAndNewlines)
         guard direct.hasPrefix("postgres://"), let port = Int(direct.split(separator: ":").last?.split(separator: "/").first ?? "") else {
             throw CollectorTestError("postgres-test-cluster printed \(direct)")
         }
