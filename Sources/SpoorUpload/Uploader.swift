@@ -42,6 +42,8 @@ public final class Uploader: Sendable {
         var random: any RandomNumberGenerator & Sendable
         /// A trigger arrived while the loop was busy.
         var woken = false
+        /// Calls of ``trigger()`` so far (``triggerCount``).
+        var triggers = 0
         var waiting: CheckedContinuation<Void, Never>?
         /// Flushes asked for and served.
         var flushes = FlushGenerations<PendingReason?>()
@@ -115,6 +117,7 @@ public final class Uploader: Sendable {
     /// Never blocks; triggers that come while an upload runs are merged. It does not cut a backoff or a pause short.
     public func trigger() {
         let continuation = state.withLock { s -> CheckedContinuation<Void, Never>? in
+            s.triggers += 1
             if let waiting = s.waiting {
                 s.waiting = nil
                 return waiting
@@ -123,6 +126,12 @@ public final class Uploader: Sendable {
             return nil
         }
         continuation?.resume()
+    }
+
+    /// How many times ``trigger()`` has been called: a test compares it before and after something that must not
+    /// ask for an upload (the count moves inside the call, so no later reaction of the loop is needed to see it).
+    package var triggerCount: Int {
+        state.withLock { $0.triggers }
     }
 
     /// Turns the ``UploadConfiguration/flushInterval`` trigger off or on: uploads run on the interval only

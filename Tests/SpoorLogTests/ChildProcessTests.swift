@@ -18,10 +18,15 @@ func crashChild(_ arguments: [String]) throws -> ChildProcess {
 }
 
 @Suite struct ChildProcessTests {
+    /// Rounds of the SIGKILL test: 20 in `make test`, more from `make crash-test`.
+    static let crashRounds = Int(ProcessInfo.processInfo.environment["SPOOR_CRASH_ROUNDS"] ?? "") ?? 20
+
     /// Kills a writer with SIGKILL at random moments and checks, after each, that every
-    /// synced event is present exactly once, released ones never come back, and nothing is corrupt.
-    @Test func syncedEventsSurviveSIGKILLExactlyOnce() async throws {
-        let rounds = Int(ProcessInfo.processInfo.environment["SPOOR_CRASH_ROUNDS"] ?? "") ?? 20
+    /// synced event is present exactly once, released ones never come back, and nothing is corrupt. A round takes
+    /// well under a second; the limit (a minute for every ten rounds, ten at least) makes a hang fail.
+    @Test(.timeLimit(.minutes(max(10, crashRounds / 10))))
+    func syncedEventsSurviveSIGKILLExactlyOnce() async throws {
+        let rounds = Self.crashRounds
         let baseSeed = UInt64(ProcessInfo.processInfo.environment["SPOOR_CRASH_SEED"] ?? "") ?? 0x5EED
         var random = SplitMix64(seed: baseSeed)
         var directory = TemporaryDirectory()

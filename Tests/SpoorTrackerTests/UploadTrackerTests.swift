@@ -116,9 +116,12 @@ struct UploadingTracker {
         let u = try UploadingTracker { $0.flushInterval = .seconds(2) }
         // The launch's look at leftovers is done: the uploader waits out its interval.
         #expect(await u.clock.sleeper(within: .seconds(2)))
+        let triggers = try #require(u.tracker.uploader).triggerCount
         for _ in 0..<5 { u.tracker.track("Tap") }
-        // Stored, below the bulk size: nothing is sent before the interval is up.
+        // Stored, below the bulk size: nothing asked the uploader for an upload (a store that did would have
+        // counted the trigger before returning), so nothing is sent before the interval is up.
         #expect(await u.tracker.stored())
+        #expect(u.tracker.uploader?.triggerCount == triggers)
         #expect(u.client.requests.isEmpty)
         u.clock.advance(by: .seconds(2))
         try #require(await u.client.requests(atLeast: 1))

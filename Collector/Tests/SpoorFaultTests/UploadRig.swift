@@ -16,8 +16,10 @@ final class UploadRig {
     let clock = ManualUploadClock()
     let storage: URL
     let tracker: Tracker
-    /// The uploader's request timeout: a length no other timer of the uploader uses, so a test can wait for it.
-    static let requestTimeout: Duration = .seconds(7)
+    /// The uploader's request timeout: a length no other timer of the uploader uses, so a test can wait for it. The
+    /// HTTP client applies it too, on real time: ten minutes (less a second), so that a request the proxy holds stays held
+    /// until the test moves the manual clock, however long the test takes meanwhile.
+    static let requestTimeout: Duration = .seconds(599)
     private var next = 0
 
     /// Starts the collector, the proxy and the tracker, and waits until the uploader's first look at the (empty)
