@@ -169,7 +169,7 @@ import SpoorTestSupport
         #expect(text.contains("login_id: \"u-42\""))
     }
 
-    @Test(arguments: [Codec.gzip, .zstd])
+    @Test(arguments: Codec.linkedCompressors)
     func stockToolsRecoverEveryEventOfASealedBatch(codec: Codec) async throws {
         let directory = TemporaryDirectory()
         let log = try open(directory)

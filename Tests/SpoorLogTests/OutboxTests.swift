@@ -34,7 +34,7 @@ func everything(_ log: EventLog) throws -> [Int] {
             log.append(Fixtures.buffer(0..<250))
             let batch = try #require(try log.seal())
             #expect(batch.recordCount == 100)
-            #expect(batch.codec == .zstd)
+            #expect(batch.codec == .preferred)
             #expect(batch.sealedAt == clock.nowMilliseconds())
             #expect(batch.isDurable)
             #expect(log.recordCount == 150)
@@ -220,7 +220,7 @@ func everything(_ log: EventLog) throws -> [Int] {
             group.addTask {
                 var released: [Int] = []
                 for round in 0..<300 {
-                    guard let batch = try? log.seal(maxRecords: 37, codec: round % 2 == 0 ? .zstd : .none) else { continue }
+                    guard let batch = try? log.seal(maxRecords: 37, codec: round % 2 == 0 ? .preferred : .none) else { continue }
                     if round % 3 == 0, let frame = try? FrameDecoder().decode(log.frame(of: batch.id)) {
                         released += (try? Fixtures.sequences(inBatch: frame.payload)) ?? []
                         try? log.release(batch.id)

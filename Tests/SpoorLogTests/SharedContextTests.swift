@@ -66,8 +66,8 @@ import SpoorWorkload
     @Test func plainAndSharedFramesDecodeToTheSameEvents() throws {
         let events = (0..<40).map { Fixtures.event($0) }
         let payload = try Self.plainPayload(events)
-        let old = try BatchFrame.encode(payload: payload, recordCount: 40, batchID: .random(), sealedAt: 1, codec: .zstd, sharedContext: false)
-        let new = try BatchFrame.encode(payload: payload, recordCount: 40, batchID: .random(), sealedAt: 1, codec: .zstd, sharedContext: true)
+        let old = try BatchFrame.encode(payload: payload, recordCount: 40, batchID: .random(), sealedAt: 1, codec: .preferred, sharedContext: false)
+        let new = try BatchFrame.encode(payload: payload, recordCount: 40, batchID: .random(), sealedAt: 1, codec: .preferred, sharedContext: true)
         let fromOld = try EventDecoder().decodeBatch(try FrameDecoder().decode(old).payload)
         let fromNew = try EventDecoder().decodeBatch(try FrameDecoder().decode(new).payload)
         #expect(fromOld == events)

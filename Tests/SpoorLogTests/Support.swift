@@ -73,6 +73,16 @@ func open(_ directory: TemporaryDirectory, _ configuration: EventLog.Configurati
     try EventLog(directory: directory.url, configuration: configuration, logger: logger ?? Logger(label: "test") { _ in SwiftLogNoOpLogHandler() })
 }
 
+extension Codec {
+    /// The compressing codecs this build links: gzip everywhere, zstd with the `SystemLibraries` trait (Linux).
+    /// `SpoorWireTests.CodecAvailabilityTests` fails on Linux if zstd ever goes missing, so no zstd case is
+    /// dropped there unseen.
+    static let linkedCompressors: [Codec] = [.gzip] + (Codec.zstd.isAvailable ? [.zstd] : [])
+}
+
+/// Tests about zstd itself run where it is linked; elsewhere (Apple platforms) Swift Testing reports them skipped.
+let zstdLinked = Testing.ConditionTrait.enabled(if: Codec.zstd.isAvailable, "zstd is linked only with the SystemLibraries trait")
+
 /// The repository root, found from this file's path.
 let repositoryRoot: URL = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 

@@ -45,7 +45,7 @@ import SpoorTestSupport
     /// (keys, ids, library fields), so the gap closes as batches grow: with 64-bit random track ids
     /// and absolute times in every event, the goal of a third is out of reach (see the
     /// figures printed). The expectations hold what is true today, so a regression shows.
-    @Test func spoorFramesAgainstSensorsEncoding() throws {
+    @Test(zstdLinked) func spoorFramesAgainstSensorsEncoding() throws {
         let events = Self.events()
         var lines: [String] = []
         for size in [1, 5, 20, 100] {

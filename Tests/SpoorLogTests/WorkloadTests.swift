@@ -44,7 +44,7 @@ import Testing
     /// Bytes per whole event (record header + Batch entry, as a log without context records would hold it)
     /// and in 50-event zstd frames sealed from whole events, against Sensors' encoding of the same 50 events.
     /// What the tracker writes (context records) is measured by `RealisticLogTests` in SpoorTrackerTests.
-    @Test("bytes per realistic event", arguments: Workload.Kind.allCases)
+    @Test("bytes per realistic event", zstdLinked, arguments: Workload.Kind.allCases)
     func bytesPerEvent(kind: Workload.Kind) throws {
         var workload = Workload(kind, seed: 2026)
         let events = workload.events(1000)

@@ -36,7 +36,9 @@ import Testing
         return event
     }
 
-    @Test("log and wire bytes of realistic events", arguments: Workload.Kind.allCases)
+    @Test("log and wire bytes of realistic events",
+          .enabled(if: Codec.zstd.isAvailable, "zstd is linked only with the SystemLibraries trait"),
+          arguments: Workload.Kind.allCases)
     func realisticEvents(kind: Workload.Kind) async throws {
         func configure(_ configuration: inout Configuration) {
             configuration.presetOverrides = Workload(kind, seed: 0).presets
