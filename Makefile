@@ -2,7 +2,7 @@
 SWIFT ?= swift
 ROUNDS ?= 200
 
-.PHONY: bootstrap build demo test bench fuzz crash-test e2e-crash generate-proto docs
+.PHONY: bootstrap build demo test test-apple-wire bench fuzz crash-test e2e-crash generate-proto docs
 
 bootstrap:
 	@scripts/bootstrap
@@ -21,6 +21,11 @@ test: bootstrap
 	$(SWIFT) build --package-path Fuzz
 	$(SWIFT) test --package-path Collector
 	scripts/apple-configuration
+
+# The root suite as macOS builds it: SpoorWire without protobuf-c and zstd (the SystemLibraries trait off), in a
+# build directory of its own (docs/verifying-on-apple.md).
+test-apple-wire: bootstrap
+	$(SWIFT) test --traits Tracker --scratch-path .build-apple-wire
 
 demo: bootstrap
 	@scripts/demo

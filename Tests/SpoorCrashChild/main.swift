@@ -117,7 +117,8 @@ func crash(directory: URL, start: UInt64, seed: UInt64) throws {
             say("synced \(next - 1)")
         }
         if Int.random(in: 0..<10, using: &random) == 0 {
-            let codec = Codec.allCases.randomElement(using: &random)!
+            // Every codec this build has (on Linux all three, so the seeded sequence is the same as ever).
+            let codec = Codec.allCases.filter(\.isAvailable).randomElement(using: &random)!
             try log.seal(maxRecords: Int.random(in: 1...150, using: &random), codec: codec)
         }
         if Int.random(in: 0..<12, using: &random) == 0, let oldest = log.pendingBatches().first {

@@ -31,7 +31,7 @@ func forgeFrame(
         return payload
     }
 
-    @Test(arguments: Codec.allCases)
+    @Test(arguments: Codec.linked)
     func roundTrip(codec: Codec) throws {
         let payload = try Self.payload(0..<100)
         let id = BatchID.random()
@@ -49,7 +49,7 @@ func forgeFrame(
         if codec != .none { #expect(frame.count < payload.count / 2) }
     }
 
-    @Test(arguments: Codec.allCases)
+    @Test(arguments: Codec.linked)
     func emptyBatchRoundTrips(codec: Codec) throws {
         let frame = try BatchFrame.encode(payload: [], recordCount: 0, batchID: .random(), sealedAt: 0, codec: codec)
         let decoded = try FrameDecoder().decode(frame)
@@ -65,7 +65,7 @@ func forgeFrame(
         #expect(BatchID(hex: "xyz") == nil)
     }
 
-    @Test(arguments: Codec.allCases)
+    @Test(arguments: Codec.linked)
     func everyTruncationIsATypedError(codec: Codec) throws {
         let frame = try BatchFrame.encode(payload: Self.payload(0..<5), recordCount: 5, batchID: .random(), sealedAt: 1, codec: codec)
         for length in 0..<frame.count {
@@ -77,7 +77,7 @@ func forgeFrame(
     /// A flipped bit never yields different data: the decoder refuses the frame, or (in a compressed
     /// payload) the flip hit something that does not change the output, such as gzip's MTIME bytes,
     /// deflate's padding bits or an equivalent zstd table mode. Uncompressed frames catch every flip.
-    @Test(arguments: Codec.allCases)
+    @Test(arguments: Codec.linked)
     func everyFlippedByteIsCaughtOrHarmless(codec: Codec) throws {
         let payload = try Self.payload(0..<5)
         let frame = try BatchFrame.encode(payload: payload, recordCount: 5, batchID: .random(), sealedAt: 1, codec: codec)
@@ -120,7 +120,9 @@ func forgeFrame(
         #expect(reason(forgeFrame(codec: 0, stored: payload, uncompressedLength: payload.count, recordCount: 3, payloadCRC: CRC32C.checksum(payload))) == .malformedPayload)
         let junk: [UInt8] = [0x12, 0x01, 0x00]
         #expect(reason(forgeFrame(codec: 0, stored: junk, uncompressedLength: 3, recordCount: 1, payloadCRC: CRC32C.checksum(junk))) == .malformedPayload)
-        #expect(reason(forgeFrame(codec: 2, stored: [1, 2, 3, 4], uncompressedLength: 10, recordCount: 1, payloadCRC: 0)) == .decompressionFailed)
+        // zstd junk: refused by libzstd where it is linked, and as a codec this build lacks elsewhere.
+        #expect(reason(forgeFrame(codec: 2, stored: [1, 2, 3, 4], uncompressedLength: 10, recordCount: 1, payloadCRC: 0))
+                == (Codec.zstd.isAvailable ? .decompressionFailed : .codecUnavailable))
         #expect(reason(forgeFrame(codec: 1, stored: [0x1F, 0x8B, 8, 0], uncompressedLength: 10, recordCount: 1, payloadCRC: 0)) == .decompressionFailed)
     }
 

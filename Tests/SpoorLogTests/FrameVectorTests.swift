@@ -77,7 +77,7 @@ import SpoorTestSupport
     /// Uncompressed frames must match byte for byte. A compressed frame's bytes depend on the zstd or zlib
     /// release, so for those the header (all but the stored length) and the payload inside must match, and the
     /// index's stored length must be the committed file's.
-    @Test func theCommittedVectorsAreWhatTheWriterWrites() throws {
+    @Test(zstdLinked) func theCommittedVectorsAreWhatTheWriterWrites() throws {
         let (files, expected) = try Self.vectors()
         if ProcessInfo.processInfo.environment["SPOOR_WRITE_VECTORS"] == "1" {
             try FileManager.default.createDirectory(at: Self.directory, withIntermediateDirectories: true)
@@ -111,6 +111,16 @@ import SpoorTestSupport
         #expect(expected.map(\.codec) == Codec.allCases.map(\.description))
         for vector in expected {
             let bytes = [UInt8](try Data(contentsOf: Self.directory.appendingPathComponent(vector.file)))
+            if !Codec.linked.map(\.description).contains(vector.codec) {
+                // A build without zstd (Apple platforms) refuses the zstd vector with the typed error, nothing else.
+                do {
+                    _ = try FrameDecoder().decode(bytes)
+                    Issue.record("\(vector.file) decoded in a build without its codec")
+                } catch {
+                    #expect(error.kind == .codecUnavailable)
+                }
+                continue
+            }
             let frame = try FrameDecoder().decode(bytes)
             #expect(frame.header.codec.description == vector.codec)
             #expect(Int(frame.header.recordCount) == vector.record_count)
@@ -134,7 +144,7 @@ import SpoorTestSupport
     }
 
     /// Frames with a shared context: the same three events, and the same header except the payload.
-    @Test(arguments: Codec.allCases)
+    @Test(arguments: Codec.linked)
     func sharedContextVectorsDecodeToTheSameEvents(codec: Codec) async throws {
         let frame = try FrameDecoder().decode([UInt8](try Data(contentsOf: Self.sharedFile(codec))))
         #expect(frame.header.recordCount == 3)

@@ -78,6 +78,9 @@ extension Codec {
     /// `SpoorWireTests.CodecAvailabilityTests` fails on Linux if zstd ever goes missing, so no zstd case is
     /// dropped there unseen.
     static let linkedCompressors: [Codec] = [.gzip] + (Codec.zstd.isAvailable ? [.zstd] : [])
+
+    /// Every codec this build can write and read: all of them on Linux, none and gzip on Apple platforms.
+    static let linked: [Codec] = Codec.allCases.filter(\.isAvailable)
 }
 
 /// Tests about zstd itself run where it is linked; elsewhere (Apple platforms) Swift Testing reports them skipped.
