@@ -154,6 +154,7 @@ let package = Package(
             swiftSettings: strictSwift
         ),
 
+        .testTarget(name: "SpoorSystemTests", dependencies: ["SpoorSystem"], swiftSettings: strictSwift),
         .testTarget(
             name: "SpoorWireTests",
             dependencies: ["SpoorModel", "SpoorWire", "SpoorWorkload", "SpoorTestSupport"],

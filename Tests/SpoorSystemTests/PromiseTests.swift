@@ -1,0 +1,62 @@
+import Foundation
+import SpoorSystem
+import Testing
+
+/// How long a test waits for something bound to happen: minutes, so a loaded machine passes and a hang fails.
+let bound: Duration = .seconds(300)
+
+@Suite struct PromiseTests {
+    @Test func theFirstFulfilWinsAndEveryWaiterGetsIt() async {
+        let promise = Promise<Int>()
+        #expect(promise.current == nil)
+        async let first = promise.value
+        async let second = promise.value
+        #expect(promise.fulfil(1))
+        #expect(!promise.fulfil(2))
+        #expect(await first == 1)
+        #expect(await second == 1)
+        #expect(await promise.value == 1)
+        #expect(promise.current == 1)
+    }
+
+    @Test func aThreadWaitsUntilAnotherThreadFulfils() async {
+        let promise = Promise<String>()
+        let waited = Promise<String?>()
+        Thread.detachNewThread { waited.fulfil(promise.wait(timeout: bound)) }
+        promise.fulfil("done")
+        #expect(await waited.value == "done")
+    }
+
+    @Test func aThreadWaitGivesUpWithNilWhenNothingComes() {
+        #expect(Promise<Int>().wait(timeout: .milliseconds(1)) == nil)
+    }
+
+    /// The deadline runs on the injected sleep: the fallback is delivered when that sleep ends, and a value that
+    /// comes first cancels the timer (its sleep sees the cancellation).
+    @Test func valueOrAfterTakesWhicheverComesFirst() async {
+        let gate = Promise<Void>()
+        let asked = Promise<Duration>()
+        let sleep: @Sendable (Duration) async throws -> Void = { duration in
+            asked.fulfil(duration)
+            await gate.value
+            try Task.checkCancellation()
+        }
+        let timedOut = Promise<Int>()
+        async let fallback = timedOut.value(orAfter: .seconds(7), -1, sleep: sleep)
+        #expect(await asked.value == .seconds(7))
+        gate.fulfil(())
+        #expect(await fallback == -1)
+
+        let answered = Promise<Int>()
+        let timerStarted = Promise<Void>(), cancelled = Promise<Bool>()
+        async let value = answered.value(orAfter: .seconds(7), -1, sleep: { _ in
+            timerStarted.fulfil(())
+            do { try await Task.sleep(for: bound) } catch { cancelled.fulfil(true); throw error }
+        })
+        // Once the timer runs, the value comes: it wins, and the timer is cancelled.
+        await timerStarted.value
+        answered.fulfil(5)
+        #expect(await value == 5)
+        #expect(await cancelled.value(orAfter: bound, false))
+    }
+}
