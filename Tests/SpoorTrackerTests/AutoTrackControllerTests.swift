@@ -79,4 +79,58 @@ struct AutoTrackControllerTests {
         #expect(returned == true, "handle(_:) did not return: the provider's pageAppear waited for its own caller")
         #expect(await h.flushedEvents().map(\.name) == ["$AppStart", "$AppViewScreen"])
     }
+
+    /// `willTerminate` sent while another thread is delivering (held here inside the sink) still returns only once
+    /// its events are durable: the app gets no later chance.
+    @Test func willTerminateWaitsForADeliveryOnAnotherThread() async throws {
+        let clock = ManualClock.lifecycleTest()
+        let sink = GatedSink(clock: clock)
+        let nowCalls = Locked(0)
+        let watchers = ConditionWatchers()
+        let controller = AutoTrackController(
+            options: LifecycleOptions(storageDirectory: makeTemporaryDirectory(), heartbeatInterval: nil),
+            now: { [clock] in
+                nowCalls.withLock { $0 += 1 }
+                watchers.check()
+                return clock.instant
+            })
+        controller.connect(sink, isFirstLaunch: true)
+        controller.handle(.didFinishLaunching(.inactive))
+        // Thread A delivers `$AppStart` and is held inside the sink.
+        let first = Task { await onThreadOfItsOwn { controller.handle(.didBecomeActive) } }
+        #expect(await sink.entered.value(orAfter: testBound, false))
+        // Thread B ends the app while A still delivers; once B has decided (it reads the clock), A is let go.
+        let decidedBefore = nowCalls.withLock { $0 }
+        let second = Task {
+            await onThreadOfItsOwn { () -> [String] in
+                controller.handle(.willTerminate)
+                return sink.recording.calls
+            }
+        }
+        #expect(await watchers.wait(timeout: testBound) { nowCalls.withLock { $0 } > decidedBefore })
+        sink.gate.fulfil(())
+        let seenOnReturn = await second.value
+        await first.value
+        #expect(seenOnReturn.last == "sync", "willTerminate returned before its events were made durable: \(seenOnReturn)")
+    }
+}
+
+/// A sink whose first tracked event waits for `gate`, telling `entered` that it does.
+private final class GatedSink: AutoTrackSink, @unchecked Sendable {
+    // @unchecked: made of thread-safe parts.
+    let recording: RecordingSink
+    let gate = Promise<Void>()
+    let entered = Promise<Bool>()
+
+    init(clock: ManualClock) { recording = RecordingSink(clock: clock) }
+
+    func trackAutomatic(_ name: String, properties: Properties, at time: EpochMilliseconds?) -> Bool {
+        if entered.fulfil(true) { _ = gate.wait(timeout: testBound) }
+        return recording.trackAutomatic(name, properties: properties, at: time)
+    }
+    func pauseAllTimers(at now: UInt64?) { recording.pauseAllTimers(at: now) }
+    func resumeAllTimers(at now: UInt64?) { recording.resumeAllTimers(at: now) }
+    func requestFlush() { recording.requestFlush() }
+    func appStartedChanged(_ started: Bool) { recording.appStartedChanged(started) }
+    func flushAndWait(timeout: Duration) -> Bool { recording.flushAndWait(timeout: timeout) }
 }

@@ -66,8 +66,8 @@ package final class AutoTrackController: Sendable {
         var checkpointErrorCount = 0
         /// Decided and not yet delivered, in call order.
         var undelivered: [Delivery] = []
-        /// Some caller is delivering `undelivered`: a new call queues behind it.
-        var delivering = false
+        /// The thread delivering `undelivered`, if any: a new call queues behind it.
+        var deliverer: ObjectIdentifier?
     }
 
     /// One call's actions, for its sink; `done` is fulfilled once they are delivered.
@@ -149,11 +149,20 @@ package final class AutoTrackController: Sendable {
     }
 
     /// Applies a lifecycle signal.
+    ///
+    /// `willTerminate` returns once its events are durable (at most twice ``LifecycleOptions/terminateTimeout``),
+    /// also when another thread delivers them: the app gets no later chance.
     func handle(_ signal: LifecycleSignal) {
-        perform { s, instant in
+        let terminating = signal == .willTerminate
+        let done = perform(reporting: terminating) { s, instant in
             let effects = s.engine.handle(signal, now: instant)
             updateHeartbeat(&s)
             return effects
+        }
+        // Delivered by another thread: wait for it, bounded (never from the delivering thread, which would wait
+        // for itself).
+        if terminating, done.current == nil, !isDeliveringOnThisThread {
+            _ = done.wait(timeout: options.terminateTimeout * 2)
         }
     }
 
@@ -257,9 +266,14 @@ package final class AutoTrackController: Sendable {
     /// Queues `delivery`; returns whether the caller is to deliver the queue (nobody is delivering).
     private func queue(_ delivery: Delivery, in s: inout State) -> Bool {
         s.undelivered.append(delivery)
-        guard !s.delivering else { return false }
-        s.delivering = true
+        guard s.deliverer == nil else { return false }
+        s.deliverer = ObjectIdentifier(Thread.current)
         return true
+    }
+
+    /// Whether the calling thread is the one delivering (a call from app code the delivery runs).
+    private var isDeliveringOnThisThread: Bool {
+        state.withLock { $0.deliverer == ObjectIdentifier(Thread.current) }
     }
 
     /// Delivers the queue, call by call, until it is empty; no lock is held while a call's actions run.
@@ -268,7 +282,7 @@ package final class AutoTrackController: Sendable {
             let next = state.withLock { s -> [Delivery] in
                 let next = s.undelivered
                 s.undelivered = []
-                if next.isEmpty { s.delivering = false }
+                if next.isEmpty { s.deliverer = nil }
                 return next
             }
             if next.isEmpty { return }
