@@ -139,9 +139,9 @@ package final class EventPipeline: @unchecked Sendable {
 
     // MARK: Intents (identity, super properties, consent, sessions)
 
-    /// Runs an identity intent; what it changed goes into the snapshot and the state file.
+    /// Carries out an identity intent; what it changed goes into the snapshot and the state file.
     @discardableResult
-    func change(_ intent: (inout TrackerIdentity) -> IdentityChange) -> IdentityChange {
+    func change(_ intent: TrackerIdentity.Intent) -> IdentityChange {
         decide { s in s.change(intent) }
     }
 

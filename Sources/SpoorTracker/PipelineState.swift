@@ -72,16 +72,18 @@ struct PipelineState {
         return change.save ? queue.requestSave() : false
     }
 
-    /// Runs an identity intent and applies what it changed. Returns the change and whether to wake the writer.
-    mutating func change(_ intent: (inout TrackerIdentity) -> IdentityChange) -> (change: IdentityChange, wakeWriter: Bool) {
-        let change = intent(&identity)
+    /// Carries out an identity intent and applies what it changed. Returns the change and whether to wake the
+    /// writer.
+    mutating func change(_ intent: TrackerIdentity.Intent) -> (change: IdentityChange, wakeWriter: Bool) {
+        let change = identity.apply(intent)
         return (change, apply(change))
     }
 
     /// Logs `loginID` in at `time`; its `$SignUp` enters the queue in the same step, so no event slips between.
     /// Returns whether a `$SignUp` was recorded, and whether to wake the writer.
     mutating func login(_ loginID: String, at time: EpochMilliseconds) -> (signedUp: Bool, wakeWriter: Bool) {
-        let (change, wake) = change { $0.login(loginID) }
+        let change = identity.login(loginID)
+        let wake = apply(change)
         guard let original = change.signUpOriginalID else { return (false, wake) }
         var signUp = PendingEvent(
             name: "$SignUp", type: .trackSignup, method: .code, time: time, properties: [:], dynamicProperties: nil,
@@ -93,7 +95,7 @@ struct PipelineState {
     /// The user opts out; with `discardingBuffer` the events waiting in memory go too. Returns how many were
     /// discarded, and whether to wake the writer.
     mutating func optOut(discardingBuffer: Bool) -> (discarded: Int, wakeWriter: Bool) {
-        let (_, wake) = change { $0.optOut() }
+        let (_, wake) = change(.optOut)
         return (discardingBuffer ? queue.discardBuffer() : 0, wake)
     }
 

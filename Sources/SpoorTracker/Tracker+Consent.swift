@@ -69,7 +69,7 @@ extension Tracker {
     /// at once (`$AppStart` and `$AppViewScreen` for the visible pages, timed from now); nothing that
     /// happened while opted out is recorded afterwards.
     public func optIn() {
-        guard pipeline.change({ $0.optIn() }).changed else { return }
+        guard pipeline.change(.optIn).changed else { return }
         logger.info("spoor: the user opted in to tracking")
         lifecycle.setQuiet(false)
         uploader?.setConsent(granted: true)

@@ -265,18 +265,18 @@ public final class Tracker: Sendable {
         case .success(let findings):
             if findings.needsTruncation { PropertyValidator.truncateLongStrings(&properties) }
         }
-        pipeline.change { $0.register(properties) }
+        pipeline.change(.register(properties))
         return true
     }
 
     /// Removes one super property.
     public func unregisterSuperProperty(_ key: String) {
-        pipeline.change { $0.unregister(key) }
+        pipeline.change(.unregister(key))
     }
 
     /// Removes every super property.
     public func clearSuperProperties() {
-        pipeline.change { $0.clearSuperProperties() }
+        pipeline.change(.clearSuperProperties)
     }
 
     /// The current super properties.
@@ -306,14 +306,14 @@ public final class Tracker: Sendable {
         guard TrackerIdentity.isValidID(anonymousID) else {
             return reject(EventRejection(event: "identify", rule: .invalidIdentity))
         }
-        pipeline.change { $0.identify(anonymousID) }
+        pipeline.change(.identify(anonymousID))
         return true
     }
 
     /// Makes a new random anonymous id.
     public func resetAnonymousID() {
         let id = UUID().uuidString
-        pipeline.change { $0.identify(id) }
+        pipeline.change(.identify(id))
     }
 
     /// Logs a user in: later events carry `loginID` as `distinct_id`, and `$SignUp` is recorded (with
@@ -333,7 +333,7 @@ public final class Tracker: Sendable {
 
     /// Logs the user out: later events carry the anonymous id as `distinct_id`.
     public func logout() {
-        pipeline.change { $0.logout() }
+        pipeline.change(.logout)
     }
 
     // MARK: Profiles
@@ -456,7 +456,7 @@ public final class Tracker: Sendable {
 
     /// Whether this is the first launch ever on this install, clearing the flag (persisted) so it is true once.
     func consumeFirstLaunch() -> Bool {
-        pipeline.change { $0.consumeFirstLaunch() }.changed
+        pipeline.change(.consumeFirstLaunch).changed
     }
 
     // MARK: Counters, flush, shutdown

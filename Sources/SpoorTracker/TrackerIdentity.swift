@@ -37,6 +37,35 @@ struct TrackerIdentity: Equatable, Sendable {
         !id.isEmpty && id.utf8.count <= 255 && !id.allSatisfy(\.isWhitespace) && !PropertyValidator.containsNUL(id)
     }
 
+    // MARK: Intents
+
+    /// What the tracker asks of its identity; `login` is its own step (``PipelineState/login(_:at:)``), since its
+    /// `$SignUp` enters the queue with it.
+    enum Intent: Equatable, Sendable {
+        case logout
+        case identify(String)
+        case register(Properties)
+        case unregister(String)
+        case clearSuperProperties
+        case optOut
+        case optIn
+        case consumeFirstLaunch
+    }
+
+    /// Carries out `intent`; what it changed.
+    mutating func apply(_ intent: Intent) -> IdentityChange {
+        switch intent {
+        case .logout: logout()
+        case .identify(let id): identify(id)
+        case .register(let properties): register(properties)
+        case .unregister(let key): unregister(key)
+        case .clearSuperProperties: clearSuperProperties()
+        case .optOut: optOut()
+        case .optIn: optIn()
+        case .consumeFirstLaunch: consumeFirstLaunch()
+        }
+    }
+
     // MARK: Identity
 
     /// Logs `loginID` in. Unchanged when it is already logged in; otherwise later events carry it, and a

@@ -99,7 +99,7 @@ struct PipelineStateTests {
 
     @Test func theSavedStateCarriesTheQueuesSequenceNumber() {
         var state = Self.state()
-        _ = state.change { $0.register(["plan": "pro"]) }
+        _ = state.change(.register(["plan": "pro"]))
         var event = Self.event("A")
         _ = state.enqueue(&event)
         var back: [PendingEvent] = []

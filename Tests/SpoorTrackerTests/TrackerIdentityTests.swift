@@ -88,6 +88,23 @@ struct TrackerIdentityTests {
         #expect(saved.superProperties == ["plan": StoredValue("pro")])
     }
 
+    @Test func intentsAreTheMethodsByName() {
+        var byIntent = Self.identity(loginID: "user-1")
+        var byMethod = byIntent
+        let intents: [TrackerIdentity.Intent] = [
+            .register(["seats": 3]), .unregister("plan"), .identify("other"), .logout, .optOut, .optIn,
+            .consumeFirstLaunch, .clearSuperProperties,
+        ]
+        let changes = intents.map { byIntent.apply($0) }
+        let expected = [
+            byMethod.register(["seats": 3]), byMethod.unregister("plan"), byMethod.identify("other"), byMethod.logout(),
+            byMethod.optOut(), byMethod.optIn(), byMethod.consumeFirstLaunch(), byMethod.clearSuperProperties(),
+        ]
+        #expect(changes == expected)
+        #expect(byIntent == byMethod)
+        #expect(changes.allSatisfy { $0.changed })
+    }
+
     @Test func validIDs() {
         #expect(TrackerIdentity.isValidID("user-42"))
         #expect(TrackerIdentity.isValidID(String(repeating: "x", count: 255)))

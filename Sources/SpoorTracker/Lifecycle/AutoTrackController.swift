@@ -126,21 +126,24 @@ package final class AutoTrackController: Sendable {
         case .failure(let error): unreadable = error
         }
         let crash = CrashMarker.readPrevious(in: options.storageDirectory)
-        let marker = CrashMarker(directory: options.storageDirectory)
-        let deliver = state.withLock { s -> Bool in
-            guard !s.recovered else { return false }
+        // nil: connected before; else whether this caller delivers.
+        let deliver = state.withLock { s -> Bool? in
+            guard !s.recovered else { return nil }
             s.recovered = true
             if unreadable != nil { s.checkpointErrorCount += 1 }
             s.sink = sink
-            s.crashMarker = marker
             s.engine = AutoTrackEngine(isFirstLaunch: isFirstLaunch, ignore: options.ignore)
             // The recovered events go into the log first; only then is the previous process forgotten.
             let actions = resolve(CrashRecovery.effects(checkpoint: checkpoint, crash: crash) + [.checkpoint], at: nil, in: &s)
             return queue(Delivery(actions: actions, sink: sink), in: &s)
         }
+        guard let deliver else { return }
         if let unreadable { logger.warning("\(unreadable.description); nothing to recover") }
-        if marker == nil { logger.warning("cannot open the crash marker; crashes go unrecorded") }
         if deliver { deliverQueued() }
+        // This process's marker replaces the previous one's only once its crash has been handed on.
+        let marker = CrashMarker(directory: options.storageDirectory)
+        if marker == nil { logger.warning("cannot open the crash marker; crashes go unrecorded") }
+        state.withLock { $0.crashMarker = marker }
     }
 
     /// Installs the fatal-signal handler that records crashes in this tracker's marker.
