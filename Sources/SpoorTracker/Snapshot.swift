@@ -36,16 +36,3 @@ final class Snapshot: Sendable {
         firstDay = context.firstDay
     }
 }
-
-/// What the pipeline needs to know that never changes while it runs.
-struct PipelineContext: Sendable {
-    var preset: Properties
-    var platform: String
-    var appVersion: String
-    package var firstDay: Range<EpochMilliseconds>
-    var enableSession: Bool
-    var sessionIdleMilliseconds: Int64
-    var sessionMaxMilliseconds: Int64
-    /// The most events held in memory before callers wait for the writer.
-    var memoryLimit: Int
-}
