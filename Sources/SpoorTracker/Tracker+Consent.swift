@@ -29,7 +29,7 @@ public struct ErasedData: Sendable, Hashable {
 extension Tracker {
     /// Whether the user opted out: nothing is recorded, sealed or uploaded until ``optIn()``. Persisted
     /// across launches; a fresh install starts with ``Configuration/startsOptedOut``.
-    public var isOptedOut: Bool { pipeline.hot.withLock { $0.persisted.optedOut } }
+    public var isOptedOut: Bool { pipeline.identity.isOptedOut }
 
     /// Stops tracking, for this launch and the next ones, until ``optIn()``.
     ///
@@ -46,17 +46,9 @@ extension Tracker {
         // Uploads stop first: nothing stored goes out once the user said no (and with `deleteStoredData`, nothing
         // goes out before it is erased).
         uploader?.setConsent(granted: false)
-        lifecycle.setQuiet(true)
-        let pending = pipeline.withStateChange { s -> Int in
-            if !s.persisted.optedOut {
-                s.persisted.optedOut = true
-                s.stateDirty = true
-            }
-            guard deleteStoredData else { return 0 }
-            let count = s.buffer.count
-            s.buffer.removeAll(keepingCapacity: true)
-            return count
-        }
+        // The session's end is recorded before the opt-out takes effect.
+        await lifecycle.setQuiet(true).value
+        let pending = pipeline.optOut(discardingBuffer: deleteStoredData)
         logger.info("spoor: the user opted out of tracking", metadata: ["deleteStoredData": "\(deleteStoredData)"])
         // Wait for the writer: the group it may be writing lands before the erase, and the state is saved.
         _ = await pipeline.requestFlush().value
@@ -77,13 +69,7 @@ extension Tracker {
     /// at once (`$AppStart` and `$AppViewScreen` for the visible pages, timed from now); nothing that
     /// happened while opted out is recorded afterwards.
     public func optIn() {
-        let changed = pipeline.withStateChange { s -> Bool in
-            guard s.persisted.optedOut else { return false }
-            s.persisted.optedOut = false
-            s.stateDirty = true
-            return true
-        }
-        guard changed else { return }
+        guard pipeline.change(.optIn).changed else { return }
         logger.info("spoor: the user opted in to tracking")
         lifecycle.setQuiet(false)
         uploader?.setConsent(granted: true)

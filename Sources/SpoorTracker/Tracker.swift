@@ -46,14 +46,28 @@ public final class Tracker: Sendable {
     public convenience init(configuration: Configuration) throws(ConfigurationError) {
         try configuration.validate()
         try Self.prepareStorage(configuration)
-        ReleasedTrackers.waitUntilClosed(configuration.storageDirectory)
-        let store = try EventLogStore(directory: Self.logDirectory(in: configuration.storageDirectory), configuration: configuration)
-        try self.init(configuration: configuration, store: store)
+        // A released tracker's writer may still be finishing with this directory's log: its open store is taken
+        // over rather than waited for (its writer ends on its own thread, this tracker's writer starts after it).
+        if let release = ReleasedTrackers.take(configuration.storageDirectory) {
+            try self.init(configuration: configuration, store: release.store, inheriting: release)
+        } else {
+            let store = try EventLogStore(directory: Self.logDirectory(in: configuration.storageDirectory), configuration: configuration)
+            try self.init(configuration: configuration, store: store)
+        }
     }
 
-    init(configuration: Configuration, store: any EventStore) throws(ConfigurationError) {
-        try configuration.validate()
-        try Self.prepareStorage(configuration)
+    /// A tracker on `store`. With `release`, `store` is the one a released tracker left open: its state is
+    /// taken from there (newer than the file), and the writer starts once the released one has ended.
+    init(configuration: Configuration, store: any EventStore, inheriting release: ReleasedTrackers.Release? = nil)
+        throws(ConfigurationError)
+    {
+        do throws(ConfigurationError) {
+            try configuration.validate()
+            try Self.prepareStorage(configuration)
+        } catch {
+            if let release { Self.close(release) }
+            throw error
+        }
         self.configuration = configuration
         logger = configuration.logger
         wallClock = configuration.wallClock
@@ -62,7 +76,8 @@ public final class Tracker: Sendable {
         let now = wallClock.nowMilliseconds()
         let days = CalendarDay(timeZone: configuration.timeZone)
         let stateFile = PersistentStateFile(directory: configuration.storageDirectory)
-        var (state, outcome) = stateFile.load(today: days.name(of: now), optedOut: configuration.startsOptedOut)
+        var (state, outcome) = release.map { ($0.state, PersistentStateFile.LoadOutcome.loaded) }
+            ?? stateFile.load(today: days.name(of: now), optedOut: configuration.startsOptedOut)
         var corrupt = 0
         if case .replacedCorrupt(let reason) = outcome {
             corrupt = 1
@@ -71,9 +86,15 @@ public final class Tracker: Sendable {
                 metadata: ["path": "\(stateFile.url.path)", "reason": "\(reason)"])
         }
         corruptStateFiles = corrupt
-        // A crash may have left records in the log after the last saved sequence number.
-        if let last = store.lastSequence(), last >= state.nextSequence { state.nextSequence = last + 1 }
-        uploader = try Self.makeUploader(configuration: configuration, store: store)
+        // A crash may have left records in the log after the last saved sequence number. (A released tracker's
+        // state already counts every event it accepted.)
+        if release == nil, let last = store.lastSequence(), last >= state.nextSequence { state.nextSequence = last + 1 }
+        do throws(ConfigurationError) {
+            uploader = try Self.makeUploader(configuration: configuration, store: store)
+        } catch {
+            if let release { Self.close(release) }
+            throw error
+        }
         let firstDay = days.range(of: state.firstDay) ?? days.range(of: days.name(of: now))!
 
         var preset = PresetProperties.read(
@@ -86,12 +107,11 @@ public final class Tracker: Sendable {
             sessionMaxMilliseconds: configuration.sessionMaxDuration.milliseconds,
             memoryLimit: max(configuration.maxBufferedEvents, 4096))
         pipeline = EventPipeline(
-            context: context, persisted: state, store: store, stateFile: stateFile, logger: logger,
-            hook: configuration.beforeRecord, onRejection: configuration.onRejection,
-            logEvents: configuration.logEvents, metrics: TrackerMetrics.make(dimensions: configuration.metricsDimensions))
-        if outcome != .loaded { pipeline.hot.withLock { $0.stateDirty = true } }
+            context: context, persisted: state, saveNeeded: outcome != .loaded, store: store, stateFile: stateFile,
+            logger: logger, hook: configuration.beforeRecord, onRejection: configuration.onRejection,
+            logEvents: configuration.logEvents, metrics: TrackerMetrics.make(dimensions: configuration.metricsDimensions),
+            predecessor: release?.writerDone)
         pipeline.start()
-        if outcome != .loaded { pipeline.wakeForState() }
         lifecycle = AutoTrackController(
             options: LifecycleOptions(configuration: configuration),
             now: { [wallClock, monotonicClock] in
@@ -124,9 +144,24 @@ public final class Tracker: Sendable {
     deinit {
         // Nothing can be tracked any more: the writer stores what was accepted, closes the log and so releases
         // the storage directory, on its own thread; nothing here waits for it (``shutdown(timeout:)`` is how a
-        // program waits). An open session is left to the checkpoint: the next launch recovers its `$AppEnd`.
+        // program waits). A tracker made over the same directory meanwhile takes the open log over instead of
+        // waiting. An open session is left to the checkpoint: the next launch recovers its `$AppEnd`.
         uploader?.beginStop()
-        ReleasedTrackers.closing(configuration.storageDirectory, until: pipeline.requestFlush(stop: true))
+        let (state, writerDone) = pipeline.stop()
+        if let store = pipeline.store as? EventLogStore {
+            ReleasedTrackers.add(
+                ReleasedTrackers.Release(store: store, state: state, writerDone: writerDone, handover: pipeline.handover),
+                for: configuration.storageDirectory)
+        }
+    }
+
+    /// Closes a released tracker's store taken over by a tracker that then failed to start, once the released
+    /// writer has ended, on a thread of its own (nobody waits for it).
+    private static func close(_ release: ReleasedTrackers.Release) {
+        Thread.detachNewThread {
+            while release.writerDone.wait(timeout: .seconds(60)) == nil {}
+            release.store.close()
+        }
     }
 
     // MARK: Events
@@ -230,25 +265,23 @@ public final class Tracker: Sendable {
         case .success(let findings):
             if findings.needsTruncation { PropertyValidator.truncateLongStrings(&properties) }
         }
-        changeState { state in
-            for (key, value) in properties { state.superProperties[key] = StoredValue(value) }
-        }
+        pipeline.change(.register(properties))
         return true
     }
 
     /// Removes one super property.
     public func unregisterSuperProperty(_ key: String) {
-        changeState { $0.superProperties[key] = nil }
+        pipeline.change(.unregister(key))
     }
 
     /// Removes every super property.
     public func clearSuperProperties() {
-        changeState { $0.superProperties.removeAll() }
+        pipeline.change(.clearSuperProperties)
     }
 
     /// The current super properties.
     public var superProperties: Properties {
-        pipeline.hot.withLock { $0.persisted.superProperties.mapValues(\.value) }
+        pipeline.identity.superProperties
     }
 
     /// Sets (or, with `nil`, removes) a closure evaluated on every `track` call, whose properties are merged
@@ -261,70 +294,46 @@ public final class Tracker: Sendable {
     // MARK: Identity
 
     /// The id analyses count by: the login id when logged in, else the anonymous id.
-    public var distinctID: String { pipeline.hot.withLock { $0.snapshot.distinctID } }
+    public var distinctID: String { pipeline.identity.distinctID }
     /// The install's anonymous id.
-    public var anonymousID: String { pipeline.hot.withLock { $0.snapshot.anonymousID } }
+    public var anonymousID: String { pipeline.identity.anonymousID }
     /// The login id, when a user is logged in.
-    public var loginID: String? { pipeline.hot.withLock { $0.snapshot.loginID } }
+    public var loginID: String? { pipeline.identity.loginID }
 
     /// Replaces the anonymous id (for example with the app's own device id). Returns false when it is invalid.
     @discardableResult
     public func identify(_ anonymousID: String) -> Bool {
-        guard Self.isValidIdentity(anonymousID) else {
+        guard TrackerIdentity.isValidID(anonymousID) else {
             return reject(EventRejection(event: "identify", rule: .invalidIdentity))
         }
-        changeState { $0.anonymousID = anonymousID }
+        pipeline.change(.identify(anonymousID))
         return true
     }
 
     /// Makes a new random anonymous id.
     public func resetAnonymousID() {
         let id = UUID().uuidString
-        changeState { $0.anonymousID = id }
+        pipeline.change(.identify(id))
     }
 
     /// Logs a user in: later events carry `loginID` as `distinct_id`, and `$SignUp` is recorded (with
     /// `original_id` = the anonymous id) unless the same id is already logged in.
     @discardableResult
     public func login(_ loginID: String) -> Bool {
-        guard Self.isValidIdentity(loginID) else {
+        guard TrackerIdentity.isValidID(loginID) else {
             return reject(EventRejection(event: "login", rule: .invalidIdentity))
         }
-        let time = wallClock.nowMilliseconds()
-        var loggedIn = false
-        // The identity change and the `$SignUp` enter the pipeline under one lock, so no event slips between.
-        pipeline.withStateChange { s in
-            guard s.persisted.loginID != loginID else { return }
-            let anonymous = s.persisted.anonymousID
-            s.persisted.loginID = loginID
-            s.stateChanged()
-            // Opted out: the login is remembered, but no `$SignUp` is recorded.
-            guard !s.persisted.optedOut else { return }
-            loggedIn = true
-            var signUp = PendingEvent(
-                name: "$SignUp", type: .trackSignup, method: .code, time: time, properties: [:], dynamicProperties: nil,
-                hasDollarKey: false, originalID: anonymous)
-            _ = s.accept(&signUp)
-        }
+        // The identity change and the `$SignUp` enter the pipeline in one step, so no event slips between.
+        // Opted out: the login is remembered, but no `$SignUp` is recorded.
+        let signedUp = pipeline.login(loginID, at: wallClock.nowMilliseconds())
         // An upload after `login`, so the new identity's first events go out promptly.
-        if loggedIn { requestFlush() }
+        if signedUp { requestFlush() }
         return true
     }
 
     /// Logs the user out: later events carry the anonymous id as `distinct_id`.
     public func logout() {
-        changeState { $0.loginID = nil }
-    }
-
-    private static func isValidIdentity(_ id: String) -> Bool {
-        !id.isEmpty && id.utf8.count <= 255 && !id.allSatisfy(\.isWhitespace) && !PropertyValidator.containsNUL(id)
-    }
-
-    private func changeState(_ body: (inout PersistedState) -> Void) {
-        pipeline.withStateChange { s in
-            body(&s.persisted)
-            s.stateChanged()
-        }
+        pipeline.change(.logout)
     }
 
     // MARK: Profiles
@@ -442,26 +451,19 @@ public final class Tracker: Sendable {
 
     /// Ends the current session: the next event starts a new one (a cold start does this on its own).
     func startNewSession() {
-        pipeline.hot.withLock { $0.session = nil }
+        pipeline.endSession()
     }
 
     /// Whether this is the first launch ever on this install, clearing the flag (persisted) so it is true once.
     func consumeFirstLaunch() -> Bool {
-        let wasFirst = pipeline.hot.withLock { s -> Bool in
-            guard s.persisted.firstLaunchPending else { return false }
-            s.persisted.firstLaunchPending = false
-            s.stateDirty = true
-            return true
-        }
-        if wasFirst { pipeline.wakeForState() }
-        return wasFirst
+        pipeline.change(.consumeFirstLaunch).changed
     }
 
     // MARK: Counters, flush, shutdown
 
     /// What happened to the events so far.
     public var counters: TrackerCounters {
-        let (accepted, afterShutdown) = pipeline.hot.withLock { ($0.accepted, $0.droppedAfterShutdown) }
+        let (accepted, afterShutdown) = pipeline.counts
         var rejected = rejections.withLock { $0 }
         for (rule, count) in pipeline.hookRejections.withLock({ $0 }) { rejected[rule, default: 0] += count }
         return TrackerCounters(
@@ -512,7 +514,8 @@ public final class Tracker: Sendable {
     /// has its `$AppEnd`. Events tracked and lifecycle signals received afterwards are not recorded.
     @discardableResult
     public func shutdown(timeout: Duration = .seconds(5)) async -> Bool {
-        lifecycle.shutdown()
+        // The session's end is tracked before the pipeline stops (another caller may be delivering it).
+        _ = await lifecycle.shutdown().value(orAfter: timeout, ())
         // An upload in flight is abandoned at once (its batch goes again at the next launch, same id).
         let uploadStopped = uploader?.beginStop()
         let finished = await pipeline.requestFlush(stop: true).value(orAfter: timeout, false)
@@ -520,27 +523,3 @@ public final class Tracker: Sendable {
         return finished
     }
 }
-
-/// Released trackers of this process whose writers are still closing their storage directories.
-///
-/// A released tracker does not wait for its writer; a new tracker over the same directory does, so the log's
-/// directory lock is free when it opens the log (an app that replaces its tracker, a test that reopens one).
-private enum ReleasedTrackers {
-    private static let closing = Locked<[String: Promise<Bool>]>([:])
-
-    /// The longest a new tracker waits for a released one's writer (it stores what was accepted, then closes).
-    static let patience: Duration = .seconds(10)
-
-    static func closing(_ directory: URL, until closed: Promise<Bool>) {
-        closing.withLock { closing in
-            closing = closing.filter { $0.value.current == nil }
-            closing[directory.standardizedFileURL.path] = closed
-        }
-    }
-
-    static func waitUntilClosed(_ directory: URL) {
-        let closed = closing.withLock { $0.removeValue(forKey: directory.standardizedFileURL.path) }
-        _ = closed?.wait(timeout: patience)
-    }
-}
-

@@ -3,6 +3,7 @@ import SpoorModel
 import SpoorWire
 import SpoorLog
 import SpoorTestSupport
+import SpoorSystem
 import Testing
 
 @testable import SpoorTracker
@@ -34,9 +35,9 @@ struct ShutdownTests {
             let first = try Tracker(configuration: configuration)
             first.track("FromTheFirst")
         }
-        // No shutdown: the first tracker is gone, so its log must be closed and the directory free. (A new tracker
-        // waits for a released one's writer, so it is made on a thread of its own.)
-        let second = try await onThreadOfItsOwn { try Tracker(configuration: configuration) }
+        // No shutdown: the first tracker is gone, so its log is closed (or handed to the next tracker) and the
+        // directory free.
+        let second = try Tracker(configuration: configuration)
         second.track("FromTheSecond")
         #expect(await second.shutdown(timeout: testBound))
         let log = try EventLog(directory: Tracker.logDirectory(in: directory.url))
@@ -44,5 +45,48 @@ struct ShutdownTests {
         var names: [String] = []
         try log.forEachRecord { names += try EventDecoder().decodeBatch($0).map(\.name) }
         #expect(names == ["FromTheFirst", "FromTheSecond"])
+    }
+
+    /// A released tracker's writer still busy with the directory's log (here held inside a `beforeRecord` hook):
+    /// a new tracker over the directory neither waits for it nor fails; it takes the open log over, starts with
+    /// the released tracker's identity, and its events follow the released one's, each written once.
+    @Test func aNewTrackerDoesNotWaitForAReleasedOnesWriter() async throws {
+        let directory = TemporaryDirectory()
+        let gate = Promise<Void>()
+        let writing = Promise<Void>()
+        var configuration = Configuration(storageDirectory: directory.url)
+        configuration.beforeRecord = { _ in
+            writing.fulfil(())
+            _ = gate.wait(timeout: testBound)
+            return .record
+        }
+        do {
+            let first = try Tracker(configuration: configuration)
+            first.login("user-1")
+            first.track("FromTheFirst")
+        }
+        // The released writer is inside the hook, holding the log, until the gate opens.
+        await writing.value
+        let made = await finished {
+            await onThreadOfItsOwn { () -> Result<Tracker, ConfigurationError> in
+                Result { () throws(ConfigurationError) in try Tracker(configuration: Configuration(storageDirectory: directory.url)) }
+            }
+        }
+        gate.fulfil(())
+        guard case .success(let second)? = made else {
+            Issue.record("the new tracker did not start while the released writer was busy: \(String(describing: made))")
+            return
+        }
+        #expect(second.loginID == "user-1", "the released tracker's identity, not yet saved to state.json")
+        second.track("FromTheSecond")
+        #expect(await second.shutdown(timeout: testBound))
+        let log = try EventLog(directory: Tracker.logDirectory(in: directory.url))
+        defer { log.close() }
+        var events: [Event] = []
+        try log.forEachRecord { events += try EventDecoder().decodeBatch($0) }
+        #expect(events.map(\.name) == ["$SignUp", "FromTheFirst", "FromTheSecond"])
+        #expect(events.map(\.sequence) == events.map(\.sequence).sorted())
+        #expect(Set(events.map(\.sequence)).count == 3)
+        #expect(events.last?.distinctID == "user-1")
     }
 }

@@ -44,9 +44,12 @@ struct LifecycleOptions: Sendable {
 /// Runs auto-tracking: feeds signals, page and click calls into the engine and carries out its effects
 /// on the tracker (the sink), the checkpoint and the heartbeat. Thread-safe; calls are applied in order.
 ///
-/// Each call decides under the state lock (the engine turns the call into effects) and acts outside it (tracker
-/// calls, checkpoint writes, a bounded wait at termination). A second lock, `applying`, orders whole calls, so the
-/// events of one call are all tracked before the next call decides; reading ``state`` never waits for effects.
+/// Each call decides under the state lock (the engine turns the call into actions, queued in call order) and
+/// the actions are delivered after it is released (tracker calls, checkpoint writes, a bounded wait at
+/// termination). One caller at a time delivers, the queue in order; a call made while another is being
+/// delivered queues its actions behind and returns. No lock is held while the tracker runs app code (a dynamic
+/// super property provider, `onRejection`), so that code may call the lifecycle again: its call is delivered
+/// right after the one it came from.
 package final class AutoTrackController: Sendable {
     private struct State {
         var engine: AutoTrackEngine
@@ -61,6 +64,17 @@ package final class AutoTrackController: Sendable {
         /// Attached sources, kept alive as long as the tracker.
         var sources: [any LifecycleSource] = []
         var checkpointErrorCount = 0
+        /// Decided and not yet delivered, in call order.
+        var undelivered: [Delivery] = []
+        /// The thread delivering `undelivered`, if any: a new call queues behind it.
+        var deliverer: ObjectIdentifier?
+    }
+
+    /// One call's actions, for its sink; `done` is fulfilled once they are delivered.
+    private struct Delivery {
+        var actions: [Action]
+        var sink: (any AutoTrackSink)?
+        var done: Promise<Void>?
     }
 
     /// An effect, resolved under the lock into what applying it needs.
@@ -74,8 +88,6 @@ package final class AutoTrackController: Sendable {
     }
 
     private let state: Locked<State>
-    /// Orders whole calls; taken before `state`, never while holding it.
-    private let applying = Locked()
     private let options: LifecycleOptions
     private let now: @Sendable () -> LifecycleInstant
     private let checkpoints: LifecycleCheckpointStore
@@ -106,33 +118,32 @@ package final class AutoTrackController: Sendable {
     /// unsaid (the `$AppEnd` of a session it never closed, its crash) and opens this process's crash marker.
     /// Call once, before the first signal; later calls do nothing.
     func connect(_ sink: any AutoTrackSink, isFirstLaunch: Bool) {
-        applying.withLock {
-            let first = state.withLock { s -> Bool in
-                guard !s.recovered else { return false }
-                s.recovered = true
-                return true
-            }
-            guard first else { return }
-            var checkpoint: LifecycleCheckpoint?
-            switch checkpoints.load() {
-            case .success(let loaded):
-                checkpoint = loaded
-            case .failure(let error):
-                noteCheckpointError()
-                logger.warning("\(error.description); nothing to recover")
-            }
-            let crash = CrashMarker.readPrevious(in: options.storageDirectory)
-            let actions = state.withLock { s in
-                s.sink = sink
-                s.engine = AutoTrackEngine(isFirstLaunch: isFirstLaunch, ignore: options.ignore)
-                // The recovered events go into the log first; only then is the previous process forgotten.
-                return resolve(CrashRecovery.effects(checkpoint: checkpoint, crash: crash) + [.checkpoint], at: nil, in: &s)
-            }
-            apply(actions, to: sink)
-            let marker = CrashMarker(directory: options.storageDirectory)
-            if marker == nil { logger.warning("cannot open the crash marker; crashes go unrecorded") }
-            state.withLock { $0.crashMarker = marker }
+        guard !state.withLock({ $0.recovered }) else { return }
+        var checkpoint: LifecycleCheckpoint?
+        var unreadable: CheckpointError?
+        switch checkpoints.load() {
+        case .success(let loaded): checkpoint = loaded
+        case .failure(let error): unreadable = error
         }
+        let crash = CrashMarker.readPrevious(in: options.storageDirectory)
+        // nil: connected before; else whether this caller delivers.
+        let deliver = state.withLock { s -> Bool? in
+            guard !s.recovered else { return nil }
+            s.recovered = true
+            if unreadable != nil { s.checkpointErrorCount += 1 }
+            s.sink = sink
+            s.engine = AutoTrackEngine(isFirstLaunch: isFirstLaunch, ignore: options.ignore)
+            // The recovered events go into the log first; only then is the previous process forgotten.
+            let actions = resolve(CrashRecovery.effects(checkpoint: checkpoint, crash: crash) + [.checkpoint], at: nil, in: &s)
+            return queue(Delivery(actions: actions, sink: sink), in: &s)
+        }
+        guard let deliver else { return }
+        if let unreadable { logger.warning("\(unreadable.description); nothing to recover") }
+        if deliver { deliverQueued() }
+        // This process's marker replaces the previous one's only once its crash has been handed on.
+        let marker = CrashMarker(directory: options.storageDirectory)
+        if marker == nil { logger.warning("cannot open the crash marker; crashes go unrecorded") }
+        state.withLock { $0.crashMarker = marker }
     }
 
     /// Installs the fatal-signal handler that records crashes in this tracker's marker.
@@ -141,22 +152,35 @@ package final class AutoTrackController: Sendable {
     }
 
     /// Applies a lifecycle signal.
+    ///
+    /// `willTerminate` returns once its events are durable (at most twice ``LifecycleOptions/terminateTimeout``),
+    /// also when another thread delivers them: the app gets no later chance.
     func handle(_ signal: LifecycleSignal) {
-        perform { s, instant in
+        let terminating = signal == .willTerminate
+        let done = perform(reporting: terminating) { s, instant in
             let effects = s.engine.handle(signal, now: instant)
             updateHeartbeat(&s)
             return effects
         }
+        // Delivered by another thread: wait for it, bounded (never from the delivering thread, which would wait
+        // for itself).
+        if terminating, done.current == nil, !isDeliveringOnThisThread {
+            _ = done.wait(timeout: options.terminateTimeout * 2)
+        }
     }
 
-    /// Consent changed: see ``AutoTrackEngine/consentChanged(optedOut:now:)``.
-    func setQuiet(_ quiet: Bool) {
-        perform { s, instant in s.engine.consentChanged(optedOut: quiet, now: instant) }
+    /// Consent changed: see ``AutoTrackEngine/consentChanged(optedOut:now:)``. The promise is fulfilled once
+    /// the events it decided (the session's end) are delivered.
+    @discardableResult
+    func setQuiet(_ quiet: Bool) -> Promise<Void> {
+        perform(reporting: true) { s, instant in s.engine.consentChanged(optedOut: quiet, now: instant) }
     }
 
-    /// The tracker shuts down: the open session ends (pages left, `$AppEnd`) and the heartbeat stops.
-    func shutdown() {
-        perform { s, instant in
+    /// The tracker shuts down: the open session ends (pages left, `$AppEnd`) and the heartbeat stops. The
+    /// promise is fulfilled once those events are delivered.
+    @discardableResult
+    func shutdown() -> Promise<Void> {
+        perform(reporting: true) { s, instant in
             s.isShutDown = true
             s.heartbeatTimer?.cancel()
             s.heartbeatTimer = nil
@@ -190,12 +214,12 @@ package final class AutoTrackController: Sendable {
     /// Refreshes the checkpoint's last-alive time while a session is open. The heartbeat timer calls it;
     /// with a manual clock the host (or `spoor simulate`) calls it.
     func heartbeat() {
-        applying.withLock {
-            let checkpoint = state.withLock { s -> LifecycleCheckpoint? in
-                s.engine.state == .started ? s.engine.checkpoint(lastAlive: now()) : nil
-            }
-            if let checkpoint { save(checkpoint) }
+        let deliver = state.withLock { s -> Bool in
+            guard s.engine.state == .started else { return false }
+            // Queued like any call's actions, so checkpoints are written in the order they were taken.
+            return queue(Delivery(actions: [.saveCheckpoint(s.engine.checkpoint(lastAlive: now()))], sink: nil), in: &s)
         }
+        if deliver { deliverQueued() }
     }
 
     /// Records a crash with `reason` at the clock's time, exactly as the fatal-signal handler would. After
@@ -220,15 +244,55 @@ package final class AutoTrackController: Sendable {
 
     // MARK: - Deciding and acting
 
-    /// Decides what a call does under the state lock, then does it outside, in call order.
-    private func perform(_ decide: (inout State, LifecycleInstant) -> [AutoTrackEffect]) {
-        applying.withLock {
-            let decided = state.withLock { s -> (actions: [Action], sink: (any AutoTrackSink)?)? in
-                guard !s.isShutDown else { return nil }
-                let instant = now()
-                return (resolve(decide(&s, instant), at: instant, in: &s), s.sink)
+    /// Decides what a call does under the state lock and queues it; then, unless another caller is delivering
+    /// (it delivers this call too, in order), delivers the queue outside the lock. With `reporting`, the promise
+    /// is fulfilled once this call's actions are delivered (at once when there are none).
+    @discardableResult
+    private func perform(
+        reporting: Bool = false, _ decide: (inout State, LifecycleInstant) -> [AutoTrackEffect]
+    ) -> Promise<Void> {
+        let done = Promise<Void>()
+        let decided = state.withLock { s -> Bool? in
+            guard !s.isShutDown else { return nil }
+            let instant = now()
+            let actions = resolve(decide(&s, instant), at: instant, in: &s)
+            return queue(Delivery(actions: actions, sink: s.sink, done: reporting ? done : nil), in: &s)
+        }
+        switch decided {
+        case nil: done.fulfil(())  // after the shutdown: nothing to deliver
+        case true?: deliverQueued()
+        case false?: break
+        }
+        return done
+    }
+
+    /// Queues `delivery`; returns whether the caller is to deliver the queue (nobody is delivering).
+    private func queue(_ delivery: Delivery, in s: inout State) -> Bool {
+        s.undelivered.append(delivery)
+        guard s.deliverer == nil else { return false }
+        s.deliverer = ObjectIdentifier(Thread.current)
+        return true
+    }
+
+    /// Whether the calling thread is the one delivering (a call from app code the delivery runs).
+    private var isDeliveringOnThisThread: Bool {
+        state.withLock { $0.deliverer == ObjectIdentifier(Thread.current) }
+    }
+
+    /// Delivers the queue, call by call, until it is empty; no lock is held while a call's actions run.
+    private func deliverQueued() {
+        while true {
+            let next = state.withLock { s -> [Delivery] in
+                let next = s.undelivered
+                s.undelivered = []
+                if next.isEmpty { s.deliverer = nil }
+                return next
             }
-            if let decided { apply(decided.actions, to: decided.sink) }
+            if next.isEmpty { return }
+            for delivery in next {
+                apply(delivery.actions, to: delivery.sink)
+                delivery.done?.fulfil(())
+            }
         }
     }
 

@@ -1,0 +1,114 @@
+import SpoorModel
+import SpoorSystem
+import Testing
+
+@testable import SpoorTracker
+
+/// The pipeline's state by owner, composed: what the tracker's intents do to identity, sessions and the queue,
+/// in one step each.
+@Suite("PipelineState")
+struct PipelineStateTests {
+    static func state(optedOut: Bool = false, memoryLimit: Int = 16) -> PipelineState {
+        let context = PipelineContext(
+            preset: ["$os": "TestOS"], platform: "test", appVersion: "1.0", firstDay: 0..<86_400_000, enableSession: true,
+            sessionIdleMilliseconds: 30_000, sessionMaxMilliseconds: 43_200_000, memoryLimit: memoryLimit)
+        let persisted = PersistedState(
+            deviceID: "device", anonymousID: "anonymous", loginID: nil, superProperties: [:], firstDay: "1970-01-01",
+            firstLaunchPending: false, nextSequence: 1, optedOut: optedOut)
+        return PipelineState(context: context, persisted: persisted)
+    }
+
+    static func event(_ name: String, at time: EpochMilliseconds = 1_000, type: EventType = .track) -> PendingEvent {
+        PendingEvent(
+            name: name, type: type, method: .code, time: time, properties: [:], dynamicProperties: nil,
+            hasDollarKey: false, originalID: nil)
+    }
+
+    /// The events waiting, with their sequence numbers, distinct ids and session ids.
+    static func waiting(_ state: PipelineState) -> [String] {
+        state.queue.buffer.map { event in
+            let snapshot = event.snapshot!.takeUnretainedValue()
+            let session = event.session.map { $0.takeUnretainedValue().id == state.sessions.current?.id ? "current" : "old" }
+            return "\(event.sequence) \(event.name) \(snapshot.distinctID) \(session ?? "-")"
+        }
+    }
+
+    @Test func eventsAreStampedWithSequenceSnapshotAndSession() {
+        var state = Self.state()
+        var track = Self.event("A")
+        #expect(state.enqueue(&track) == .appended(wakeWriter: false))
+        var profile = Self.event("", type: .profileSet)
+        _ = state.enqueue(&profile)
+        #expect(Self.waiting(state) == ["1 A anonymous current", "2  anonymous -"])
+    }
+
+    @Test func aLoginAndItsSignUpEnterTogetherUnderTheNewIdentity() {
+        var state = Self.state()
+        var before = Self.event("Before")
+        _ = state.enqueue(&before)
+        let oldSnapshot = state.snapshot
+        #expect(state.login("user-1", at: 2_000) == (signedUp: true, wakeWriter: false))
+        #expect(state.snapshot !== oldSnapshot)
+        #expect(state.queue.saveNeeded)
+        #expect(Self.waiting(state) == ["1 Before anonymous current", "2 $SignUp user-1 current"])
+        #expect(state.queue.buffer.last?.originalID == "anonymous")
+        // Again: nothing changes, nothing is recorded.
+        #expect(state.login("user-1", at: 3_000) == (signedUp: false, wakeWriter: false))
+        #expect(state.queue.buffer.count == 2)
+    }
+
+    @Test func optedOutNothingIsRecordedNotEvenTheSignUp() {
+        var state = Self.state(optedOut: true)
+        var event = Self.event("A")
+        #expect(state.enqueue(&event) == .refused)
+        #expect(state.login("user-1", at: 2_000).signedUp == false)
+        #expect(state.identity.loginID == "user-1")
+        #expect(state.queue.accepted == 0)
+        #expect(state.queue.droppedAfterShutdown == 0)
+    }
+
+    @Test func optingOutCanDiscardWhatWaitsInMemory() {
+        var state = Self.state()
+        for name in ["A", "B", "C"] {
+            var event = Self.event(name)
+            _ = state.enqueue(&event)
+        }
+        #expect(state.optOut(discardingBuffer: true).discarded == 3)
+        #expect(state.identity.isOptedOut)
+        #expect(state.queue.saveNeeded)
+        var later = Self.event("D")
+        #expect(state.enqueue(&later) == .refused)
+    }
+
+    @Test func anEndedSessionIsKeptForTheEventsThatPointToIt() {
+        var state = Self.state()
+        var first = Self.event("A", at: 1_000)
+        _ = state.enqueue(&first)
+        state.endSession()
+        var second = Self.event("B", at: 1_001)
+        _ = state.enqueue(&second)
+        #expect(Self.waiting(state) == ["1 A anonymous old", "2 B anonymous current"])
+        var back: [PendingEvent] = []
+        guard case .write(_, _, _, _, let retired) = state.nextWriterStep(lingered: true, swappingWith: &back).0 else {
+            Issue.record("a lingered batch is written")
+            return
+        }
+        #expect(retired.count == 1)
+        #expect(back.count == 2)
+    }
+
+    @Test func theSavedStateCarriesTheQueuesSequenceNumber() {
+        var state = Self.state()
+        _ = state.change(.register(["plan": "pro"]))
+        var event = Self.event("A")
+        _ = state.enqueue(&event)
+        var back: [PendingEvent] = []
+        let (step, save) = state.nextWriterStep(lingered: false, swappingWith: &back)
+        guard case .write(_, _, true, _, _) = step else {
+            Issue.record("a state change is saved at the next step, without lingering")
+            return
+        }
+        #expect(save?.nextSequence == 2)
+        #expect(save?.superProperties == ["plan": StoredValue("pro")])
+    }
+}
