@@ -71,7 +71,7 @@ enum RecordFormat {
     }
 
     /// Whether `payload` is exactly one protobuf `Batch.events` entry (or, with `orContext`, one
-    /// `Batch.contexts` entry): the tag, a varint length, that many bytes (``/SpoorWire/BatchPayload``'s rule).
+    /// `Batch.contexts` entry): the tag, a varint length, that many bytes (the rule of SpoorWire's `BatchPayload`).
     ///
     /// Checked on every record read, so a record that passes its CRC but holds anything
     /// else (only a deliberately forged one can) never reaches a batch.

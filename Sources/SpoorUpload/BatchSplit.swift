@@ -16,8 +16,8 @@ extension BatchID {
     }
 }
 
-/// Cuts a batch frame in two for a 413. What a payload holds, and how it splits, is ``/SpoorWire/BatchPayload``'s
-/// business: the halves carry the parent's contexts and events byte for byte.
+/// Cuts a batch frame in two for a 413. What a payload holds, and how it splits, is the business of SpoorWire's
+/// `BatchPayload`: the halves carry the parent's contexts and events byte for byte.
 public enum BatchSplit {
     /// The two halves of `frame`: the first `count / 2` events, then the rest, each behind the parent's contexts and
     /// sealed with the parent's codec and seal time and the id ``SpoorWire/BatchID/derived(index:)`` of the parent's.
