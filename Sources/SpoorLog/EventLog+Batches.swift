@@ -50,16 +50,16 @@ extension EventLog {
     /// and duplicates nothing. If the disk refuses the frame, the batch is kept
     /// in memory (``SealedBatch/isDurable`` is false) and the failure counted.
     ///
-    /// With `sharedContext`, what the batch's events share is stored once (``/SpoorWire/BatchFrame/encode(payload:recordCount:batchID:sealedAt:codec:level:sharedContext:)``).
+    /// What the batch's events share travels once, as the context record they extend, which leads the payload.
     ///
     /// - Returns: the sealed batch, or nil if the log holds no records.
     /// - Throws: ``StorageError/Kind/outboxFull`` when ``Configuration/maxPendingBatches`` are waiting.
     @discardableResult
     public func seal(
-        maxRecords: Int = 100, maxBytes: Int = 512 << 10, codec: Codec = .preferred, sharedContext: Bool = false
+        maxRecords: Int = 100, maxBytes: Int = 512 << 10, codec: Codec = .preferred
     ) throws(StorageError) -> SealedBatch? {
         try sealing.withLock { () throws(StorageError) -> SealedBatch? in
-            try sealLocked(maxRecords: max(1, maxRecords), maxBytes: max(1, maxBytes), codec: codec, sharedContext: sharedContext)
+            try sealLocked(maxRecords: max(1, maxRecords), maxBytes: max(1, maxBytes), codec: codec)
         }
     }
 
@@ -71,7 +71,7 @@ extension EventLog {
         var refs: [RecordRef]
     }
 
-    private func sealLocked(maxRecords: Int, maxBytes: Int, codec: Codec, sharedContext: Bool) throws(StorageError) -> SealedBatch? {
+    private func sealLocked(maxRecords: Int, maxBytes: Int, codec: Codec) throws(StorageError) -> SealedBatch? {
         // Under the lock: take records off the head. Reading and compressing happen outside it.
         let taken = try state.withLock { (state: inout State) throws(StorageError) -> (takes: [Take], memory: [MemoryRecord], context: [UInt8]?, start: LogPosition, end: LogPosition)? in
             if state.closed { throw StorageError(.closed, path: path, reason: "the log is closed") }
@@ -174,7 +174,7 @@ extension EventLog {
         let frame: [UInt8]
         do {
             frame = try BatchFrame.encode(
-                payload: payload, recordCount: count, batchID: id, sealedAt: sealedAt, codec: codec, sharedContext: sharedContext)
+                payload: payload, recordCount: count, batchID: id, sealedAt: sealedAt, codec: codec)
         } catch {
             state.withLock { state in
                 state.inflightStart = nil

@@ -16,7 +16,7 @@ public import Logging
 /// ``Configuration/maxMemoryBytes``), retries the disk every
 /// ``Configuration/retryInterval``, and writes the records out when it can.
 ///
-/// Sealed batches (see ``seal(maxRecords:maxBytes:codec:sharedContext:)``) are kept in an
+/// Sealed batches (see ``seal(maxRecords:maxBytes:codec:)``) are kept in an
 /// `outbox` folder until ``release(_:)``. The log is thread-safe; a directory
 /// can be open in one log at a time (it holds a `flock` on `DIR/lock`).
 public final class EventLog: @unchecked Sendable {

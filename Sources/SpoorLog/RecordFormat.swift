@@ -70,26 +70,22 @@ enum RecordFormat {
         return Found(offset: offset, size: headerSize + length, isPadding: isPadding)
     }
 
-    /// The tag of an event record's payload, a `Batch.events` entry.
-    static let eventTag: UInt8 = 0x0A
-    /// The tag of a context record's payload, a `Batch.contexts` entry.
-    static let contextTag: UInt8 = 0x12
-
     /// Whether `payload` is exactly one protobuf `Batch.events` entry (or, with `orContext`, one
-    /// `Batch.contexts` entry): the tag, a varint length, that many bytes.
+    /// `Batch.contexts` entry): the tag, a varint length, that many bytes (the rule of SpoorWire's `BatchPayload`).
     ///
     /// Checked on every record read, so a record that passes its CRC but holds anything
     /// else (only a deliberately forged one can) never reaches a batch.
     static func isBatchEntry(_ payload: UnsafeRawBufferPointer, orContext: Bool = false) -> Bool {
-        guard payload.count >= 2, payload[0] == eventTag || (orContext && payload[0] == contextTag) else { return false }
-        var index = 1
-        guard let length = Varint.read(payload, at: &index) else { return false }
-        return length == UInt64(payload.count - index)
+        switch BatchPayload.kind(ofRecord: payload) {
+        case .event?: true
+        case .context?: orContext
+        case nil: false
+        }
     }
 
     /// Whether the framed record at `offset` in `bytes` (already checked) is a context record.
     static func isContext<Bytes: RandomAccessCollection<UInt8>>(_ bytes: Bytes, at offset: Int) -> Bool where Bytes.Index == Int {
-        bytes[offset + headerSize] == contextTag
+        BatchPayload.Kind(tag: bytes[offset + headerSize]) == .context
     }
 
     /// A protobuf `Batch` that decodes as the one event `payload` (a `Batch.events` entry) made whole: the

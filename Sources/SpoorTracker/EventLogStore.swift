@@ -102,8 +102,8 @@ package final class EventLogStore: EventStore, @unchecked Sendable {
     private func appendWithContext(_ event: inout Event, base: Snapshot, firstDay: Bool) throws(EncodeError) {
         if contextSnapshot !== base {
             baseEntries = (
-                try Self.propertyEntries(of: base.base.merging(["$is_first_day": false]) { $1 }, encoder: encoder),
-                try Self.propertyEntries(of: base.base.merging(["$is_first_day": true]) { $1 }, encoder: encoder)
+                try ContextRecord.propertyEntries(of: base.base.merging(["$is_first_day": false]) { $1 }, using: encoder),
+                try ContextRecord.propertyEntries(of: base.base.merging(["$is_first_day": true]) { $1 }, using: encoder)
             )
             contextSnapshot = base
         }
@@ -123,43 +123,13 @@ package final class EventLogStore: EventStore, @unchecked Sendable {
         // and sequence are small offsets from the context's (`time_offset`, `sequence_offset`), which the merge
         // rule adds back. Cleared in place: a copy would retain and release every string and the properties.
         suffix.removeAll(keepingCapacity: true)
-        suffix += [13 << 3, 1]  // context = 1: the last context record before this one
-        // sint64 fields, left out at 0 (proto3's default).
-        let timeOffset = event.time &- contextBase.time
-        if timeOffset != 0 { Varint.appendField(14, Varint.zigZag(timeOffset), to: &suffix) }
-        let sequenceOffset = Int64(bitPattern: event.sequence &- contextBase.sequence)
-        if sequenceOffset != 0 { Varint.appendField(15, Varint.zigZag(sequenceOffset), to: &suffix) }
+        ContextRecord.appendReference(
+            time: event.time, sequence: event.sequence, contextTime: contextBase.time, contextSequence: contextBase.sequence,
+            to: &suffix)
         event.time = 0
         event.sequence = 0
         event.sessionID = nil
         try records.append(event, suffix: suffix, using: encoder)
-    }
-
-    /// The bytes of the `properties` fields (number 10) of an event that has only `properties`.
-    static func propertyEntries(of properties: Properties, encoder: EventEncoder) throws(EncodeError) -> [UInt8] {
-        let carrier = Event(
-            name: "", time: 0, distinctID: "", anonymousID: "", lib: LibInfo(lib: "", libVersion: "", method: .unspecified),
-            properties: properties)
-        let bytes = try encoder.encode(carrier)
-        var entries: [UInt8] = []
-        var index = 0
-        func varint() -> UInt64? { Varint.read(bytes, at: &index) }
-        while index < bytes.count {
-            let start = index
-            guard let key = varint() else { break }
-            switch key & 7 {
-            case 0: _ = varint()
-            case 1: index += 8
-            case 5: index += 4
-            case 2:
-                guard let length = varint() else { break }
-                index += Int(length)
-            default:
-                index = bytes.count
-            }
-            if key >> 3 == 10, key & 7 == 2, index <= bytes.count { entries.append(contentsOf: bytes[start..<index]) }
-        }
-        return entries
     }
 
     package func sync() throws { try log.sync() }

@@ -16,41 +16,31 @@ extension BatchID {
     }
 }
 
-/// Cuts a batch frame in two for a 413, going through the public "frame → events" and "events → frame"
-/// functions (never the payload bytes), so it follows any change of the payload format.
+/// Cuts a batch frame in two for a 413. What a payload holds, and how it splits, is the business of SpoorWire's
+/// `BatchPayload`: the halves carry the parent's contexts and events byte for byte.
 public enum BatchSplit {
-    /// The two halves of `frame`: the first `count / 2` events, then the rest, each sealed with the parent's
-    /// codec and seal time and the id ``SpoorWire/BatchID/derived(index:)`` of the parent's. Nil when the frame holds a
-    /// single event (it cannot be split).
+    /// The two halves of `frame`: the first `count / 2` events, then the rest, each behind the parent's contexts and
+    /// sealed with the parent's codec and seal time and the id ``SpoorWire/BatchID/derived(index:)`` of the parent's.
+    /// Nil when the frame holds a single event (it cannot be split).
     ///
-    /// - Throws: ``/SpoorWire/FrameError`` when the frame or its events cannot be decoded or encoded again.
+    /// - Throws: ``/SpoorWire/FrameError`` when the frame or its events cannot be decoded.
     public static func halves(of frame: [UInt8]) throws(FrameError) -> [[UInt8]]? {
         let decoded = try FrameDecoder(limits: FrameLimits(maxFrameBytes: .max, maxUncompressedBytes: 1 << 30, maxRecords: 1 << 20))
             .decode(frame)
-        let events: [Event]
+        // Only events that decode are sent again: a batch that does not is set aside whole.
         do {
-            events = try EventDecoder(limits: DecodeLimits(maxEventBytes: 16 << 20, maxProperties: 1 << 20, maxStringBytes: 16 << 20,
-                                                           maxListLength: 1 << 20))
+            _ = try EventDecoder(limits: DecodeLimits(maxEventBytes: 16 << 20, maxProperties: 1 << 20, maxStringBytes: 16 << 20,
+                                                      maxListLength: 1 << 20))
                 .decodeBatch(decoded.payload)
         } catch {
             throw FrameError(.malformedPayload, field: "payload", reason: "the batch's events cannot be decoded to split it: \(error)")
         }
-        guard events.count > 1 else { return nil }
-        // The halves keep the parent's form: shared contexts (written first, tag 0x12) or plain events.
-        let sharedContext = decoded.payload.first == 0x12
-        let middle = events.count / 2
+        guard let (first, second) = try BatchPayload(decoded.payload).halves() else { return nil }
         var halves: [[UInt8]] = []
-        let encoder = EventEncoder()
-        for (index, part) in [events[..<middle], events[middle...]].enumerated() {
-            var payload: [UInt8] = []
-            do {
-                for event in part { try encoder.appendBatchEntry(event, to: &payload) }
-            } catch {
-                throw FrameError(.malformedPayload, field: "payload", reason: "an event cannot be encoded again to split the batch: \(error)")
-            }
+        for (index, part) in [first, second].enumerated() {
             halves.append(try BatchFrame.encode(
-                payload: payload, recordCount: part.count, batchID: decoded.header.batchID.derived(index: index),
-                sealedAt: decoded.header.sealedAt, codec: decoded.header.codec, sharedContext: sharedContext))
+                payload: part.bytes, recordCount: part.eventCount, batchID: decoded.header.batchID.derived(index: index),
+                sealedAt: decoded.header.sealedAt, codec: decoded.header.codec))
         }
         return halves
     }

@@ -26,11 +26,6 @@ public struct UploadConfiguration: Sendable {
     public var maxBatchBytes: Int
     /// How batches are compressed (default ``Codec/preferred``: zstd where the build has it, else gzip).
     public var codec: Codec
-    /// Whether sealed batches of whole events store what the events share once (`Batch.contexts`, found by
-    /// comparing their fields). The tracker's records need none of it: they extend context records, and a
-    /// batch carries its context once whatever this says. Default off: for whole events after zstd it saves
-    /// 4–7 % of the bytes for 3.5–5× the sealing CPU.
-    public var sharedContext = false
     /// While events wait, an upload is tried at least this often (default 15 s); nil for triggers only.
     public var flushInterval: Duration?
     /// Time: injected by tests (default: the system clocks).

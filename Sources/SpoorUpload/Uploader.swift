@@ -370,7 +370,7 @@ public final class Uploader: Sendable {
                 if let first = log.pendingBatches().first {
                     batch = first
                 } else if let sealed = try log.seal(maxRecords: configuration.batchSize, maxBytes: configuration.maxBatchBytes,
-                                                    codec: configuration.codec, sharedContext: configuration.sharedContext) {
+                                                    codec: configuration.codec) {
                     batch = sealed
                 } else {
                     settle(nil)

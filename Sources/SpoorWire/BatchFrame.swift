@@ -154,26 +154,19 @@ public enum BatchFrame {
         bytes.starts(with: magic)
     }
 
-    /// Encodes a frame around `payload`, a run of `Batch` entries.
-    ///
-    /// With `sharedContext`, what the events share is stored once in `Batch.contexts`
-    /// (`SharedContext.factor(_:)`) before compression; every decoder in Spoor makes
-    /// the events whole again. It is off by default: after zstd it saves 4–7 % of the bytes for 3.5–5× the
-    /// sealing CPU (docs/benchmarks.md, "Frames"); it pays with ``Codec/none`` or a slow link.
+    /// Encodes a frame around `payload`, a run of `Batch` entries, as it is.
     ///
     /// - Parameters:
-    ///   - payload: the uncompressed payload, a run of `Batch.events` entries.
+    ///   - payload: the uncompressed payload, a run of `Batch.events` entries, after the `Batch.contexts` entries
+    ///     they extend (a batch sealed from the log starts with its context record).
     ///   - recordCount: how many entries the payload holds.
     ///   - batchID: the batch's id, kept across retries.
     ///   - sealedAt: when the batch was sealed, milliseconds since the epoch.
     ///   - codec: how the payload is stored.
     ///   - level: the compression level; `nil` uses the codec's default.
-    ///   - sharedContext: whether to store the events' shared context once; `false` keeps `payload` as it is.
     public static func encode(
-        payload: [UInt8], recordCount: Int, batchID: BatchID, sealedAt: Int64, codec: Codec, level: Int? = nil,
-        sharedContext: Bool = false
+        payload: [UInt8], recordCount: Int, batchID: BatchID, sealedAt: Int64, codec: Codec, level: Int? = nil
     ) throws(FrameError) -> [UInt8] {
-        let payload = sharedContext ? SharedContext.factor(payload) : payload
         guard payload.count <= Int(UInt32.max), recordCount >= 0, recordCount <= Int(UInt32.max) else {
             throw FrameError(.tooLarge, field: "payload", reason: "payload of \(payload.count) bytes does not fit a frame")
         }
@@ -376,34 +369,10 @@ public struct FrameDecoder: Sendable {
         guard CRC32C.checksum(payload) == header.payloadCRC else {
             throw FrameError(.payloadChecksumMismatch, field: "payload_crc", reason: "the payload checksum does not match")
         }
-        let count = try Self.countEntries(payload)
+        let count = try BatchPayload.eventCount(payload)
         guard count == Int(header.recordCount) else {
             throw FrameError(.malformedPayload, field: "record_count", reason: "the payload holds \(count) records, \(header.recordCount) declared")
         }
         return DecodedFrame(header: header, payload: payload)
-    }
-
-    /// Counts the `Batch.events` entries in a payload, checking that it holds nothing but them and
-    /// `Batch.contexts` entries (which are not records).
-    static func countEntries(_ payload: [UInt8]) throws(FrameError) -> Int {
-        var count = 0
-        var index = 0
-        while index < payload.count {
-            let isEvent = payload[index] == 0x0A
-            guard isEvent || payload[index] == 0x12 else {
-                throw FrameError(.malformedPayload, field: "payload", reason: "byte \(index) is not a Batch.events or Batch.contexts tag")
-            }
-            index += 1
-            let lengthStart = index
-            guard let length = Varint.read(payload, at: &index) else {
-                throw FrameError(.malformedPayload, field: "payload", reason: "a record length at byte \(lengthStart) is cut off or too long")
-            }
-            guard length <= UInt64(payload.count - index) else {
-                throw FrameError(.malformedPayload, field: "payload", reason: "a record at byte \(index) runs past the payload")
-            }
-            index += Int(length)
-            if isEvent { count += 1 }
-        }
-        return count
     }
 }

@@ -142,7 +142,7 @@ public final class EventDecoder {
         while offset < bytes.count {
             let entry: (body: Range<Int>, next: Int)?
             do {
-                entry = try nextEntry(inBatch: bytes, from: offset, field: 1)
+                entry = try nextEntry(inBatch: bytes, from: offset, field: .events)
             } catch {
                 var error = error
                 error.eventIndex = index
@@ -156,12 +156,14 @@ public final class EventDecoder {
         }
     }
 
-    /// The next entry of Batch field `field` (1 events, 2 contexts) from `offset`, on this decoder's path.
+    /// The next entry of Batch field `field` from `offset`, on this decoder's path.
     private func nextEntry(
-        inBatch bytes: UnsafeRawBufferPointer, from offset: Int, field: UInt32
+        inBatch bytes: UnsafeRawBufferPointer, from offset: Int, field: BatchField
     ) throws(DecodeError) -> (body: Range<Int>, next: Int)? {
         #if SPOOR_SYSTEM_LIBRARIES
-        if path == .protobufC { return try ProtobufCDecoder.nextEntry(inBatch: bytes, from: offset, field: field) }
+        if path == .protobufC {
+            return try ProtobufCDecoder.nextEntry(inBatch: bytes, from: offset, field: UInt32(field.rawValue))
+        }
         #endif
         return try BatchEntries.next(inBatch: bytes, from: offset, field: field)
     }
@@ -171,31 +173,24 @@ public final class EventDecoder {
     private func contexts(inBatch bytes: UnsafeRawBufferPointer) -> [Range<Int>] {
         var contexts: [Range<Int>] = []
         var offset = 0
-        while offset < bytes.count, let entry = try? nextEntry(inBatch: bytes, from: offset, field: 2) {
+        while offset < bytes.count, let entry = try? nextEntry(inBatch: bytes, from: offset, field: .contexts) {
             contexts.append(entry.body)
             offset = entry.next
         }
         return contexts
     }
 
-    /// The last `context` (field 13) of an encoded event, 0 when it has none or the bytes are broken (the
-    /// decode that follows reports the damage).
+    /// The last `context` of an encoded event, 0 when it has none or the bytes are broken (the decode that follows
+    /// reports the damage).
     private static func contextReference(_ bytes: UnsafeRawBufferPointer) -> UInt64 {
-        var index = 0
+        var cursor = FieldCursor(bytes)
         var reference: UInt64 = 0
-        while index < bytes.count {
-            guard let key = Varint.read(bytes, at: &index) else { return 0 }
-            switch key & 7 {
-            case 0:
-                guard let value = Varint.read(bytes, at: &index) else { return 0 }
-                if key >> 3 == 13 { reference = value }
-            case 1: index += 8
-            case 5: index += 4
-            case 2:
-                guard let length = Varint.read(bytes, at: &index), length <= UInt64(bytes.count - index) else { return 0 }
-                index += Int(length)
-            default: return 0
+        do {
+            while let field = try cursor.next(in: "event") {
+                if field.eventField == .context, field.wireType == .varint { reference = field.value }
             }
+        } catch {
+            return 0
         }
         return reference
     }

@@ -127,16 +127,16 @@ public final class EventEncoder {
         try encode(context, into: &buffer, entryTag: Self.contextsTag, suffix: suffix)
     }
 
-    /// The tag of a `Batch.events` entry (field 1, length-delimited).
-    static let eventsTag: UInt8 = 0x0A
-    /// The tag of a `Batch.contexts` entry (field 2, length-delimited).
-    static let contextsTag: UInt8 = 0x12
+    /// The tag of a `Batch.events` entry.
+    static var eventsTag: UInt8 { BatchField.events.tag }
+    /// The tag of a `Batch.contexts` entry.
+    static var contextsTag: UInt8 { BatchField.contexts.tag }
 
     /// Appends the header of a `Batch.events` entry, the tag `0x0A` and `bodyLength` as a varint, to `buffer`;
     /// the entry's body, an encoded event of that length, must follow. For callers that assemble an event's
     /// bytes themselves.
     public static func appendBatchEntryHeader(bodyLength: Int, to buffer: inout [UInt8]) {
-        buffer.append(0x0A)
+        buffer.append(eventsTag)
         Varint.append(UInt64(bodyLength), to: &buffer)
     }
 

@@ -80,14 +80,10 @@ struct EventWriter {
         own.lib = LibInfo(lib: "", libVersion: "", method: whole.lib.method)
         own.properties = whole.properties.filter { !Self.shared.contains($0.key) }
         own.sessionID = nil
-        // context = 1, then time_offset and sequence_offset (both sequence - base, zigzag-encoded).
-        var suffix: [UInt8] = [13 << 3, 1]
-        if sequence > base {
-            for field: UInt64 in [14, 15] {
-                Varint.append(field << 3, to: &suffix)
-                Varint.append((sequence - base) << 1, to: &suffix)
-            }
-        }
+        // context = 1, then time_offset and sequence_offset (both sequence - base).
+        var suffix: [UInt8] = []
+        let offset = Int64(sequence - base)
+        ContextRecord.appendReference(timeOffset: offset, sequenceOffset: offset, to: &suffix)
         try buffer.append(own, suffix: suffix, using: encoder)
     }
 }

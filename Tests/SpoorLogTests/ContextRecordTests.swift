@@ -17,7 +17,7 @@ import Testing
             sessionID: "session-" + user)
     }
 
-    /// An event's own fields; `context = 1` (field 13) makes it extend the context before it.
+    /// An event's own fields; `reference` (`context = 1`) makes it extend the context before it.
     static func own(_ sequence: Int) -> Event {
         Event(
             name: "Click", time: 1_700_000_000_000 + Int64(sequence), sequence: UInt64(sequence),
@@ -25,7 +25,11 @@ import Testing
             properties: ["n": .int(Int64(sequence))])
     }
 
-    static let reference: [UInt8] = [13 << 3, 1]
+    static let reference: [UInt8] = {
+        var suffix: [UInt8] = []
+        ContextRecord.appendReference(timeOffset: 0, sequenceOffset: 0, to: &suffix)
+        return suffix
+    }()
 
     /// A buffer: for each (user, range), the user's context then its events.
     static func buffer(_ runs: [(String, Range<Int>)], encoder: EventEncoder = EventEncoder()) throws -> RecordBuffer {

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 import SpoorModel
-import SpoorWire
+@_spi(Testing) import SpoorWire
 @testable import SpoorLog
 import SpoorTestSupport
 
@@ -57,9 +57,10 @@ import SpoorTestSupport
         for codec in Codec.allCases {
             // Plain events, as every frame was written before shared contexts; the shared-context vectors follow.
             let frame = try BatchFrame.encode(
-                payload: payload, recordCount: 3, batchID: Self.batchID, sealedAt: Self.sealedAt, codec: codec, sharedContext: false)
+                payload: payload, recordCount: 3, batchID: Self.batchID, sealedAt: Self.sealedAt, codec: codec)
             let shared = try BatchFrame.encode(
-                payload: payload, recordCount: 3, batchID: Self.batchID, sealedAt: Self.sealedAt, codec: codec, sharedContext: true)
+                payload: LegacySharedContext.factor(payload), recordCount: 3, batchID: Self.batchID, sealedAt: Self.sealedAt,
+                codec: codec)
             files += [(Self.file(codec), frame), (Self.sharedFile(codec), shared)]
             let header = try FrameDecoder().decodeHeader(frame)
             expected.append(Expected(
@@ -136,9 +137,9 @@ import SpoorTestSupport
     @Test func theUncompressedVectorIsExactlyWhatTheEncoderWrites() throws {
         let committed = [UInt8](try Data(contentsOf: Self.file(.none)))
         let payload = try Self.payload()
-        // These vectors were written before shared contexts: plain events, as `sharedContext: false` writes them.
+        // These vectors were written before shared contexts: plain events.
         let frame = try BatchFrame.encode(
-            payload: payload, recordCount: 3, batchID: Self.batchID, sealedAt: Self.sealedAt, codec: .none, sharedContext: false)
+            payload: payload, recordCount: 3, batchID: Self.batchID, sealedAt: Self.sealedAt, codec: .none)
         #expect(frame == committed)
         #expect(committed.count == BatchFrame.headerLength + payload.count)
     }

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 import SpoorModel
-import SpoorWire
+@_spi(Testing) import SpoorWire
 import SpoorWorkload
 @testable import SpoorLog
 
@@ -34,7 +34,7 @@ import SpoorWorkload
             for start in stride(from: 0, to: events.count - size, by: size * 3) {
                 let batch = Array(events[start..<start + size])
                 let plain = try Self.plainPayload(batch)
-                let shared = SharedContext.factor(plain)
+                let shared = LegacySharedContext.factor(plain)
                 #expect(Self.contextCount(shared) >= 1)
                 #expect(try EventDecoder().decodeBatch(shared) == batch)
                 plainBytes += plain.count
@@ -50,13 +50,13 @@ import SpoorWorkload
         let payload = try Self.plainPayload(events)
         for codec in Codec.linked {
             let frame = try BatchFrame.encode(
-                payload: payload, recordCount: 50, batchID: .random(), sealedAt: 1, codec: codec, sharedContext: true)
+                payload: LegacySharedContext.factor(payload), recordCount: 50, batchID: .random(), sealedAt: 1, codec: codec)
             let decoded = try FrameDecoder().decode(frame)
             #expect(decoded.header.recordCount == 50)
             #expect(Self.contextCount(decoded.payload) >= 1)
             #expect(try EventDecoder().decodeBatch(decoded.payload) == events)
             let plain = try BatchFrame.encode(
-                payload: payload, recordCount: 50, batchID: .random(), sealedAt: 1, codec: codec, sharedContext: false)
+                payload: payload, recordCount: 50, batchID: .random(), sealedAt: 1, codec: codec)
             #expect(try FrameDecoder().decode(plain).payload == payload)
         }
     }
@@ -66,8 +66,9 @@ import SpoorWorkload
     @Test func plainAndSharedFramesDecodeToTheSameEvents() throws {
         let events = (0..<40).map { Fixtures.event($0) }
         let payload = try Self.plainPayload(events)
-        let old = try BatchFrame.encode(payload: payload, recordCount: 40, batchID: .random(), sealedAt: 1, codec: .preferred, sharedContext: false)
-        let new = try BatchFrame.encode(payload: payload, recordCount: 40, batchID: .random(), sealedAt: 1, codec: .preferred, sharedContext: true)
+        let old = try BatchFrame.encode(payload: payload, recordCount: 40, batchID: .random(), sealedAt: 1, codec: .preferred)
+        let new = try BatchFrame.encode(
+            payload: LegacySharedContext.factor(payload), recordCount: 40, batchID: .random(), sealedAt: 1, codec: .preferred)
         let fromOld = try EventDecoder().decodeBatch(try FrameDecoder().decode(old).payload)
         let fromNew = try EventDecoder().decodeBatch(try FrameDecoder().decode(new).payload)
         #expect(fromOld == events)
@@ -78,7 +79,7 @@ import SpoorWorkload
         var events = (0..<5).map { Fixtures.event($0) }
         events[2].type = .unrecognized(99)
         events[3].lib.method = .unrecognized(7)
-        let shared = SharedContext.factor(try Self.plainPayload(events))
+        let shared = LegacySharedContext.factor(try Self.plainPayload(events))
         #expect(Self.contextCount(shared) >= 1)
         let decoded = try EventDecoder().decodeBatch(shared)
         #expect(decoded == events)
@@ -97,7 +98,7 @@ import SpoorWorkload
             event.properties["edge"] = .int(index % 2 == 0 ? .min : .max)
             return event
         }
-        let shared = SharedContext.factor(try Self.plainPayload(events))
+        let shared = LegacySharedContext.factor(try Self.plainPayload(events))
         #expect(Self.contextCount(shared) >= 1)
         let decoded = try EventDecoder().decodeBatch(shared)
         #expect(decoded == events)
@@ -115,19 +116,19 @@ import SpoorWorkload
         body += [0x52, 0x07, 0x0A, 0x01, 0x6B, 0x12, 0x02, 0x10, 0x04]  // properties { key: "k" value { int_value: 2 } }
         EventEncoder.appendBatchEntryHeader(bodyLength: body.count, to: &payload)
         payload += body
-        let shared = SharedContext.factor(payload)
+        let shared = LegacySharedContext.factor(payload)
         #expect(shared.suffix(body.count) == body[...])
         let decoded = try EventDecoder().decodeBatch(shared)
         #expect(decoded.prefix(4) == events[...])
         #expect(decoded[4].properties["k"] == .int(2))
         // A payload that is not plain events is returned unchanged.
-        #expect(SharedContext.factor(shared) == shared)
-        #expect(SharedContext.factor([0x08, 0x01]) == [0x08, 0x01])
+        #expect(LegacySharedContext.factor(shared) == shared)
+        #expect(LegacySharedContext.factor([0x08, 0x01]) == [0x08, 0x01])
     }
 
     @Test func aReferenceOutsideTheBatchIsRefused() throws {
         let events = (0..<3).map { Fixtures.event($0) }
-        let shared = SharedContext.factor(try Self.plainPayload(events))
+        let shared = LegacySharedContext.factor(try Self.plainPayload(events))
         // Drop the context entry: the events now refer to nothing.
         var index = 1
         let length = Varint.read(shared, at: &index)!
@@ -151,7 +152,7 @@ import SpoorWorkload
     @Test func stockProtocFollowingTheRuleSeesWholeEvents() async throws {
         var workload = Workload(.iPhoneApp, seed: 5)
         let events = workload.events(12)
-        let shared = SharedContext.factor(try Self.plainPayload(events))
+        let shared = LegacySharedContext.factor(try Self.plainPayload(events))
         var contexts: [ArraySlice<UInt8>] = [], entries: [ArraySlice<UInt8>] = []
         var index = 0
         while index < shared.count {

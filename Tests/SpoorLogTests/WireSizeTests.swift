@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 import SpoorModel
-import SpoorWire
+@_spi(Testing) import SpoorWire
 import SpoorTestSupport
 @testable import SpoorLog
 
@@ -37,7 +37,8 @@ import SpoorTestSupport
         var payload: [UInt8] = []
         for event in events { try encoder.appendBatchEntry(event, to: &payload) }
         return try BatchFrame.encode(
-            payload: payload, recordCount: events.count, batchID: .random(), sealedAt: 0, codec: codec, sharedContext: sharedContext
+            payload: sharedContext ? LegacySharedContext.factor(payload) : payload, recordCount: events.count, batchID: .random(),
+            sealedAt: 0, codec: codec
         ).count
     }
 

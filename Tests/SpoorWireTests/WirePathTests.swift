@@ -61,7 +61,7 @@ import Testing
                 try c.appendBatchEntry(event, to: &byC)
             }
             #expect(bySwift == byC, "\(kind)")
-            #expect(SharedContext.factor(bySwift) == SharedContext.factor(byC))
+            #expect(LegacySharedContext.factor(bySwift) == LegacySharedContext.factor(byC))
         }
     }
 
@@ -92,7 +92,7 @@ import Testing
         for round in 0..<1500 {
             var batch: [UInt8] = []
             for _ in 0..<Int(random.next() % 4) + 1 { try encoder.appendBatchEntry(WireSamples.event(&random), to: &batch) }
-            if round % 2 == 0 { batch = SharedContext.factor(batch) }
+            if round % 2 == 0 { batch = LegacySharedContext.factor(batch) }
             let mutated = WireSamples.mutate(batch, &random)
             WireSamples.expectAlike(mutated, "round \(round)")
             // The first entry's body as one event, mutated too.
@@ -123,7 +123,7 @@ import Testing
         for round in 0..<400 {
             var batch: [UInt8] = []
             for _ in 0..<3 { try encoder.appendBatchEntry(WireSamples.event(&random), to: &batch) }
-            if round % 2 == 1 { batch = SharedContext.factor(batch) }
+            if round % 2 == 1 { batch = LegacySharedContext.factor(batch) }
             let limits = DecodeLimits(
                 maxEventBytes: Int(random.next() % 400), maxProperties: Int(random.next() % 12),
                 maxStringBytes: Int(random.next() % 24), maxListLength: Int(random.next() % 4))

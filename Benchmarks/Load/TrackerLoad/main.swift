@@ -10,7 +10,7 @@
 import CMallocCounter
 import Foundation
 import SpoorModel
-import SpoorWire
+@_spi(Testing) import SpoorWire
 import SpoorTracker
 import SpoorLog
 import SpoorWorkload
@@ -254,7 +254,9 @@ func measureFrames() throws {
                 uncompressed = 0
                 let sealStart = nanoseconds()
                 let frames = try payloads.map { payload in
-                    try BatchFrame.encode(payload: payload, recordCount: 50, batchID: .random(), sealedAt: 0, codec: .zstd, sharedContext: shared)
+                    try BatchFrame.encode(
+                        payload: shared ? LegacySharedContext.factor(payload) : payload, recordCount: 50, batchID: .random(), sealedAt: 0,
+                        codec: .zstd)
                 }
                 let sealEnd = nanoseconds()
                 let decoder = EventDecoder()

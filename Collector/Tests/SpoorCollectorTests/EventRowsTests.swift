@@ -196,7 +196,7 @@ struct EventRowsTests {
             var workload = Workload(kind, seed: UInt64(index) + 7)
             var payload: [UInt8] = []
             for event in workload.events(150) { try encoder.appendBatchEntry(event, to: &payload) }
-            payloads += [payload, SharedContext.factor(payload)]
+            payloads += [payload, LegacySharedContext.factor(payload)]
         }
         return payloads
     }

@@ -61,7 +61,7 @@ func checkBatchRoundTrip(_ events: [Event]) {
             fatalError("round trip changed the batch of \(events.count) events")
         }
         // Storing the shared context once must give back the same events.
-        let factored = SharedContext.factor(bytes)
+        let factored = LegacySharedContext.factor(bytes)
         if try decoder.decodeBatch(factored) != events {
             fatalError("the shared context changed the batch of \(events.count) events")
         }

@@ -49,7 +49,7 @@ func fuzzOne(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
         do {
             let again = try BatchFrame.encode(
                 payload: frame.payload, recordCount: Int(header.recordCount), batchID: header.batchID,
-                sealedAt: header.sealedAt, codec: codec, sharedContext: false  // the frame layer alone, byte for byte
+                sealedAt: header.sealedAt, codec: codec  // the frame layer alone, byte for byte
             )
             let decoded = try decoder.decode(again)
             if decoded.payload != frame.payload || decoded.header.batchID != header.batchID {

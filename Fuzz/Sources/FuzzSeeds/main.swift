@@ -9,7 +9,7 @@
 // Deterministic hashing fixes the order of dictionary properties, so the bytes repeat too.
 import Foundation
 import SpoorModel
-import SpoorWire
+@_spi(Testing) import SpoorWire
 
 /// A minimal protobuf writer for building malformed inputs by hand.
 struct Wire {
@@ -300,7 +300,7 @@ do {
 
     // A batch with its shared context, then an event that overrides the context with defaults and one that refers
     // to a context the batch does not hold.
-    let shared = SharedContext.factor(batch)
+    let shared = LegacySharedContext.factor(batch)
     wirePathSeeds.append(("batch-shared-context", shared))
     var overriding = Wire()
     overriding.field(13, varint: 1)

@@ -15,8 +15,8 @@ struct EncodeCommand: ParsableCommand {
         discussion: """
             Without --frames the output is one protobuf spoor.v1.Batch. With --frames it is what the tracker \
             would upload: the events cut into batches of --batch-size (and at most 512 KiB of records), each \
-            sealed into a batch frame with the codec (what the events share stored once, as Batch.contexts), \
-            the frames concatenated. spoor decode reads either and prints whole events.
+            sealed into a batch frame with the codec, the frames concatenated (each event whole: the tracker's \
+            frames also carry the context record their events extend, which a file of JSON events does not have). spoor decode reads either and prints whole events.
             Examples:
               spoor encode < events.jsonl > batch.pb
               spoor encode --frames --batch-size 50 --codec gzip < events.jsonl | wc -c
@@ -38,12 +38,9 @@ struct EncodeCommand: ParsableCommand {
     @Option(help: ArgumentHelp("With --frames, the frame codec: zstd, gzip or none.", valueName: "codec"))
     var codec: FrameCodec?
 
-    @Flag(help: "With --frames, store what each frame's events share once (Batch.contexts), found by comparing their fields.")
-    var sharedContext = false
-
     func validate() throws {
-        if !frames, batchSize != nil || codec != nil || sharedContext {
-            throw ValidationError("--batch-size, --codec and --shared-context need --frames")
+        if !frames, batchSize != nil || codec != nil {
+            throw ValidationError("--batch-size and --codec need --frames")
         }
         if let batchSize, batchSize < 1 || batchSize > FrameLimits().maxRecords {
             throw ValidationError("--batch-size must be between 1 and \(FrameLimits().maxRecords)")
@@ -63,7 +60,7 @@ struct EncodeCommand: ParsableCommand {
             guard records > 0 else { return }
             do {
                 output += try BatchFrame.encode(
-                    payload: batch, recordCount: records, batchID: .random(), sealedAt: sealedAt, codec: codec, sharedContext: sharedContext)
+                    payload: batch, recordCount: records, batchID: .random(), sealedAt: sealedAt, codec: codec)
             } catch {
                 throw CLI.failure("spoor encode: frame: \(error)", status: 1)
             }

@@ -50,12 +50,23 @@ struct EncodeFramesCommandTests {
         // The frame's payload is the Batch plain `spoor encode` writes, as the tracker seals it by default.
         let batch = try await SpoorProcess.run(["encode"], input: Data(Self.input.utf8))
         #expect(frames.first.map { Data($0.payload) } == batch.stdout)
-        // With --shared-context, the events' shared context is stored once, and the events decode the same.
+        // The retired seal-time shared context is no option any more.
         let shared = try await SpoorProcess.run(["encode", "--frames", "--shared-context"], input: Data(Self.input.utf8))
-        #expect(shared.status == 0, "\(shared.stderr)")
-        #expect(try Self.frames(shared.stdout).first.map { Data($0.payload) } == Data(SharedContext.factor([UInt8](batch.stdout))))
-        let decoded = try await SpoorProcess.run(["decode"], input: shared.stdout)
-        #expect(decoded.stdoutText == Self.input)
+        #expect(shared.status != 0)
+        #expect(shared.stdout.isEmpty)
+    }
+
+    /// Frames the retired seal-time shared context wrote (docs/vectors/shared-*.spb) still decode to the same
+    /// events as the plain ones.
+    @Test(arguments: ["none", "gzip", "zstd"])
+    func legacySharedContextFramesDecodeAsThePlainOnes(codec: String) async throws {
+        let plain = try Data(contentsOf: SpoorProcess.root.appendingPathComponent("docs/vectors/\(codec).spb"))
+        let shared = try Data(contentsOf: SpoorProcess.root.appendingPathComponent("docs/vectors/shared-\(codec).spb"))
+        let fromPlain = try await SpoorProcess.run(["decode"], input: plain)
+        let fromShared = try await SpoorProcess.run(["decode"], input: shared)
+        #expect(fromShared.status == 0, "\(fromShared.stderr)")
+        #expect(!fromPlain.stdoutText.isEmpty)
+        #expect(fromShared.stdoutText == fromPlain.stdoutText)
     }
 
     @Test func theCommittedVectorsConcatenatedDecodeOneAfterAnother() async throws {

@@ -1,14 +1,18 @@
 import SpoorModel
 
-/// Stores what the events of a batch share once: the `Batch.contexts` of `proto/spoor/v1/event.proto`.
+/// The retired second way of storing what events share, kept to make the frames it wrote for the tests of every
+/// reader: nothing in Spoor writes them any more.
 ///
-/// Nearly every event repeats its preset and super properties, identity, lib and session. ``factor(_:)``
-/// moves the fields that a run of consecutive events has byte for byte in common into one context (an
-/// `Event` message with only those fields, a base time and a base sequence), and leaves each event its
-/// own fields, a `context` reference and the differences of its time and sequence from the bases. It works
-/// on the encoded bytes: nothing is decoded or re-encoded, and the merge rule of `Batch` gives back every
-/// event exactly (``EventDecoder`` applies it; `SharedContextTests` checks it against the originals).
-public enum SharedContext {
+/// Before context records existed in the log, a sealer could factor a batch of whole events at seal time (an
+/// option, off by default: `sharedContext` of `BatchFrame.encode`, `UploadConfiguration` and `spoor encode
+/// --frames --shared-context`). It moved the fields that a run of consecutive events has byte for byte in common
+/// into one `Batch.contexts` entry (an `Event` message with only those fields, a base time and a base sequence),
+/// and left each event its own fields, a `context` reference and the differences of its time and sequence from the
+/// bases. Frames made that way may still wait in outboxes and stores, and they are the same wire format as context
+/// records (several contexts per batch instead of one), so ``EventDecoder``, the collector and the tools read them
+/// as they read any batch; this function makes such frames for their tests (`SharedContextTests` checks it against
+/// the originals) and for the fuzzers. docs/wire-format.md, "Shared context".
+@_spi(Testing) public enum LegacySharedContext {
     /// Rewrites `payload`, a protobuf `Batch` of plain `events` entries, so that its events refer to shared
     /// contexts; returns `payload` itself when there is nothing to share or it holds anything else
     /// (contexts already, unknown fields, bytes that are not a `Batch`), which then decodes as before.
@@ -76,8 +80,8 @@ public enum SharedContext {
                 context.append(contentsOf: payload[field.range])
             }
             let contextNumber = UInt64(contexts.count + 1)
-            if first.time != 0 { Varint.appendField(3, UInt64(bitPattern: first.time), to: &context) }
-            if first.sequence != 0 { Varint.appendField(5, first.sequence, to: &context) }
+            if first.time != 0 { Varint.appendField(EventField.time.rawValue, UInt64(bitPattern: first.time), to: &context) }
+            if first.sequence != 0 { Varint.appendField(EventField.sequence.rawValue, first.sequence, to: &context) }
             contexts.append(context)
             for member in run.members {
                 events[member].context = Reference(number: contextNumber, time: first.time, sequence: first.sequence, shared: sharedFields)
@@ -86,7 +90,7 @@ public enum SharedContext {
 
         var out: [UInt8] = []
         out.reserveCapacity(payload.count)
-        for context in contexts { appendEntry(tag: 0x12, context, to: &out) }
+        for context in contexts { appendEntry(tag: BatchField.contexts.tag, context, to: &out) }
         var body: [UInt8] = []
         for event in events {
             guard let reference = event.context else {
@@ -96,7 +100,7 @@ public enum SharedContext {
             body.removeAll(keepingCapacity: true)
             var left = 0
             for field in event.fields {
-                if field.number == 3 || field.number == 5 { continue }
+                if field.event == .time || field.event == .sequence { continue }
                 if field.isShareable, let contextField = reference.shared.first(where: { $0.fingerprint == field.fingerprint })?.range {
                     // Exactly the context's bytes, or a fingerprint collision: then nothing is factored.
                     guard sameBytes(payload, field.range, contextField) else { return payload }
@@ -106,12 +110,12 @@ public enum SharedContext {
                 body.append(contentsOf: payload[field.range])
             }
             guard left == reference.shared.count else { return payload }
-            Varint.appendField(13, reference.number, to: &body)
+            Varint.appendField(EventField.context.rawValue, reference.number, to: &body)
             let timeOffset = event.time &- reference.time
-            if timeOffset != 0 { Varint.appendField(14, Varint.zigZag(timeOffset), to: &body) }
+            if timeOffset != 0 { Varint.appendField(EventField.timeOffset.rawValue, Varint.zigZag(timeOffset), to: &body) }
             let sequenceOffset = Int64(bitPattern: event.sequence &- reference.sequence)
-            if sequenceOffset != 0 { Varint.appendField(15, Varint.zigZag(sequenceOffset), to: &body) }
-            appendEntry(tag: 0x0A, body, to: &out)
+            if sequenceOffset != 0 { Varint.appendField(EventField.sequenceOffset.rawValue, Varint.zigZag(sequenceOffset), to: &body) }
+            appendEntry(tag: BatchField.events.tag, body, to: &out)
         }
         return out
     }
@@ -139,8 +143,15 @@ public enum SharedContext {
         var range: Range<Int>
         /// A hash of the field's bytes, for shareable fields.
         var fingerprint = 0
+        /// The `Event` field, nil for an unknown one.
+        var event: EventField? { EventField(rawValue: number) }
         /// Identity, lib, session and each property entry.
-        var isShareable: Bool { number == 6 || number == 7 || number == 8 || number == 9 || number == 10 || number == 11 }
+        var isShareable: Bool {
+            switch event {
+            case .distinctID?, .anonymousID?, .loginID?, .lib?, .properties?, .sessionID?: true
+            default: false
+            }
+        }
     }
 
     /// One event entry of the payload, split into its top-level fields.
@@ -158,47 +169,36 @@ public enum SharedContext {
         init(_ payload: UnsafeRawBufferPointer, _ entry: (entry: Range<Int>, body: Range<Int>)) {
             self.entry = entry.entry
             fields.reserveCapacity(32)
-            var index = entry.body.lowerBound
-            let end = entry.body.upperBound
+            var cursor = FieldCursor(UnsafeRawBufferPointer(rebasing: payload[..<entry.body.upperBound]), from: entry.body.lowerBound)
             var seen: UInt32 = 0  // singular fields met, by number
             var keys: [Int] = []  // hashes of the property keys; a false "twice" only keeps the event as it is
             keys.reserveCapacity(32)
-            while index < end {
-                let start = index
-                guard let key = Varint.read(payload[..<end], at: &index) else { return }
-                let number = key >> 3
-                switch key & 7 {
-                case 0:
-                    guard let value = Varint.read(payload[..<end], at: &index) else { return }
-                    if number == 3 { time = Int64(bitPattern: value) }
-                    if number == 5 { sequence = value }
-                case 1: index += 8
-                case 5: index += 4
-                case 2:
-                    guard let length = Varint.read(payload[..<end], at: &index), length <= UInt64(end - index) else { return }
-                    index += Int(length)
-                    // A property key twice would merge as "last wins", which moving entries could reorder.
-                    if number == 10 {
-                        guard let key = Self.mapKeyHash(payload, in: index - Int(length)..<index) else { return }
-                        keys.append(key)
-                    }
-                default: return
+            // A broken event is kept as it is.
+            while let found = try? cursor.next(in: "event") {
+                var field = Field(number: found.number, range: found.range)
+                switch field.event {
+                case .time? where found.wireType == .varint: time = Int64(bitPattern: found.value)
+                case .sequence? where found.wireType == .varint: sequence = found.value
+                // A property key twice would merge as "last wins", which moving entries could reorder.
+                case .properties? where found.wireType == .lengthDelimited:
+                    guard let key = Self.mapKeyHash(payload, in: found.body) else { return }
+                    keys.append(key)
+                case .context?, .timeOffset?, .sequenceOffset?: return  // already factored
+                default: break
                 }
-                guard index <= end else { return }
-                if number >= 13 && number <= 15 { return }  // already factored
-                var field = Field(number: number, range: start..<index)
-                if number == 3 || number == 5 || (number != 10 && field.isShareable) {
+                if field.event == .time || field.event == .sequence || (field.event != .properties && field.isShareable) {
                     // Singular fields merge as "last wins": exactly once, with the expected wire type.
-                    let bit: UInt32 = 1 << UInt32(number)
-                    let wire = key & 7
-                    guard seen & bit == 0, wire == (number == 3 || number == 5 ? 0 : 2) else { return }
+                    let bit: UInt32 = 1 << UInt32(field.number)
+                    let expected: WireType = field.event == .time || field.event == .sequence ? .varint : .lengthDelimited
+                    guard seen & bit == 0, found.wireType == expected else { return }
                     seen |= bit
-                } else if number == 10, key & 7 != 2 {
+                } else if field.event == .properties, found.wireType != .lengthDelimited {
                     return
                 }
                 if field.isShareable { field.fingerprint = fingerprint(UnsafeRawBufferPointer(rebasing: payload[field.range])) }
                 fields.append(field)
             }
+            guard cursor.isAtEnd else { return }
             keys.sort()
             for position in keys.indices.dropFirst() where keys[position] == keys[position - 1] { return }
             isEligible = true
@@ -206,27 +206,16 @@ public enum SharedContext {
 
         /// A hash of the key of a map entry (its field 1), or nil when the entry has two keys or is broken.
         static func mapKeyHash(_ payload: UnsafeRawBufferPointer, in range: Range<Int>) -> Int? {
-            var index = range.lowerBound
+            var cursor = FieldCursor(UnsafeRawBufferPointer(rebasing: payload[..<range.upperBound]), from: range.lowerBound)
             var found: Range<Int>?
-            while index < range.upperBound {
-                guard let key = Varint.read(payload[..<range.upperBound], at: &index) else { return nil }
-                switch key & 7 {
-                case 0: guard Varint.read(payload[..<range.upperBound], at: &index) != nil else { return nil }
-                case 1: index += 8
-                case 5: index += 4
-                case 2:
-                    guard let length = Varint.read(payload[..<range.upperBound], at: &index), length <= UInt64(range.upperBound - index)
-                    else { return nil }
-                    if key >> 3 == 1 {
-                        guard found == nil else { return nil }
-                        found = index..<index + Int(length)
-                    }
-                    index += Int(length)
-                default: return nil
+            while !cursor.isAtEnd {
+                guard let field = try? cursor.next(in: "properties") else { return nil }
+                if field.number == PropertyEntryField.key.rawValue, field.wireType == .lengthDelimited {
+                    guard found == nil else { return nil }
+                    found = field.body
                 }
             }
-            guard index == range.upperBound else { return nil }
-            return fingerprint(UnsafeRawBufferPointer(rebasing: payload[found ?? index..<index]))
+            return fingerprint(UnsafeRawBufferPointer(rebasing: payload[found ?? range.upperBound..<range.upperBound]))
         }
     }
 
@@ -263,19 +252,8 @@ public enum SharedContext {
     /// The `Batch.events` entries of `payload` (whole entry and the event's bytes), or nil when it holds
     /// anything else.
     private static func eventEntries(_ payload: [UInt8]) -> [(entry: Range<Int>, body: Range<Int>)]? {
-        var entries: [(entry: Range<Int>, body: Range<Int>)] = []
-        var index = 0
-        while index < payload.count {
-            let start = index
-            guard payload[index] == 0x0A else { return nil }
-            index += 1
-            guard let length = Varint.read(payload, at: &index),
-                length <= UInt64(payload.count - index)
-            else { return nil }
-            entries.append((start..<index + Int(length), index..<index + Int(length)))
-            index += Int(length)
-        }
-        return entries
+        guard let batch = try? BatchPayload(payload), !batch.hasContexts else { return nil }
+        return batch.entries.map { ($0.range, $0.body) }
     }
 
     private static func appendEntry(tag: UInt8, _ body: [UInt8], to buffer: inout [UInt8]) {
