@@ -31,6 +31,10 @@ public struct UploadConfiguration: Sendable {
     /// batch carries its context once whatever this says. Default off: for whole events after zstd it saves
     /// 4–7 % of the bytes for 3.5–5× the sealing CPU.
     public var sharedContext = false
+    /// The most batches on the wire at once (default 4; at least 1). Batches still leave the outbox in order, and
+    /// after a failure the uploader goes back to one batch at a time until an attempt succeeds. Values above the
+    /// log's `maxPendingBatches` (16) gain nothing: the outbox holds no more.
+    public var maxBatchesInFlight = 4
     /// While events wait, an upload is tried at least this often (default 15 s); nil for triggers only.
     public var flushInterval: Duration?
     /// Time: injected by tests (default: the system clocks).
