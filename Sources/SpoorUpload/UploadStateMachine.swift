@@ -114,8 +114,8 @@ package struct UploadStateMachine {
         case delivered(duplicate: Bool)
         /// Refused; goes to the rejected area once every older batch has left.
         case refused(status: Int, reason: String)
-        /// Release or set-aside asked of the driver.
-        case leaving
+        /// Release or set-aside asked of the driver (with the refusal, for a set-aside).
+        case leaving(duplicate: Bool, refusedStatus: Int?, reason: String)
     }
 
     private struct Entry {
@@ -380,7 +380,7 @@ package struct UploadStateMachine {
         counters.deliveredBatches += 1
         counters.deliveredEvents += entry.batch.recordCount
         counters.deliveredBytes += entry.batch.frameBytes
-        if case .delivered(duplicate: true) = entry.phase { counters.duplicateBatches += 1 }
+        if case .leaving(duplicate: true, _, _) = entry.phase { counters.duplicateBatches += 1 }
         retryCounts[id] = nil
         return pump(now)
     }
@@ -420,7 +420,10 @@ package struct UploadStateMachine {
     /// go (it stays in the outbox and is fetched again) and no work starts until something asks for it.
     package mutating func storageFailed(_ id: BatchID?, reason: String, closed: Bool, at now: UploadInstant) -> [Action] {
         if let id, let index = window.firstIndex(where: { $0.batch.id == id }) {
-            if window[index].phase == .leaving || window[index].phase == .splitting { storeOperations -= 1 }
+            switch window[index].phase {
+            case .leaving, .splitting: storeOperations -= 1
+            case .waiting, .sending, .delivered, .refused: break
+            }
             window.remove(at: index)
         } else if id == nil {
             fetching = false
@@ -484,7 +487,7 @@ package struct UploadStateMachine {
     }
 
     private func refusal(of entry: Entry) -> (status: Int, reason: String)? {
-        if case .refused(let status, let reason) = entry.phase { return (status, reason) }
+        if case .leaving(_, let status?, let reason) = entry.phase { return (status, reason) }
         return nil
     }
 
@@ -493,9 +496,9 @@ package struct UploadStateMachine {
     private mutating func pump(_ now: UploadInstant) -> [Action] {
         guard started, !stopping else { return [] }
         var actions: [Action] = []
-        // After a failure, one batch at a time until an attempt succeeds.
+        // After a failure, one batch at a time until an attempt succeeds. A batch being split keeps its place.
         let limit = failures > 0 ? 1 : settings.maxBatchesInFlight
-        var inFlight = requestsInFlight
+        var inFlight = window.count(where: { $0.phase == .sending || $0.phase == .splitting })
         for index in window.indices where window[index].phase == .waiting {
             guard inFlight < limit, gate(now) == nil else { break }
             let batch = window[index].batch
@@ -516,13 +519,13 @@ package struct UploadStateMachine {
             switch window[index].phase {
             case .leaving:
                 continue
-            case .delivered:
-                window[index].phase = .leaving
+            case .delivered(let duplicate):
+                window[index].phase = .leaving(duplicate: duplicate, refusedStatus: nil, reason: "")
                 storeOperations += 1
                 actions.append(.release(window[index].batch))
                 continue
             case .refused(let status, let reason):
-                window[index].phase = .leaving
+                window[index].phase = .leaving(duplicate: false, refusedStatus: status, reason: reason)
                 storeOperations += 1
                 actions.append(.setAside(window[index].batch, status: status, reason: reason))
                 continue
