@@ -185,6 +185,10 @@ package struct UploadStateMachine {
     /// The ids of the batches held, for ``Action/fetchBatch``.
     package var heldBatchIDs: Set<BatchID> { Set(window.map(\.batch.id)) }
 
+    /// Whether ``stop(at:)`` (or a closed log) ended the machine: actions queued before it that would touch the
+    /// network or seal are skipped.
+    package var isStopped: Bool { stopping }
+
     /// How many requests are on the wire.
     package var requestsInFlight: Int { window.count(where: { $0.phase == .sending }) }
 

@@ -305,7 +305,8 @@ public final class Uploader: Sendable {
 
     /// The oldest outbox batch the machine does not hold, else a newly sealed one.
     private func fetchBatch() {
-        let held = state.withLock { $0.machine.heldBatchIDs }
+        let (held, stopped) = state.withLock { ($0.machine.heldBatchIDs, $0.machine.isStopped) }
+        if stopped { return }
         do {
             if let next = log.pendingBatches().first(where: { !held.contains($0.id) }) {
                 feed { $0.batchFetched(next, at: $1) }
@@ -348,7 +349,13 @@ public final class Uploader: Sendable {
         if retry > 0 { headers.append(("Spoor-Retry-Count", "\(retry)")) }
         let request = HTTPRequest(url: configuration.url, headers: headers, body: frame, timeout: configuration.requestTimeout)
         let outcome = Promise<Result<HTTPResponse, HTTPClientError>>()
-        state.withLock { $0.requests[batch.id] = outcome }
+        let stopped = state.withLock { d -> Bool in
+            // A send queued before a stop does not go out after it.
+            guard !d.machine.isStopped else { return true }
+            d.requests[batch.id] = outcome
+            return false
+        }
+        if stopped { return }
         _ = Self.spawn(executor) { [self] in
             let answer: UploadStateMachine.Answer
             switch await perform(request, outcome: outcome) {
