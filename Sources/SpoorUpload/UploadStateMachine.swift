@@ -320,7 +320,8 @@ package struct UploadStateMachine {
 
     /// What came of sending batch `id`.
     package mutating func answered(_ id: BatchID, _ answer: Answer, at now: UploadInstant) -> [Action] {
-        guard !stopping, let index = window.firstIndex(where: { $0.batch.id == id && $0.phase == .sending }) else { return [] }
+        guard !stopping else { return [] }
+        guard let index = window.firstIndex(where: { $0.batch.id == id && $0.phase == .sending }) else { return pump(now) }
         let batch = window[index].batch
         let retry = retryCounts[id] ?? 0
         var actions: [Action] = []
@@ -577,7 +578,8 @@ package struct UploadStateMachine {
             passesCompleted = passesRequested
             actions.append(.completePasses(through: passesRequested))
         }
-        if let interval = settings.flushInterval, !intervalPaused { intervalDue = now.monotonic + interval }
+        // The interval counts from the first quiet moment after it last fired (or was turned on).
+        if let interval = settings.flushInterval, !intervalPaused, intervalDue == nil { intervalDue = now.monotonic + interval }
     }
 
     /// When the machine must look again without being asked: the end of a pause or backoff, or the flush interval.
