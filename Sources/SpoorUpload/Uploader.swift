@@ -7,10 +7,10 @@ public import SpoorLog
 /// Ships the sealed batches of one ``/SpoorLog/EventLog`` to a collector (docs/upload.md has the triggers and what each answer
 /// does).
 ///
-/// The rules live in ``UploadStateMachine``; this is its driver. Every call feeds the machine under one lock, and
-/// the actions it returns are performed outside the lock, one after another, by a task of the uploader's own
-/// (off every caller's thread): sealing, reading frames, releasing, setting aside and splitting batches, writing
-/// `upload.json`, arming the timer. Each request runs in a task of its own, so up to
+/// The rules live in `UploadStateMachine` (package-internal); this is its driver. Every call feeds the machine
+/// under one lock, and the actions it returns are performed outside the lock, one after another, by a task of the
+/// uploader's own (off every caller's thread): sealing, reading frames, releasing, setting aside and splitting
+/// batches, writing `upload.json`, arming the timer. Each request runs in a task of its own, so up to
 /// ``UploadConfiguration/maxBatchesInFlight`` batches are on the wire at once; batches still leave the outbox in
 /// outbox order.
 ///
