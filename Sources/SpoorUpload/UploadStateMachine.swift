@@ -189,6 +189,9 @@ package struct UploadStateMachine {
     /// network or seal are skipped.
     package var isStopped: Bool { stopping }
 
+    /// Whether ``start(sendingLeftovers:at:)`` was accepted.
+    package var isStarted: Bool { started }
+
     /// How many requests are on the wire.
     package var requestsInFlight: Int { window.count(where: { $0.phase == .sending }) }
 

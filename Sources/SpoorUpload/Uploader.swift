@@ -86,8 +86,15 @@ public final class Uploader: Sendable {
     /// outbox and the log right away; without, it waits for the first trigger or flush (`spoor upload` gives
     /// each batch exactly one attempt that way).
     public func start(sendingLeftovers: Bool = true) {
+        var began = false
+        feed { machine, now in
+            let before = machine.isStarted
+            let actions = machine.start(sendingLeftovers: sendingLeftovers, at: now)
+            began = !before && machine.isStarted
+            return (actions, nil)
+        }
+        guard began else { return }
         configuration.networkMonitor?.start { [weak self] status in self?.networkChanged(status) }
-        feed { $0.start(sendingLeftovers: sendingLeftovers, at: $1) }
     }
 
     /// Asks for an upload soon (events reached the batch size, the app started or ended, a user logged in).
