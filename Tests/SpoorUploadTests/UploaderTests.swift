@@ -179,6 +179,28 @@ final class UploadHarness {
         await h.uploader.stop()
     }
 
+    @Test func aStallPastTheIntervalAndTheFlushTimeoutIsRetried() async throws {
+        // One clock step passes the flush interval, a flush's timeout and the stalled request's timeout at once.
+        let client = ScriptedHTTPClient([.stall])
+        let h = try UploadHarness(events: 60, client: client, flushInterval: .seconds(15), maxBatchesInFlight: 4)
+        h.uploader.start(sendingLeftovers: false)
+        let uploader = h.uploader
+        async let flushing = uploader.flush(timeout: .seconds(60))
+        #expect(await h.client.requests(atLeast: 1))
+        // The request's timeout is asleep on the clock (asked for is not enough: a sleep is asked for before it
+        // is registered, and a step in between would not wake it).
+        #expect(await h.clock.sleeper(exactly: .seconds(30)))
+        h.log.append(UploadFixtures.buffer(60..<100))
+        h.clock.advance(by: .seconds(599))
+        _ = await flushing
+        h.clock.advance(by: .seconds(600))
+        #expect(await h.client.requests(atLeast: 2))
+        let result = await h.uploader.flush()
+        #expect(result.isComplete, "\(result)")
+        #expect(h.uploader.counters.deliveredEvents == 100)
+        await h.uploader.stop()
+    }
+
     @Test func theFlushIntervalRunsOnlyWhileTheAppIsStarted() async throws {
         let h = try UploadHarness(events: 0, flushInterval: .seconds(15))
         h.uploader.start(sendingLeftovers: false)
