@@ -121,6 +121,9 @@ package struct UploadStateMachine {
     private struct Entry {
         var batch: SealedBatch
         var phase: Phase
+        /// ``failureCount`` when the batch was last sent: only an attempt made after the latest failure ends a
+        /// backoff (a request already on the wire when another failed says nothing new about the collector).
+        var sentAfterFailure = 0
     }
 
     private let settings: Settings
@@ -139,6 +142,8 @@ package struct UploadStateMachine {
 
     /// Consecutive failed attempts.
     private var failures = 0
+    /// Failed attempts ever, to tell requests sent before the latest failure from those sent after it.
+    private var failureCount = 0
     /// Backoff: no automatic attempt before this (monotonic).
     private var nextAttempt: Duration?
     /// `Retry-After`: no attempt at all before this (monotonic), and its wall time.
@@ -341,10 +346,12 @@ package struct UploadStateMachine {
             switch status {
             case 200..<300:
                 window[index].phase = .delivered(duplicate: duplicate)
-                if failures > 0 { actions.append(.notice(.recovered(status: status))) }
-                failures = 0
-                nextAttempt = nil
-                counters.nextAttemptAt = pausedUntil?.wall
+                if window[index].sentAfterFailure == failureCount {
+                    if failures > 0 { actions.append(.notice(.recovered(status: status))) }
+                    failures = 0
+                    nextAttempt = nil
+                    counters.nextAttemptAt = pausedUntil?.wall
+                }
                 outcome = duplicate ? .duplicate : .delivered
             case 401, 403:
                 window[index].phase = .waiting
@@ -474,6 +481,7 @@ package struct UploadStateMachine {
         window[index].phase = .waiting
         retryCounts[id, default: 0] += 1
         failures += 1
+        failureCount += 1
         counters.retries += 1
         if timedOut { counters.timeouts += 1 }
         counters.lastError = error
@@ -511,6 +519,7 @@ package struct UploadStateMachine {
             guard inFlight < limit, gate(now) == nil else { break }
             let batch = window[index].batch
             window[index].phase = .sending
+            window[index].sentAfterFailure = failureCount
             forcedAttempt = false
             inFlight += 1
             counters.requests += 1

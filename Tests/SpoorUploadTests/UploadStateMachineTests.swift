@@ -186,6 +186,22 @@ import Testing
         #expect(reopened.map(\.id) == [Self.batch(2).id, Self.batch(3).id])
     }
 
+    @Test func onlyAnAttemptMadeAfterAFailureEndsTheBackoff() {
+        var m = Self.machine(window: 2, random: FixedRandom(word: .max))
+        _ = Self.started(&m, with: [Self.batch(1), Self.batch(2)])
+        _ = m.answered(Self.batch(1).id, Self.status(500), at: Self.start)
+        // Batch 2 was on the wire before the failure: its success neither ends the backoff nor sends batch 1.
+        let early = m.answered(Self.batch(2).id, Self.ok, at: Self.start)
+        #expect(Self.sends(early).isEmpty)
+        #expect(!early.contains(.notice(.recovered(status: 200))))
+        #expect(m.counters.state == .backingOff)
+        // The retry after the backoff does.
+        _ = m.timerFired(at: Self.at(1))
+        let recovered = m.answered(Self.batch(1).id, Self.ok, at: Self.at(1))
+        #expect(recovered.contains(.notice(.recovered(status: 200))))
+        #expect(Self.releases(recovered) == [Self.batch(1).id, Self.batch(2).id])
+    }
+
     @Test func retryAfterPausesEveryoneEvenAFlushThenResumes() {
         var m = Self.machine(window: 2, random: FixedRandom(word: 0))
         _ = Self.started(&m, with: [Self.batch(1), Self.batch(2)])

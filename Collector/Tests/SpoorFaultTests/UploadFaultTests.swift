@@ -54,7 +54,9 @@ struct UploadFaultTests {
         let first: FlushResult
         if fault.stalls {
             let tracker = rig.tracker
-            async let flushing = tracker.flush()
+            // The flush's own timeout (on the same clock) outlasts the step below, so it is the request's timeout
+            // that ends the attempt and the flush reports what followed.
+            async let flushing = tracker.flush(timeout: .seconds(3600))
             _ = try await rig.proxy.waitForRequests(1)
             // Asleep on the clock, not only asked for: a step between the two would not wake it.
             #expect(await rig.clock.sleeper(exactly: UploadRig.requestTimeout))
@@ -70,7 +72,10 @@ struct UploadFaultTests {
         // The flush waited for what was tracked before it: the 60 (and, while it hung, the 40 more).
         #expect(first.deliveredBatches == 0 && first.pendingEvents == (fault.stalls ? 100 : 60), "\(first) \(rig.proxy.requests)")
         #expect(first.pendingReason != nil)
-        #expect(try rig.storedExactlyOnce() == (fault.storedFirst ? 60 : 0))
+        // While the first batch hung, the flush interval may have sealed the 40 and sent them beside it (several
+        // batches go at once); they wait in the outbox behind the first, stored but not yet released.
+        let storedFirst = try rig.storedExactlyOnce()
+        #expect(storedFirst == (fault.storedFirst ? 60 : 0) || (fault.stalls && storedFirst == 40), "\(storedFirst)")
 
         if fault.pauses {
             // Retry-After pauses the whole uploader: a flush now sends nothing.
@@ -134,7 +139,8 @@ struct UploadFaultTests {
         // The refused batch once more, then the new one: no retries in between.
         let requests = rig.proxy.requests
         #expect(requests.count == 3, "\(requests)")
-        #expect(requests.count == 3 && requests[1].batchID == requests[0].batchID && requests[2].batchID != requests[0].batchID)
+        // The two go at once (several batches are in flight), in either order at the proxy.
+        #expect(requests.filter { $0.batchID == requests[0].batchID }.count == 2 && Set(requests.map(\.batchID)).count == 2)
         #expect(rig.upload.authorizationPauses == 1 && rig.upload.retries == 0)
         await rig.close()
     }
