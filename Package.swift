@@ -170,6 +170,14 @@ let package = Package(
             swiftSettings: strictSwift
         ),
         .testTarget(
+            name: "SpoorUploadTests",
+            dependencies: [
+                "SpoorModel", "SpoorWire", "SpoorSystem", "SpoorLog", "SpoorUpload", "SpoorTesting", "SpoorTestSupport",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strictSwift
+        ),
+        .testTarget(
             name: "SpoorTrackerTests",
             dependencies: [
                 "SpoorModel", "SpoorWire", "SpoorSystem", "SpoorLog", "SpoorUpload", "SpoorTracker", "SpoorTooling",

@@ -95,6 +95,10 @@ public struct Configuration: Sendable {
     public var uploadPolicy: UploadPolicy = .always
     /// The longest one upload request may take before it counts as failed and is retried. Default 30 s.
     public var requestTimeout: Duration = .seconds(30)
+    /// The most upload requests on the wire at once, 1 to 16 (the outbox holds at most 16 batches). Default 4.
+    /// Batches still leave the outbox in order, and after a failure uploads go one batch at a time until one
+    /// succeeds (docs/upload.md).
+    public var maxBatchesInFlight: Int = 4
     /// What upload requests go through; `nil` uses Foundation's `URLSession` (`URLSessionHTTPClient`). A server
     /// host can bring its own client; tests script answers.
     public var httpClient: (any HTTPTransportClient)?
@@ -229,6 +233,9 @@ public struct Configuration: Sendable {
         }
         guard requestTimeout >= .milliseconds(100), requestTimeout <= .seconds(600) else {
             throw ConfigurationError(field: "requestTimeout", reason: "must be between 100 ms and 10 minutes, got \(requestTimeout)")
+        }
+        guard (1...16).contains(maxBatchesInFlight) else {
+            throw ConfigurationError(field: "maxBatchesInFlight", reason: "must be between 1 and 16, got \(maxBatchesInFlight)")
         }
         guard rejectedLimits.maxBatches >= 1, rejectedLimits.maxBytes >= 1024 else {
             throw ConfigurationError(field: "rejectedLimits", reason: "must keep at least 1 batch and 1 KiB")

@@ -21,6 +21,7 @@ extension Tracker {
         if let random = configuration.uploadRandom { upload.random = random }
         upload.policy = configuration.uploadPolicy
         upload.requestTimeout = configuration.requestTimeout
+        upload.maxBatchesInFlight = configuration.maxBatchesInFlight
         upload.backoff = configuration.uploadBackoff
         upload.batchSize = configuration.flushBulkSize
         upload.codec = configuration.codec

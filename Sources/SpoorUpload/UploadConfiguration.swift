@@ -26,6 +26,10 @@ public struct UploadConfiguration: Sendable {
     public var maxBatchBytes: Int
     /// How batches are compressed (default ``Codec/preferred``: zstd where the build has it, else gzip).
     public var codec: Codec
+    /// The most batches on the wire at once (default 4; at least 1). Batches still leave the outbox in order, and
+    /// after a failure the uploader goes back to one batch at a time until an attempt succeeds. Values above the
+    /// log's `maxPendingBatches` (16) gain nothing: the outbox holds no more.
+    public var maxBatchesInFlight = 4
     /// While events wait, an upload is tried at least this often (default 15 s); nil for triggers only.
     public var flushInterval: Duration?
     /// Time: injected by tests (default: the system clocks).

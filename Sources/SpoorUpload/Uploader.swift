@@ -7,20 +7,24 @@ public import SpoorLog
 /// Ships the sealed batches of one ``/SpoorLog/EventLog`` to a collector (docs/upload.md has the triggers and what each answer
 /// does).
 ///
-/// One task does all the work, off every caller's thread: it seals a batch when the outbox is empty, POSTs the
-/// oldest pending batch, and applies the answer:
+/// The rules live in `UploadStateMachine` (package-internal); this is its driver. Every call feeds the machine
+/// under one lock, and the actions it returns are performed outside the lock, one after another, by a task of the
+/// uploader's own (off every caller's thread): sealing, reading frames, releasing, setting aside and splitting
+/// batches, writing `upload.json`, arming the timer. Each request runs in a task of its own, so up to
+/// ``UploadConfiguration/maxBatchesInFlight`` batches are on the wire at once; batches still leave the outbox in
+/// outbox order.
 ///
 /// | answer | what happens |
 /// | --- | --- |
-/// | 2xx | the batch is released |
+/// | 2xx | the batch is released (after every older batch has left) |
 /// | 408, 429, 5xx, timeout, network error | kept; retried after a backoff with full jitter, or after `Retry-After` (a pause for the whole uploader, at most 1 h) |
 /// | 401, 403 | uploads pause (logged once) until ``setToken(_:)``, ``flush(timeout:)`` or a new launch |
 /// | 413 | the batch is split in two (ids derived from its id) and each half sent; a single event is set aside |
 /// | other 4xx | the batch is set aside in the ``/SpoorLog/RejectedArea`` |
 ///
-/// One batch is in flight at a time, in outbox order. A request that outlives ``UploadConfiguration/requestTimeout``
-/// counts as failed whatever the HTTP client does, and ``stop()`` abandons an in-flight request at once, so
-/// neither a flush nor a shutdown is held by a stalled upload. Each state change is logged once, not each retry.
+/// A request that outlives ``UploadConfiguration/requestTimeout`` counts as failed whatever the HTTP client does,
+/// and ``stop()`` abandons the requests in flight at once, so neither a flush nor a shutdown is held by a stalled
+/// upload. Each state change is logged once, not each retry.
 public final class Uploader: Sendable {
     /// The file in the log directory that keeps the counters across launches.
     public static let countersFileName = DirectoryLayout.uploadCountersName
@@ -31,43 +35,26 @@ public final class Uploader: Sendable {
     public let rejected: RejectedArea
     private let configuration: UploadConfiguration
     private let logger: Logger
-    private let state: Locked<State>
+    private let state: Locked<Driver>
     /// An `UploadExecutor` where task executors exist (typed loosely so the stored property needs no availability).
     private let executor: (any Sendable)?
 
-    private struct State {
-        var counters = UploadCounters()
-        var token: String?
-        var network = NetworkStatus.unknown
-        var random: any RandomNumberGenerator & Sendable
-        /// A trigger arrived while the loop was busy.
-        var woken = false
-        /// Calls of ``trigger()`` so far (``triggerCount``).
-        var triggers = 0
-        var waiting: CheckedContinuation<Void, Never>?
-        /// Flushes asked for and served.
-        var flushes = FlushGenerations<PendingReason?>()
-        /// Waiters for a pass of the loop (``nextPass(timeout:)``), numbered as flushes are.
-        var passes = FlushGenerations<Bool>()
-        /// Consecutive failed attempts.
-        var failures = 0
-        /// Backoff: no automatic attempt before this (monotonic).
-        var nextAttempt: Duration?
-        /// `Retry-After`: no attempt at all before this (monotonic), and its wall-clock time.
-        var pausedUntil: (monotonic: Duration, wall: Int64)?
-        /// 401 or 403: the status, until resumed.
-        var authorizationPaused: Int?
-        /// The user opted out: nothing is sealed or sent (``setConsent(granted:)``).
-        var consentWithheld = false
-        /// The flush interval is off while the app is not started (``setIntervalActive(_:)``).
-        var intervalPaused = false
-        /// Failed attempts per batch, for `Spoor-Retry-Count`.
-        var retryCounts: [BatchID: Int] = [:]
-        var inflight: Promise<Result<HTTPResponse, HTTPClientError>>?
-        var loop: Task<Void, Never>?
-        var started = false
-        var stopping = false
-        var lastReason: PendingReason?
+    private typealias Action = UploadStateMachine.Action
+
+    private struct Driver {
+        var machine: UploadStateMachine
+        /// Actions returned by the machine and not yet performed, in order.
+        var queue: [Action] = []
+        /// A task is performing `queue`.
+        var performing = false
+        /// Fulfilled when the performing task finds the queue empty (``stop()`` waits for it).
+        var drained: Promise<Void>?
+        var flushes: [(generation: UInt64, waiter: Promise<PendingReason?>)] = []
+        var passes: [(generation: UInt64, waiter: Promise<Bool>)] = []
+        /// The requests on the wire, to abandon at a stop.
+        var requests: [BatchID: Promise<Result<HTTPResponse, HTTPClientError>>] = [:]
+        var timer: Task<Void, Never>?
+        var timerGeneration = 0
     }
 
     /// Creates an uploader for `log`; nothing is sent before ``start(sendingLeftovers:)``.
@@ -80,14 +67,12 @@ public final class Uploader: Sendable {
         self.configuration = configuration
         self.logger = logger
         rejected = try RejectedArea(logDirectory: log.directory, limits: configuration.rejectedLimits, logger: logger)
-        var initial = State(random: configuration.random)
-        initial.token = configuration.token
-        if var counters = Self.savedCounters(logDirectory: log.directory) {
-            counters.state = .idle
-            counters.nextAttemptAt = nil
-            initial.counters = counters
-        }
-        state = Locked(initial)
+        let settings = UploadStateMachine.Settings(
+            maxBatchesInFlight: configuration.maxBatchesInFlight, backoff: configuration.backoff,
+            flushInterval: configuration.flushInterval, policy: configuration.policy)
+        let machine = UploadStateMachine(settings: settings, token: configuration.token, random: configuration.random,
+                                         counters: Self.savedCounters(logDirectory: log.directory) ?? UploadCounters())
+        state = Locked(Driver(machine: machine))
         if #available(macOS 15, iOS 18, tvOS 18, watchOS 11, *) {
             executor = UploadExecutor()
         } else {
@@ -97,41 +82,31 @@ public final class Uploader: Sendable {
 
     // MARK: - Control
 
-    /// Starts the upload task. With `sendingLeftovers` (the default) it sends what earlier launches left in the
+    /// Starts uploading. With `sendingLeftovers` (the default) it sends what earlier launches left in the
     /// outbox and the log right away; without, it waits for the first trigger or flush (`spoor upload` gives
     /// each batch exactly one attempt that way).
     public func start(sendingLeftovers: Bool = true) {
-        let begin = state.withLock { s -> Bool in
-            guard !s.started, !s.stopping else { return false }
-            s.started = true
-            s.woken = sendingLeftovers
-            return true
+        var began = false
+        feed { machine, now in
+            let before = machine.isStarted
+            let actions = machine.start(sendingLeftovers: sendingLeftovers, at: now)
+            began = !before && machine.isStarted
+            return (actions, nil)
         }
-        guard begin else { return }
+        guard began else { return }
         configuration.networkMonitor?.start { [weak self] status in self?.networkChanged(status) }
-        let task = Self.spawn(executor) { [self] in await run() }
-        state.withLock { $0.loop = task }
     }
 
     /// Asks for an upload soon (events reached the batch size, the app started or ended, a user logged in).
     /// Never blocks; triggers that come while an upload runs are merged. It does not cut a backoff or a pause short.
     public func trigger() {
-        let continuation = state.withLock { s -> CheckedContinuation<Void, Never>? in
-            s.triggers += 1
-            if let waiting = s.waiting {
-                s.waiting = nil
-                return waiting
-            }
-            s.woken = true
-            return nil
-        }
-        continuation?.resume()
+        feed { $0.trigger(at: $1) }
     }
 
     /// How many times ``trigger()`` has been called: a test compares it before and after something that must not
-    /// ask for an upload (the count moves inside the call, so no later reaction of the loop is needed to see it).
+    /// ask for an upload (the count moves inside the call, so no later reaction of the uploader is needed to see it).
     package var triggerCount: Int {
-        state.withLock { $0.triggers }
+        state.withLock { $0.machine.triggers }
     }
 
     /// Turns the ``UploadConfiguration/flushInterval`` trigger off or on: uploads run on the interval only
@@ -139,24 +114,12 @@ public final class Uploader: Sendable {
     /// app must not be woken for it). A program with no lifecycle source keeps it on. Other triggers are
     /// unaffected; turning it on asks for an upload, as a start does.
     public func setIntervalActive(_ active: Bool) {
-        let resumed = state.withLock { s -> Bool in
-            defer { s.intervalPaused = !active }
-            return active && s.intervalPaused
-        }
-        if resumed { trigger() }
+        feed { $0.setIntervalActive(active, at: $1) }
     }
 
     /// Replaces the token; a pause for authorization ends and uploads resume.
     public func setToken(_ token: String?) {
-        let resumed = state.withLock { s -> Bool in
-            s.token = token
-            // New credentials are worth an attempt now, whatever the backoff says.
-            s.nextAttempt = nil
-            defer { s.authorizationPaused = nil }
-            return s.authorizationPaused != nil
-        }
-        if resumed { logger.notice("spoor: a new token was set; uploads resume") }
-        trigger()
+        feed { $0.setToken(token, at: $1) }
     }
 
     /// Sends everything pending now and returns what happened, waiting at most `timeout` (nil: until done).
@@ -167,13 +130,11 @@ public final class Uploader: Sendable {
     public func flush(timeout: Duration? = nil) async -> UploadResult {
         let before = counters
         let answer = Promise<PendingReason?>()
-        let accepted = state.withLock { s -> Bool in
-            guard !s.stopping, s.started else { return false }
-            s.flushes.request(answer)
-            return true
+        let accepted = feed { machine, now in
+            let (generation, actions) = machine.requestFlush(at: now)
+            return (actions, generation.map { generation in { (d: inout Driver) in d.flushes.append((generation, answer)) } })
         }
         guard accepted else { return result(since: before, reason: .stopped) }
-        trigger()
         let reason: PendingReason?
         if let timeout {
             let clock = configuration.clock
@@ -184,221 +145,208 @@ public final class Uploader: Sendable {
         return result(since: before, reason: reason)
     }
 
-    /// Wakes the loop as ``trigger()`` does (so no backoff or pause is cut short) and returns true once a pass of
-    /// the loop that began after the call has finished, or the uploader has stopped; false if that took longer
-    /// than `timeout` of real time.
+    /// Triggers as ``trigger()`` does (so no backoff or pause is cut short) and returns true once the uploader
+    /// has nothing in progress after that trigger (no request on the wire, no storage step pending), or has
+    /// stopped; false if that took longer than `timeout` of real time.
     ///
-    /// Whatever the loop does in reaction to what happened before the call (a trigger, a clock step, an answer)
-    /// has happened by then, and every sleep it asked of its clock in between has been asked: a test awaits
-    /// this before checking that something did *not* happen.
+    /// Whatever the uploader does in reaction to what happened before the call (a trigger, a clock step, an
+    /// answer) has happened by then, and the timer it wants is armed: a test awaits this before checking that
+    /// something did *not* happen.
     package func nextPass(timeout: Duration) async -> Bool {
         let passed = Promise<Bool>()
-        let accepted = state.withLock { s -> Bool in
-            guard !s.stopping, s.started else { return false }
-            s.passes.request(passed)
-            return true
+        let accepted = feed { machine, now in
+            let (generation, actions) = machine.requestPass(at: now)
+            return (actions, generation.map { generation in { (d: inout Driver) in d.passes.append((generation, passed)) } })
         }
         guard accepted else { return true }
-        trigger()
         return await passed.value(orAfter: timeout, false)
     }
 
-    /// Stops the upload task: an in-flight request is abandoned (the batch stays in the outbox and goes again
-    /// at the next launch, with the same id), and waiting flushes return ``PendingReason/stopped``. Returns
-    /// once the task has finished, which does not wait for the network.
+    /// Stops: requests in flight are abandoned (their batches stay in the outbox and go again at the next launch,
+    /// with the same ids), and waiting flushes return ``PendingReason/stopped``. Returns once the storage steps
+    /// already begun are over, which does not wait for the network.
     public func stop() async {
-        let task = beginStop()
-        await task?.value
+        await beginStop()?.value
     }
 
-    /// Starts stopping without waiting (for `deinit` and other synchronous paths).
+    /// Starts stopping without waiting (for `deinit` and other synchronous paths); the task ends when ``stop()``
+    /// would return.
     @discardableResult
     public func beginStop() -> Task<Void, Never>? {
-        let (task, inflight, waiting, waiters) = state.withLock { s in
-            s.stopping = true
-            let waiting = s.waiting
-            s.waiting = nil
-            return (s.loop, s.inflight, waiting, s.flushes.drain())
+        let drained = Promise<Void>()
+        var waited = drained
+        feed { machine, now in
+            (machine.stop(at: now), { (d: inout Driver) in
+                if let earlier = d.drained { waited = earlier } else { d.drained = drained }
+            })
         }
-        inflight?.fulfil(.failure(HTTPClientError(.cancelled, reason: "the uploader is stopping")))
-        waiting?.resume()
-        for waiter in waiters { waiter.fulfil(.stopped) }
+        // Requests are abandoned at once, not after the storage steps queued before the stop.
+        abandonRequests()
         configuration.networkMonitor?.stop()
-        return task
+        let waiting = waited
+        return Task { await waiting.value }
     }
 
     /// What the uploader has counted so far.
-    public var counters: UploadCounters { state.withLock { $0.counters } }
+    public var counters: UploadCounters { state.withLock { $0.machine.counters } }
 
     /// The user's consent: while withheld (they opted out) nothing is sealed or sent, whatever triggers an upload;
     /// granting it again starts an upload of what waits.
     public func setConsent(granted: Bool) {
-        let changed = state.withLock { s -> Bool in
-            defer { s.consentWithheld = !granted }
-            return s.consentWithheld == granted
-        }
-        if changed, granted { trigger() }
+        feed { $0.setConsent(granted: granted, at: $1) }
     }
 
     /// A network change from the monitor: the policy sees the new status, and a network that is back cuts the
     /// backoff short.
     public func networkChanged(_ status: NetworkStatus) {
-        let retry = state.withLock { s -> Bool in
-            let cameBack = status.isAvailable == true && s.network.isAvailable != true
-            s.network = status
-            if cameBack { s.nextAttempt = nil }
-            return cameBack || s.counters.state == .waitingForPolicy
-        }
-        if retry { trigger() }
+        feed { $0.networkChanged(status, at: $1) }
     }
 
-    // MARK: - The loop
+    // MARK: - Feeding the machine
 
-    private func run() async {
+    private func now() -> UploadInstant {
+        UploadInstant(monotonic: configuration.clock.now(), wall: configuration.clock.wallMilliseconds())
+    }
+
+    /// Gives the machine one input under the lock and queues the actions it returns.
+    private func feed(_ input: (inout UploadStateMachine, UploadInstant) -> [Action]) {
+        feed { machine, now in (input(&machine, now), nil) }
+    }
+
+    /// Gives the machine one input under the lock, queues its actions and runs `also` (the caller's bookkeeping)
+    /// under the same lock; starts the performing task if none runs. Returns whether `also` was given.
+    @discardableResult
+    private func feed(_ input: (inout UploadStateMachine, UploadInstant) -> ([Action], ((inout Driver) -> Void)?)) -> Bool {
+        let now = now()
+        let (start, accepted, drained) = state.withLock { d -> (Bool, Bool, Promise<Void>?) in
+            let (actions, also) = input(&d.machine, now)
+            also?(&d)
+            d.queue += actions
+            if d.performing { return (false, also != nil, nil) }
+            if d.queue.isEmpty {
+                defer { d.drained = nil }
+                return (false, also != nil, d.drained)
+            }
+            d.performing = true
+            return (true, also != nil, nil)
+        }
+        drained?.fulfil(())
+        if start { _ = Self.spawn(executor) { [self] in performQueue() } }
+        return accepted
+    }
+
+    /// Performs queued actions in order until none is left.
+    private func performQueue() {
         while true {
-            let deadline = state.withLock { s -> Duration?? in
-                if s.stopping { return .none }
-                return .some(nextDeadline(s))
+            let (next, drained) = state.withLock { d -> (Action?, Promise<Void>?) in
+                guard !d.queue.isEmpty else {
+                    d.performing = false
+                    defer { d.drained = nil }
+                    return (nil, d.drained)
+                }
+                return (d.queue.removeFirst(), nil)
             }
-            guard let deadline else { break }
-            await waitForWake(until: deadline)
-            let (generation, passGeneration, forced, stopping) = state.withLock { s in
-                (s.flushes.requested, s.passes.requested, s.flushes.isPending, s.stopping)
+            guard let next else {
+                drained?.fulfil(())
+                return
             }
-            if stopping { break }
-            let reason = await drain(forced: forced)
-            let (ready, passed) = state.withLock { s in
-                s.lastReason = reason
-                return (s.flushes.complete(through: generation), s.passes.complete(through: passGeneration))
+            perform(next)
+        }
+    }
+
+    private func perform(_ action: Action) {
+        switch action {
+        case .fetchBatch:
+            fetchBatch()
+        case .send(let batch, let retry, let token):
+            send(batch, retry: retry, token: token)
+        case .release(let batch):
+            do {
+                try log.release(batch.id)
+                feed { $0.released(batch.id, at: $1) }
+            } catch {
+                if error.kind != .closed {
+                    logger.error("spoor: a delivered batch cannot be released", metadata: ["batch": "\(batch.id)", "error": "\(error)"])
+                }
+                feed { $0.storageFailed(batch.id, reason: error.description, closed: error.kind == .closed, at: $1) }
+            }
+        case .setAside(let batch, let status, let reason):
+            setAside(batch, status: status, reason: reason)
+        case .split(let batch, let reason):
+            split(batch, reason: reason)
+        case .scheduleTimer(let deadline):
+            scheduleTimer(deadline)
+        case .cancelRequests:
+            abandonRequests()
+        case .completeFlushes(let generation, let reason):
+            let ready = state.withLock { d in
+                defer { d.flushes.removeAll { $0.generation <= generation } }
+                return d.flushes.filter { $0.generation <= generation }.map(\.waiter)
             }
             for waiter in ready { waiter.fulfil(reason) }
-            for waiter in passed { waiter.fulfil(true) }
-            if reason == .stopped { break }
-        }
-        let (waiters, passWaiters) = state.withLock { s in
-            s.counters.state = .stopped
-            s.counters.nextAttemptAt = nil
-            return (s.flushes.drain(), s.passes.drain())
-        }
-        for waiter in waiters { waiter.fulfil(.stopped) }
-        for waiter in passWaiters { waiter.fulfil(true) }
-        saveCounters()
-    }
-
-    /// When the loop must look again without a trigger: the end of a pause or backoff, or the flush interval
-    /// while events wait.
-    private func nextDeadline(_ s: State) -> Duration? {
-        if let paused = s.pausedUntil { return paused.monotonic }
-        if s.authorizationPaused != nil { return nil }
-        if let next = s.nextAttempt { return next }
-        guard let interval = configuration.flushInterval, !s.intervalPaused else { return nil }
-        return configuration.clock.now() + interval
-    }
-
-    /// Waits for a trigger, or until `deadline` (monotonic) passes.
-    private func waitForWake(until deadline: Duration?) async {
-        let clock = configuration.clock
-        await withTaskGroup(of: Void.self) { group in
-            group.addTask { await self.waitForTrigger() }
-            if let deadline {
-                group.addTask { try? await clock.sleep(for: max(.zero, deadline - clock.now())) }
+        case .completePasses(let generation):
+            let ready = state.withLock { d in
+                defer { d.passes.removeAll { $0.generation <= generation } }
+                return d.passes.filter { $0.generation <= generation }.map(\.waiter)
             }
-            await group.next()
-            group.cancelAll()
+            for waiter in ready { waiter.fulfil(true) }
+        case .persistCounters(let counters):
+            saveCounters(counters)
+        case .report(let attempt):
+            configuration.onAttempt?(attempt)
+        case .notice(let notice):
+            log(notice)
         }
     }
 
-    private func waitForTrigger() async {
-        await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                let ready = state.withLock { s -> Bool in
-                    if s.woken || s.stopping || Task.isCancelled {
-                        s.woken = false
-                        return true
-                    }
-                    s.waiting = continuation
-                    return false
-                }
-                if ready { continuation.resume() }
+    // MARK: - Performing actions
+
+    /// Ends every request on the wire as cancelled (their batches stay in the outbox).
+    private func abandonRequests() {
+        let requests = state.withLock { d in
+            defer { d.requests = [:] }
+            return Array(d.requests.values)
+        }
+        for request in requests { request.fulfil(.failure(HTTPClientError(.cancelled, reason: "the uploader is stopping"))) }
+    }
+
+    /// The oldest outbox batch the machine does not hold, else a newly sealed one.
+    private func fetchBatch() {
+        let (held, stopped) = state.withLock { ($0.machine.heldBatchIDs, $0.machine.isStopped) }
+        if stopped { return }
+        do {
+            if let next = log.pendingBatches().first(where: { !held.contains($0.id) }) {
+                feed { $0.batchFetched(next, at: $1) }
+                return
             }
-        } onCancel: {
-            let waiting = state.withLock { s -> CheckedContinuation<Void, Never>? in
-                defer { s.waiting = nil }
-                return s.waiting
+            let sealed = try log.seal(maxRecords: configuration.batchSize, maxBytes: configuration.maxBatchBytes,
+                                      codec: configuration.codec)
+            feed { $0.batchFetched(sealed, at: $1) }
+        } catch {
+            // A full outbox is the window's business: what it holds goes first.
+            if error.kind == .outboxFull {
+                feed { $0.batchFetched(nil, at: $1) }
+                return
             }
-            waiting?.resume()
+            if error.kind != .closed { logger.error("spoor: cannot read a batch to upload", metadata: ["error": "\(error)"]) }
+            feed { $0.storageFailed(nil, reason: error.description, closed: error.kind == .closed, at: $1) }
         }
     }
 
-    /// Sends batches until none is left or something stops progress; returns why events still wait (nil: none).
-    private func drain(forced: Bool) async -> PendingReason? {
-        var forcedAttempt = forced
-        if forced {
-            let resumed = state.withLock { s -> Bool in
-                defer { s.authorizationPaused = nil }
-                return s.authorizationPaused != nil
+    /// Reads the batch's frame and sends it in a task of its own; the answer goes back to the machine.
+    private func send(_ batch: SealedBatch, retry: Int, token: String?) {
+        let frame: [UInt8]
+        do {
+            frame = try log.frame(of: batch.id)
+        } catch {
+            if error.kind == .unknownBatch {
+                feed { $0.batchVanished(batch.id, at: $1) }
+            } else {
+                if error.kind != .closed { logger.error("spoor: cannot read a batch to upload", metadata: ["error": "\(error)"]) }
+                feed { $0.storageFailed(batch.id, reason: error.description, closed: error.kind == .closed, at: $1) }
             }
-            if resumed { logger.notice("spoor: flush() resumes uploads paused for authorization") }
+            return
         }
-        while true {
-            let now = configuration.clock.now()
-            let gate = state.withLock { s -> PendingReason?? in
-                if s.stopping { return .some(.stopped) }
-                if s.consentWithheld { return .some(.optedOut) }
-                if let paused = s.pausedUntil {
-                    if now < paused.monotonic { return .some(.pausedByServer(until: paused.wall)) }
-                    s.pausedUntil = nil
-                }
-                if let status = s.authorizationPaused { return .some(.authorizationRejected(status: status)) }
-                if let next = s.nextAttempt, now < next {
-                    if !forcedAttempt {
-                        return .some(.backingOff(nextAttemptAt: s.counters.nextAttemptAt ?? 0, lastError: s.counters.lastError ?? ""))
-                    }
-                }
-                if !configuration.policy.allowsUpload(s.network) { return .some(.policy(configuration.policy.name)) }
-                return .none
-            }
-            if let blocked = gate {
-                settle(blocked)
-                return blocked
-            }
-            forcedAttempt = false
-
-            let batch: SealedBatch
-            let frame: [UInt8]
-            do {
-                if let first = log.pendingBatches().first {
-                    batch = first
-                } else if let sealed = try log.seal(maxRecords: configuration.batchSize, maxBytes: configuration.maxBatchBytes,
-                                                    codec: configuration.codec) {
-                    batch = sealed
-                } else {
-                    settle(nil)
-                    return nil
-                }
-                frame = try log.frame(of: batch.id)
-            } catch {
-                if error.kind == .closed { return .stopped }
-                if error.kind == .unknownBatch { continue }
-                logger.error("spoor: cannot read a batch to upload", metadata: ["error": "\(error)"])
-                let reason = PendingReason.storage(error.description)
-                settle(reason)
-                return reason
-            }
-            if let stop = await send(batch, frame: frame) {
-                settle(stop)
-                return stop
-            }
-        }
-    }
-
-    /// Sends one batch and applies the answer; returns a reason to stop draining, or nil to go on.
-    private func send(_ batch: SealedBatch, frame: [UInt8]) async -> PendingReason? {
-        let (retry, token) = state.withLock { s in
-            s.counters.requests += 1
-            return (s.retryCounts[batch.id] ?? 0, s.token)
-        }
-        setState(.uploading)
         var headers: [(name: String, value: String)] = [
             ("Content-Type", BatchFrame.mediaType),
             ("User-Agent", configuration.userAgent),
@@ -407,196 +355,32 @@ public final class Uploader: Sendable {
         if let token { headers.append(("Authorization", "Bearer \(token)")) }
         if retry > 0 { headers.append(("Spoor-Retry-Count", "\(retry)")) }
         let request = HTTPRequest(url: configuration.url, headers: headers, body: frame, timeout: configuration.requestTimeout)
-
-        let response: HTTPResponse
-        switch await perform(request) {
-        case .success(let answer):
-            response = answer
-        case .failure(let error):
-            if error.kind == .cancelled, state.withLock({ $0.stopping }) { return .stopped }
-            let reason = retryLater(batch, status: nil, error: error.description, retryAfter: nil, timedOut: error.kind == .timedOut)
-            configuration.onAttempt?(UploadAttempt(batchID: batch.id, records: batch.recordCount, bytes: frame.count, retry: retry,
-                                                   status: nil, error: error.description, outcome: .retryLater))
-            return reason
-        }
-        let reason = handle(response, batch: batch, frame: frame)
-        if let onAttempt = configuration.onAttempt {
-            onAttempt(UploadAttempt(
-                batchID: batch.id, records: batch.recordCount, bytes: frame.count, retry: retry, status: response.status,
-                error: (200..<300).contains(response.status) ? nil : Self.reason(response),
-                outcome: Self.outcome(of: response, records: batch.recordCount, stopped: reason)))
-        }
-        return reason
-    }
-
-    /// What ``handle(_:batch:frame:)`` did with a batch, for ``UploadConfiguration/onAttempt``.
-    static func outcome(of response: HTTPResponse, records: Int, stopped reason: PendingReason?) -> UploadAttempt.Outcome {
-        switch response.status {
-        case 200..<300:
-            return isDuplicate(response) ? .duplicate : .delivered
-        case 401, 403: return .pausedForAuthorization
-        case 413: return records > 1 && reason == nil ? .split : .setAside
-        case 408, 429: break
-        case 400..<500: return .setAside
-        default: break
-        }
-        if case .pausedByServer = reason { return .pausedByServer }
-        return .retryLater
-    }
-
-    private func handle(_ response: HTTPResponse, batch: SealedBatch, frame: [UInt8]) -> PendingReason? {
-        let status = response.status
-        state.withLock { $0.counters.lastStatus = status }
-        switch status {
-        case 200..<300:
-            do {
-                try log.release(batch.id)
-            } catch {
-                if error.kind == .closed { return .stopped }
-                logger.error("spoor: a delivered batch cannot be released", metadata: ["batch": "\(batch.id)", "error": "\(error)"])
-                return .storage(error.description)
-            }
-            let duplicate = Self.isDuplicate(response)
-            let recovered = state.withLock { s -> Bool in
-                s.counters.deliveredBatches += 1
-                s.counters.deliveredEvents += batch.recordCount
-                s.counters.deliveredBytes += frame.count
-                if duplicate { s.counters.duplicateBatches += 1 }
-                s.retryCounts[batch.id] = nil
-                defer { s.failures = 0; s.nextAttempt = nil; s.counters.nextAttemptAt = nil }
-                return s.failures > 0
-            }
-            if recovered { logger.notice("spoor: uploads succeed again", metadata: ["status": "\(status)"]) }
-            return nil
-        case 401, 403:
-            let first = state.withLock { s -> Bool in
-                s.authorizationPaused = status
-                s.nextAttempt = nil
-                s.counters.nextAttemptAt = nil
-                s.counters.authorizationPauses += 1
-                s.counters.lastError = "\(status) \(Self.reason(response))"
-                return s.counters.state != .pausedForAuthorization
-            }
-            if first {
-                logger.error("spoor: the collector refused the credentials; uploads are paused until a new token, flush() or a new launch",
-                             metadata: ["status": "\(status)", "reason": "\(Self.reason(response))"])
-            }
-            return .authorizationRejected(status: status)
-        case 413:
-            return split(batch, frame: frame, response: response)
-        case 408, 429:
-            return retryLater(batch, status: status, error: "\(status) \(Self.reason(response))", retryAfter: response.header("Retry-After"),
-                              timedOut: false)
-        case 400..<500:
-            return setAside(batch, frame: frame, status: status, reason: Self.reason(response))
-        default:
-            return retryLater(batch, status: status, error: "\(status) \(Self.reason(response))", retryAfter: response.header("Retry-After"),
-                              timedOut: false)
-        }
-    }
-
-    /// Keeps the batch and schedules the next attempt: after `Retry-After` when given (for everyone), else after
-    /// the backoff.
-    private func retryLater(_ batch: SealedBatch, status: Int?, error: String, retryAfter: String?, timedOut: Bool) -> PendingReason {
-        let clock = configuration.clock
-        let now = clock.now()
-        let wall = clock.wallMilliseconds()
-        let serverPause = retryAfter.flatMap { RetryAfter.parse($0, nowMilliseconds: wall) }
-        let (reason, firstFailure) = state.withLock { s -> (PendingReason, Bool) in
-            s.retryCounts[batch.id, default: 0] += 1
-            s.failures += 1
-            s.counters.retries += 1
-            if timedOut { s.counters.timeouts += 1 }
-            s.counters.lastError = error
-            // The jittered backoff still grows under a server's pause: `Retry-After: 0` is no licence to hammer.
-            let delay = configuration.backoff.delay(afterFailures: s.failures, using: &s.random)
-            let wasFailing = s.failures > 1
-            if let serverPause {
-                let pause = max(serverPause, delay)
-                let until = wall + Backoff.nanoseconds(pause) / 1_000_000
-                s.pausedUntil = (now + pause, until)
-                s.nextAttempt = nil
-                s.counters.serverPauses += 1
-                s.counters.nextAttemptAt = until
-                return (.pausedByServer(until: until), !wasFailing)
-            }
-            let at = wall + Backoff.nanoseconds(delay) / 1_000_000
-            s.nextAttempt = now + delay
-            s.counters.nextAttemptAt = at
-            return (.backingOff(nextAttemptAt: at, lastError: error), !wasFailing)
-        }
-        if firstFailure {
-            logger.warning("spoor: an upload failed; the batch is kept and retried with backoff", metadata: [
-                "batch": "\(batch.id)", "error": "\(error)", "status": "\(status.map(String.init) ?? "none")",
-            ])
-        }
-        return reason
-    }
-
-    /// A 413: the batch goes again as two halves; a single event too large is set aside.
-    private func split(_ batch: SealedBatch, frame: [UInt8], response: HTTPResponse) -> PendingReason? {
-        guard batch.recordCount > 1 else {
-            return setAside(batch, frame: frame, status: 413, reason: "a single event is too large: \(Self.reason(response))")
-        }
-        let halves: [[UInt8]]
-        do {
-            guard let made = try BatchSplit.halves(of: frame) else {
-                return setAside(batch, frame: frame, status: 413, reason: "a single event is too large: \(Self.reason(response))")
-            }
-            halves = made
-        } catch {
-            return setAside(batch, frame: frame, status: 413, reason: "too large, and cannot be split: \(error)")
-        }
-        do {
-            let parts = try log.replace(batch.id, withFrames: halves)
-            state.withLock { s in
-                s.counters.splits += 1
-                s.retryCounts[batch.id] = nil
-            }
-            logger.notice("spoor: the collector found a batch too large; it is sent again in two halves", metadata: [
-                "batch": "\(batch.id)", "parts": "\(parts.map { "\($0.id) (\($0.recordCount))" }.joined(separator: ", "))",
-            ])
-            return nil
-        } catch {
-            if error.kind == .closed { return .stopped }
-            logger.error("spoor: cannot split a batch", metadata: ["batch": "\(batch.id)", "error": "\(error)"])
-            return .storage(error.description)
-        }
-    }
-
-    /// Moves a refused batch to the rejected area and removes it from the outbox.
-    private func setAside(_ batch: SealedBatch, frame: [UInt8], status: Int, reason: String) -> PendingReason? {
-        do {
-            let dropped = try rejected.setAside(frame: frame, id: batch.id, status: status, at: configuration.clock.wallMilliseconds(),
-                                                durable: log.configuration.durability != .none)
-            try log.discard(batch.id)
-            state.withLock { s in
-                s.counters.rejectedBatches += 1
-                s.counters.rejectedEvents += batch.recordCount
-                s.counters.rejectedDropped += dropped.count
-                s.counters.lastError = "\(status) \(reason)"
-                s.retryCounts[batch.id] = nil
-            }
-            logger.error("spoor: the collector refused a batch; it is set aside in the rejected area", metadata: [
-                "batch": "\(batch.id)", "events": "\(batch.recordCount)", "status": "\(status)", "reason": "\(reason)",
-            ])
-            saveCounters()
-            return nil
-        } catch {
-            if error.kind == .closed { return .stopped }
-            logger.error("spoor: cannot set a refused batch aside", metadata: ["batch": "\(batch.id)", "error": "\(error)"])
-            return .storage(error.description)
-        }
-    }
-
-    /// Sends `request`, giving up at the timeout (on the injected clock) or when the uploader stops.
-    private func perform(_ request: HTTPRequest) async -> Result<HTTPResponse, HTTPClientError> {
         let outcome = Promise<Result<HTTPResponse, HTTPClientError>>()
-        let stopping = state.withLock { s -> Bool in
-            s.inflight = outcome
-            return s.stopping
+        let stopped = state.withLock { d -> Bool in
+            // A send queued before a stop does not go out after it.
+            guard !d.machine.isStopped else { return true }
+            d.requests[batch.id] = outcome
+            return false
         }
-        if stopping { return .failure(HTTPClientError(.cancelled, reason: "the uploader is stopping")) }
+        if stopped { return }
+        _ = Self.spawn(executor) { [self] in
+            let answer: UploadStateMachine.Answer
+            switch await perform(request, outcome: outcome) {
+            case .success(let response):
+                answer = .response(status: response.status, retryAfter: response.header("Retry-After"),
+                                   duplicate: Self.isDuplicate(response), reason: Self.reason(response))
+            case .failure(let error):
+                answer = .failed(error)
+            }
+            state.withLock { _ = $0.requests.removeValue(forKey: batch.id) }
+            feed { $0.answered(batch.id, answer, at: $1) }
+        }
+    }
+
+    /// Sends `request`, giving up at the timeout (on the injected clock) or when `outcome` is fulfilled by a stop.
+    private func perform(_ request: HTTPRequest, outcome: Promise<Result<HTTPResponse, HTTPClientError>>) async
+        -> Result<HTTPResponse, HTTPClientError>
+    {
         let client = configuration.client
         let clock = configuration.clock
         let timeout = request.timeout
@@ -616,42 +400,104 @@ public final class Uploader: Sendable {
             orAfter: timeout, .failure(HTTPClientError(.timedOut, reason: "no answer within \(timeout)")),
             sleep: { try await clock.sleep(for: $0) }, spawn: { Self.spawn(executor, $0) })
         sending.cancel()
-        state.withLock { $0.inflight = nil }
         return result
     }
 
-    // MARK: - Bookkeeping
+    /// A 413: the batch goes again as two halves; one that cannot be split is set aside.
+    private func split(_ batch: SealedBatch, reason: String) {
+        let halves: [[UInt8]]
+        do {
+            let frame = try log.frame(of: batch.id)
+            do {
+                guard let made = try BatchSplit.halves(of: frame) else {
+                    feed { $0.splitImpossible(batch.id, reason: "a single event is too large: \(reason)", at: $1) }
+                    return
+                }
+                halves = made
+            } catch {
+                feed { $0.splitImpossible(batch.id, reason: "too large, and cannot be split: \(error)", at: $1) }
+                return
+            }
+            let parts = try log.replace(batch.id, withFrames: halves)
+            logger.notice("spoor: the collector found a batch too large; it is sent again in two halves", metadata: [
+                "batch": "\(batch.id)", "parts": "\(parts.map { "\($0.id) (\($0.recordCount))" }.joined(separator: ", "))",
+            ])
+            feed { $0.split(batch.id, into: parts, at: $1) }
+        } catch {
+            if error.kind != .closed { logger.error("spoor: cannot split a batch", metadata: ["batch": "\(batch.id)", "error": "\(error)"]) }
+            feed { $0.storageFailed(batch.id, reason: error.description, closed: error.kind == .closed, at: $1) }
+        }
+    }
 
-    /// Records the state the drain ended in, logging a change of policy state.
-    private func settle(_ reason: PendingReason?) {
-        let newState: UploadState
-        switch reason {
-        case nil, .storage, .timedOut, .noServer: newState = .idle
-        case .backingOff: newState = .backingOff
-        case .pausedByServer: newState = .pausedByServer
-        case .authorizationRejected: newState = .pausedForAuthorization
-        case .policy: newState = .waitingForPolicy
-        case .optedOut: newState = .pausedForConsent
-        case .stopped: newState = .stopped
+    /// Moves a refused batch to the rejected area and removes it from the outbox.
+    private func setAside(_ batch: SealedBatch, status: Int, reason: String) {
+        do {
+            let frame = try log.frame(of: batch.id)
+            let dropped = try rejected.setAside(frame: frame, id: batch.id, status: status, at: configuration.clock.wallMilliseconds(),
+                                                durable: log.configuration.durability != .none)
+            try log.discard(batch.id)
+            logger.error("spoor: the collector refused a batch; it is set aside in the rejected area", metadata: [
+                "batch": "\(batch.id)", "events": "\(batch.recordCount)", "status": "\(status)", "reason": "\(reason)",
+            ])
+            feed { $0.setAside(batch.id, dropped: dropped.count, at: $1) }
+        } catch {
+            if error.kind != .closed {
+                logger.error("spoor: cannot set a refused batch aside", metadata: ["batch": "\(batch.id)", "error": "\(error)"])
+            }
+            feed { $0.storageFailed(batch.id, reason: error.description, closed: error.kind == .closed, at: $1) }
         }
-        let changed = setState(newState)
-        if changed, newState == .waitingForPolicy {
-            logger.info("spoor: uploads wait for the upload policy", metadata: ["policy": "\(configuration.policy.name)"])
+    }
+
+    /// Replaces the timer: a task that sleeps on the clock until `deadline`, then tells the machine.
+    private func scheduleTimer(_ deadline: Duration?) {
+        let (previous, generation) = state.withLock { d -> (Task<Void, Never>?, Int) in
+            d.timerGeneration += 1
+            defer { d.timer = nil }
+            return (d.timer, d.timerGeneration)
         }
-        if changed, newState == .pausedByServer, case .pausedByServer(let until) = reason {
+        previous?.cancel()
+        guard let deadline else { return }
+        let clock = configuration.clock
+        let task = Self.spawn(executor) { [weak self] in
+            do {
+                try await clock.sleep(for: max(.zero, deadline - clock.now()))
+            } catch {
+                return
+            }
+            guard let self else { return }
+            let current = state.withLock { $0.timerGeneration == generation }
+            if current { feed { $0.timerFired(at: $1) } }
+        }
+        let stale = state.withLock { d -> Bool in
+            if d.timerGeneration == generation { d.timer = task; return false }
+            return true
+        }
+        if stale { task.cancel() }
+    }
+
+    private func log(_ notice: UploadStateMachine.Notice) {
+        switch notice {
+        case .failing(let batch, let error, let status):
+            logger.warning("spoor: an upload failed; the batch is kept and retried with backoff", metadata: [
+                "batch": "\(batch)", "error": "\(error)", "status": "\(status.map(String.init) ?? "none")",
+            ])
+        case .recovered(let status):
+            logger.notice("spoor: uploads succeed again", metadata: ["status": "\(status)"])
+        case .authorizationRefused(let status, let reason):
+            logger.error("spoor: the collector refused the credentials; uploads are paused until a new token, flush() or a new launch",
+                         metadata: ["status": "\(status)", "reason": "\(reason)"])
+        case .resumedByToken:
+            logger.notice("spoor: a new token was set; uploads resume")
+        case .resumedByFlush:
+            logger.notice("spoor: flush() resumes uploads paused for authorization")
+        case .waitingForPolicy(let name):
+            logger.info("spoor: uploads wait for the upload policy", metadata: ["policy": "\(name)"])
+        case .pausedByServer(let until):
             logger.warning("spoor: the collector asked for a pause; uploads resume later", metadata: ["until": "\(until)"])
         }
-        if changed { saveCounters() }
     }
 
-    @discardableResult
-    private func setState(_ new: UploadState) -> Bool {
-        state.withLock { s in
-            defer { s.counters.state = new }
-            if new == .idle || new == .uploading { if s.pausedUntil == nil && s.nextAttempt == nil { s.counters.nextAttemptAt = nil } }
-            return s.counters.state != new
-        }
-    }
+    // MARK: - Bookkeeping
 
     private func result(since before: UploadCounters, reason: PendingReason?) -> UploadResult {
         let now = counters
@@ -664,8 +510,7 @@ public final class Uploader: Sendable {
     }
 
     /// Writes the counters to `upload.json` (on state changes and at the end, not per batch).
-    private func saveCounters() {
-        let counters = counters
+    private func saveCounters(_ counters: UploadCounters) {
         guard let data = try? JSONEncoder().encode(counters) else { return }
         let directory = log.directory.standardizedFileURL.path
         try? FileIO.writeAtomically(Array(data), to: directory + "/" + Self.countersFileName, directory: directory, durable: false)

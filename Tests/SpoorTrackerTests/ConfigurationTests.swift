@@ -24,12 +24,13 @@ import SpoorTestSupport
         #expect(configuration.maxQueuedEvents == 10_000)
         #expect(configuration.maxBufferedEvents == 10_000)
         #expect(configuration.enableSession == false)
+        #expect(configuration.maxBatchesInFlight == 4)
         try configuration.validate()
     }
 
     @Test(arguments: [
         "flushBulkSize", "flushInterval", "maxQueuedEvents", "maxBufferedEvents", "maxLogBytes", "serverURL", "storageDirectory",
-        "durability", "sessionIdleTimeout", "sessionMaxDuration", "presetOverrides",
+        "durability", "sessionIdleTimeout", "sessionMaxDuration", "presetOverrides", "maxBatchesInFlight",
     ])
     func invalidFieldIsNamed(field: String) {
         let error = error { c in
@@ -44,11 +45,19 @@ import SpoorTestSupport
             case "durability": c.durability = .batched(interval: .zero)
             case "sessionIdleTimeout": c.sessionIdleTimeout = .zero
             case "sessionMaxDuration": c.sessionMaxDuration = .seconds(1)
+            case "maxBatchesInFlight": c.maxBatchesInFlight = 0
             default: c.presetOverrides = ["bad key": "x"]
             }
         }
         #expect(error?.field == field)
         #expect(error?.description.contains(field) == true)
+    }
+
+    @Test func theUploadWindowIsBoundedByTheOutbox() {
+        let error = error { $0.maxBatchesInFlight = 17 }
+        #expect(error?.field == "maxBatchesInFlight")
+        #expect(error?.description.contains("between 1 and 16, got 17") == true)
+        #expect(self.error { $0.maxBatchesInFlight = 16 } == nil)
     }
 
     @Test func unusableStorageDirectoryIsAnError() throws {

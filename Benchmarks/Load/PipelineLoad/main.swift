@@ -3,7 +3,7 @@
 //
 //     swift build -c release --package-path Collector --product spoor-collector
 //     swift run -c release --package-path Benchmarks PipelineLoad --collector Collector/.build/release/spoor-collector \
-//         [--events 1000000] [--threads 2] [--batch 1000] [--workload iPhoneApp|linuxService]
+//         [--events 1000000] [--threads 2] [--batch 1000] [--workload iPhoneApp|linuxService] [--in-flight 4]
 //
 // Prints wall time (first `track` to the last batch acknowledged), events/s, bytes on the wire per event,
 // client and collector peak RSS and CPU, then checks the store: every tracked event stored exactly once.
@@ -34,6 +34,8 @@ let totalEvents = argument("--events").flatMap(Int.init) ?? 1_000_000
 let threads = argument("--threads").flatMap(Int.init) ?? 2
 let batchSize = argument("--batch").flatMap(Int.init) ?? 1_000
 let workloadKind = Workload.Kind(rawValue: argument("--workload") ?? "iPhoneApp") ?? .iPhoneApp
+// The uploader's window (`Configuration.maxBatchesInFlight`); its default when not given.
+let inFlight = argument("--in-flight").flatMap(Int.init)
 guard let collectorPath = argument("--collector") else {
     fail("--collector PATH (the spoor-collector executable) is required; scripts/pipeline-bench builds and passes it")
 }
@@ -97,6 +99,7 @@ configuration.serverURL = URL(string: "http://\(address)/v1/batch")
 configuration.appVersion = "1.0"
 configuration.presetOverrides = Workload(workloadKind, seed: 0).presets
 configuration.flushBulkSize = batchSize
+if let inFlight { configuration.maxBatchesInFlight = inFlight }
 // Room for the whole run, so the figure is delivery, not the caps dropping events.
 configuration.maxQueuedEvents = max(totalEvents, batchSize)
 configuration.maxLogBytes = 4 << 30
@@ -147,7 +150,7 @@ let stored = listing.split(separator: "\n").compactMap { $0.split(separator: "\t
 let upload = counters.upload
 let wall = delivered - start
 func f(_ value: Double, _ digits: Int = 2) -> String { String(format: "%.\(digits)f", value) }
-print("PipelineLoad: \(totalEvents) \(workloadKind.rawValue) events, \(threads) threads, \(batchSize)-event zstd batches, collector → SQLite")
+print("PipelineLoad: \(totalEvents) \(workloadKind.rawValue) events, \(threads) threads, \(batchSize)-event zstd batches, \(configuration.maxBatchesInFlight) in flight, collector → SQLite")
 print("  track() on the callers:  \(f(tracked - start)) s (\(f(Double(totalEvents) / (tracked - start) / 1e6)) M calls/s)")
 print("  wall to last ack:        \(f(wall)) s  → \(Int(Double(stored) / wall)) events/s stored end to end")
 print("  flush:                   \(result)")

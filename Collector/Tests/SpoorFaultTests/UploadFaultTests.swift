@@ -54,9 +54,12 @@ struct UploadFaultTests {
         let first: FlushResult
         if fault.stalls {
             let tracker = rig.tracker
-            async let flushing = tracker.flush()
+            // The flush's own timeout (on the same clock) outlasts the step below, so it is the request's timeout
+            // that ends the attempt and the flush reports what followed.
+            async let flushing = tracker.flush(timeout: .seconds(3600))
             _ = try await rig.proxy.waitForRequests(1)
-            #expect(await rig.clock.sleepRequested { $0 == UploadRig.requestTimeout })
+            // Asleep on the clock, not only asked for: a step between the two would not wake it.
+            #expect(await rig.clock.sleeper(exactly: UploadRig.requestTimeout))
             // While the upload hangs (until the clock moves, which the test does after), the app goes on tracking.
             await rig.track(40)
             rig.clock.advance(by: UploadRig.requestTimeout)
@@ -69,7 +72,10 @@ struct UploadFaultTests {
         // The flush waited for what was tracked before it: the 60 (and, while it hung, the 40 more).
         #expect(first.deliveredBatches == 0 && first.pendingEvents == (fault.stalls ? 100 : 60), "\(first) \(rig.proxy.requests)")
         #expect(first.pendingReason != nil)
-        #expect(try rig.storedExactlyOnce() == (fault.storedFirst ? 60 : 0))
+        // While the first batch hung, the flush interval may have sealed the 40 and sent them beside it (several
+        // batches go at once); they wait in the outbox behind the first, stored but not yet released.
+        let storedFirst = try rig.storedExactlyOnce()
+        #expect(storedFirst == (fault.storedFirst ? 60 : 0) || (fault.stalls && storedFirst == 40), "\(storedFirst)")
 
         if fault.pauses {
             // Retry-After pauses the whole uploader: a flush now sends nothing.
@@ -82,11 +88,12 @@ struct UploadFaultTests {
             #expect(rig.upload.serverPauses == 1)
         }
 
-        // Past any backoff or pause: the uploader retries on its own.
+        // Past any backoff or pause: the uploader retries on its own, and sends the other batch (which may have
+        // gone while the first hung: several batches are in flight at once).
         rig.clock.advance(by: .seconds(600))
-        let retried = try await rig.proxy.waitForRequests(2)
-        #expect(retried[1].batchID == retried[0].batchID && retried[1].retryCount == 1, "\(retried)")
-        #expect(retried[0].retryCount == nil)
+        let requests = try await rig.proxy.waitForRequests(3)
+        let retried = requests.filter { $0.batchID == requests[0].batchID }
+        #expect(retried.map(\.retryCount) == [nil, 1], "\(requests)")
 
         let last = await rig.tracker.flush()
         #expect(last.isComplete, "\(last)")
@@ -132,7 +139,8 @@ struct UploadFaultTests {
         // The refused batch once more, then the new one: no retries in between.
         let requests = rig.proxy.requests
         #expect(requests.count == 3, "\(requests)")
-        #expect(requests.count == 3 && requests[1].batchID == requests[0].batchID && requests[2].batchID != requests[0].batchID)
+        // The two go at once (several batches are in flight), in either order at the proxy.
+        #expect(requests.filter { $0.batchID == requests[0].batchID }.count == 2 && Set(requests.map(\.batchID)).count == 2)
         #expect(rig.upload.authorizationPauses == 1 && rig.upload.retries == 0)
         await rig.close()
     }
@@ -175,6 +183,8 @@ struct UploadFaultTests {
         _ = try await rig.proxy.waitForRequests(2)
         // The third within the second's (2 s): once the uploader sleeps its backoff (not a request timeout).
         #expect(await rig.clock.sleepRequested(after: mark) { $0 > .zero && $0 <= .seconds(2) })
+        // Asleep, not only asked for, before the clock moves.
+        #expect(await rig.clock.sleeper(within: .seconds(2)))
         rig.clock.advance(by: .seconds(2))
         let three = try await rig.proxy.waitForRequests(3)
         #expect(three.map(\.retryCount) == [nil, 1, 2])

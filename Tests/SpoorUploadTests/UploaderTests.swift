@@ -7,7 +7,7 @@ import SpoorTesting
 import Testing
 @testable import SpoorUpload
 import SpoorSystem
-@testable import SpoorLog
+import SpoorLog
 
 /// A random source that always gives the same word: `.max` draws the top of the jitter range, `0` the bottom.
 struct FixedRandom: RandomNumberGenerator, Sendable {
@@ -16,6 +16,9 @@ struct FixedRandom: RandomNumberGenerator, Sendable {
 }
 
 /// A log with events, an uploader over a scripted client and a manual clock.
+///
+/// One batch in flight unless a test asks for more: most tests script answers in request order, which a window
+/// would interleave (the window's own rules are tested on ``UploadStateMachine`` alone).
 final class UploadHarness {
     let directory = TemporaryDirectory()
     let log: EventLog
@@ -26,10 +29,10 @@ final class UploadHarness {
 
     init(events: Int, client: ScriptedHTTPClient = ScriptedHTTPClient(), batchSize: Int = 100, token: String? = "secret",
          random: any RandomNumberGenerator & Sendable = FixedRandom(word: .max), rejectedLimits: RejectedArea.Limits = .init(),
-         policy: UploadPolicy = .always, flushInterval: Duration? = nil) throws {
+         policy: UploadPolicy = .always, flushInterval: Duration? = nil, maxBatchesInFlight: Int = 1) throws {
         self.client = client
         log = try EventLog(directory: directory.url, configuration: EventLog.Configuration(durability: .none), logger: capture.logger)
-        if events > 0 { log.append(Fixtures.buffer(0..<events)) }
+        if events > 0 { log.append(UploadFixtures.buffer(0..<events)) }
         var configuration = UploadConfiguration(url: URL(string: "http://collector.test/v1/batch")!, token: token)
         configuration.client = client
         configuration.clock = clock
@@ -39,13 +42,14 @@ final class UploadHarness {
         configuration.networkMonitor = nil
         configuration.rejectedLimits = rejectedLimits
         configuration.policy = policy
+        configuration.maxBatchesInFlight = maxBatchesInFlight
         uploader = try Uploader(log: log, configuration: configuration, logger: capture.logger)
     }
 
     /// The sequence numbers each request carried, in request order.
     func sequencesSent() throws -> [[Int]] {
         try client.requests.map { request in
-            try Fixtures.sequences(inBatch: FrameDecoder().decode(request.body).payload)
+            try UploadFixtures.sequences(inBatch: FrameDecoder().decode(request.body).payload)
         }
     }
 
@@ -145,6 +149,58 @@ final class UploadHarness {
         #expect(h.uploader.counters.state == .stopped)
     }
 
+    @Test func aWindowKeepsSeveralBatchesOnTheWireAndReleasesThemInOrder() async throws {
+        // The first request stalls; the next three are answered at once but must wait for it to leave the outbox.
+        let client = ScriptedHTTPClient([.stall])
+        let h = try UploadHarness(events: 250, client: client, batchSize: 50, maxBatchesInFlight: 4)
+        h.uploader.start()
+        #expect(await h.client.requests(atLeast: 4))
+        #expect(h.client.maxConcurrentRequests >= 2)
+        // The stalled request times out after 30 s; the retry waits the first backoff (1 s) as a lone probe.
+        #expect(await h.clock.sleeper(exactly: .seconds(30)))
+        h.clock.advance(by: .seconds(30))
+        #expect(await h.clock.sleeper(exactly: .seconds(1)))
+        #expect(h.client.requests.count == 4)
+        // Delivered or not, nothing left the outbox ahead of the first batch.
+        #expect(h.log.pendingBatches().count == 4)
+        #expect(h.uploader.counters.deliveredBatches == 0)
+        h.clock.advance(by: .seconds(1))
+        let result = await h.uploader.flush()
+        #expect(result.isComplete, "\(result)")
+        #expect(result.deliveredEvents == 250)
+        let ids = h.client.requests.map { $0.header("Spoor-Batch-Id")! }
+        #expect(ids.count == 6)
+        #expect(ids[4] == ids[0])
+        #expect(h.client.requests[4].header("Spoor-Retry-Count") == "1")
+        #expect(Set(ids).count == 5)
+        // Every event exactly once, in order, over the requests that got an answer.
+        let delivered = try h.client.requests.enumerated().filter { $0.offset != 0 }.map { try UploadFixtures.sequences(inBatch: FrameDecoder().decode($0.element.body).payload) }
+        #expect(delivered.flatMap { $0 }.sorted() == Array(0..<250))
+        await h.uploader.stop()
+    }
+
+    @Test func aStallPastTheIntervalAndTheFlushTimeoutIsRetried() async throws {
+        // One clock step passes the flush interval, a flush's timeout and the stalled request's timeout at once.
+        let client = ScriptedHTTPClient([.stall])
+        let h = try UploadHarness(events: 60, client: client, flushInterval: .seconds(15), maxBatchesInFlight: 4)
+        h.uploader.start(sendingLeftovers: false)
+        let uploader = h.uploader
+        async let flushing = uploader.flush(timeout: .seconds(60))
+        #expect(await h.client.requests(atLeast: 1))
+        // The request's timeout is asleep on the clock (asked for is not enough: a sleep is asked for before it
+        // is registered, and a step in between would not wake it).
+        #expect(await h.clock.sleeper(exactly: .seconds(30)))
+        h.log.append(UploadFixtures.buffer(60..<100))
+        h.clock.advance(by: .seconds(599))
+        _ = await flushing
+        h.clock.advance(by: .seconds(600))
+        #expect(await h.client.requests(atLeast: 2))
+        let result = await h.uploader.flush()
+        #expect(result.isComplete, "\(result)")
+        #expect(h.uploader.counters.deliveredEvents == 100)
+        await h.uploader.stop()
+    }
+
     @Test func theFlushIntervalRunsOnlyWhileTheAppIsStarted() async throws {
         let h = try UploadHarness(events: 0, flushInterval: .seconds(15))
         h.uploader.start(sendingLeftovers: false)
@@ -152,7 +208,7 @@ final class UploadHarness {
         #expect(await h.clock.sleeper(exactly: .seconds(15)))
         h.uploader.setIntervalActive(false)
         let mark = h.clock.sleepCount
-        h.log.append(Fixtures.buffer(0..<5))
+        h.log.append(UploadFixtures.buffer(0..<5))
         // A trigger (the end's upload) sends what waits; afterwards nothing wakes the uploader but a trigger.
         h.uploader.trigger()
         #expect(await h.client.requests(atLeast: 1))
@@ -161,7 +217,7 @@ final class UploadHarness {
         #expect(await h.nextPass())
         #expect(!h.clock.requested.dropFirst(mark).contains(.seconds(15)))
         #expect(h.client.requests.count == 1)
-        h.log.append(Fixtures.buffer(5..<8))
+        h.log.append(UploadFixtures.buffer(5..<8))
         // Started again: an upload at once, then the interval again.
         h.uploader.setIntervalActive(true)
         #expect(await h.client.requests(atLeast: 2))
@@ -321,7 +377,7 @@ final class UploadHarness {
             .map(\.description))
         // Delivered exactly once, in order.
         let delivered = try h.client.requests.filter { try FrameDecoder().decodeHeader($0.body).recordCount <= 25 }.map { request in
-            try Fixtures.sequences(inBatch: FrameDecoder().decode(request.body).payload)
+            try UploadFixtures.sequences(inBatch: FrameDecoder().decode(request.body).payload)
         }
         #expect(delivered.flatMap { $0 } == Array(0..<100))
         #expect(h.uploader.counters.splits == 3)
@@ -332,7 +388,7 @@ final class UploadHarness {
     @Test func aSplitIsDeterministicAndSurvivesARestart() throws {
         let directory = TemporaryDirectory()
         var log: EventLog? = try EventLog(directory: directory.url, configuration: .init(durability: .always))
-        log!.append(Fixtures.buffer(0..<11))
+        log!.append(UploadFixtures.buffer(0..<11))
         let parent = try #require(try log!.seal(maxRecords: 11))
         let frame = try log!.frame(of: parent.id)
         let once = try #require(try BatchSplit.halves(of: frame))
@@ -350,11 +406,11 @@ final class UploadHarness {
         let reopened = try EventLog(directory: directory.url, configuration: .init(durability: .always))
         #expect(reopened.pendingBatches().map(\.id) == headers.map(\.batchID))
         let sequences = try reopened.pendingBatches().flatMap { batch in
-            try Fixtures.sequences(inBatch: FrameDecoder().decode(reopened.frame(of: batch.id)).payload)
+            try UploadFixtures.sequences(inBatch: FrameDecoder().decode(reopened.frame(of: batch.id)).payload)
         }
         #expect(sequences == Array(0..<11))
         // A single event cannot be split.
-        reopened.append(Fixtures.buffer(11..<12))
+        reopened.append(UploadFixtures.buffer(11..<12))
         try reopened.release(headers[0].batchID)
         try reopened.release(headers[1].batchID)
         let single = try #require(try reopened.seal())
@@ -482,7 +538,7 @@ final class UploadHarness {
         allowed.withLock { $0 = true }
         #expect(await h.uploader.flush().deliveredEvents == 10)
         // A network that is down holds uploads whatever the policy; its return retries at once.
-        h.log.append(Fixtures.buffer(10..<20))
+        h.log.append(UploadFixtures.buffer(10..<20))
         h.uploader.networkChanged(NetworkStatus(isAvailable: false))
         #expect(await h.uploader.flush().pendingReason == .policy("custom"))
         h.uploader.networkChanged(NetworkStatus(isAvailable: true))
