@@ -26,8 +26,8 @@ public final class EventLog: @unchecked Sendable {
     public let configuration: Configuration
     let logger: Logger
     let path: String
-    var outboxPath: String { path + "/" + DirectoryLayout.outboxName }
-    var statePath: String { path + "/" + DirectoryLayout.stateName }
+    var outboxPath: String { path + "/" + StorageLayout.outboxName }
+    var statePath: String { path + "/" + StorageLayout.logStateName }
 
     /// Everything the log knows about its files, records and batches.
     let state: Locked<State>
@@ -180,7 +180,7 @@ public final class EventLog: @unchecked Sendable {
             let records = segment.records[segment.head...]
             let first = Int(records.first!.offset)
             let last = records.last!
-            let segmentPath = path + "/" + SegmentFormat.fileName(id: segment.id)
+            let segmentPath = path + "/" + StorageLayout.segmentName(id: segment.id)
             let bytes: [UInt8]
             do {
                 let fd = try FileIO.open(segmentPath, O_RDONLY)
