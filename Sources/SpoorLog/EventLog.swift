@@ -83,8 +83,12 @@ public final class EventLog: @unchecked Sendable {
         }
     }
 
+    /// A log released without ``close()`` persists its state file and releases the directory, but forces
+    /// nothing to disk: a `deinit` must not block. It loses only what the durability setting already allows a
+    /// crash of the machine to lose (the appends since the last sync); a crash of the process loses nothing, and
+    /// seals, releases and ``sync()`` made their own changes durable when they ran.
     deinit {
-        close()
+        finish(force: false)
     }
 
     // MARK: - Appending
@@ -209,10 +213,15 @@ public final class EventLog: @unchecked Sendable {
     /// durability is ``Durability/none``) and releases the directory. Later
     /// appends are dropped and counted.
     public func close() {
+        finish(force: configuration.durability != .none)
+    }
+
+    /// Persists the state file (forcing it and the segments to disk with `force`) and releases the directory.
+    private func finish(force: Bool) {
         let alreadyClosed = state.withLock { state in state.closed }
         if alreadyClosed { return }
         do {
-            try syncFiles(persistState: true, wait: true, force: configuration.durability != .none)
+            try syncFiles(persistState: true, wait: true, force: force)
         } catch {
             logger.error("spoor: could not persist the log while closing", metadata: ["error": "\(error)"])
         }
