@@ -20,26 +20,6 @@ public struct SealedBatch: Sendable, Hashable {
     public var isDurable: Bool
 }
 
-/// Outbox file names: `<segment 16 hex>-<offset 8 hex>-<batch id 32 hex>.spb`.
-///
-/// The segment and offset are the log position just past the batch's last
-/// record, so recovery knows where the log resumes even if the state file
-/// was not updated after the seal; names sort in log order.
-enum OutboxName {
-    static func make(end: LogPosition, id: BatchID) -> String {
-        hex(end.segment, digits: 16) + "-" + hex(UInt64(end.offset), digits: 8) + "-" + id.description + ".spb"
-    }
-
-    static func parse(_ name: String) -> (end: LogPosition, id: BatchID)? {
-        let parts = name.split(separator: "-")
-        guard name.hasSuffix(".spb"), parts.count == 3, parts[0].count == 16, parts[1].count == 8,
-              let segment = UInt64(parts[0], radix: 16), let offset = UInt64(parts[1], radix: 16),
-              let id = BatchID(hex: String(parts[2].dropLast(4)))
-        else { return nil }
-        return (LogPosition(segment: segment, offset: Int(offset)), id)
-    }
-}
-
 extension EventLog {
     /// Cuts the oldest live records into a batch and seals it into the outbox.
     ///
@@ -140,7 +120,7 @@ extension EventLog {
         var payload: [UInt8] = taken.context ?? []
         var count = 0
         for take in taken.takes {
-            let segmentPath = path + "/" + SegmentFormat.fileName(id: take.segment)
+            let segmentPath = path + "/" + StorageLayout.segmentName(id: take.segment)
             let first = Int(take.refs.first!.offset)
             let last = take.refs.last!
             do {
@@ -193,11 +173,11 @@ extension EventLog {
         }
 
         var info = SealedBatch(id: id, recordCount: count, codec: codec, frameBytes: frame.count, sealedAt: sealedAt, isDurable: true)
-        let name = OutboxName.make(end: taken.end, id: id)
+        let name = StorageLayout.batchName(end: taken.end, id: id)
         let filePath = outboxPath + "/" + name
         var pending = Pending(info: info, path: filePath, frame: nil, end: taken.end)
         do {
-            try FileIO.writeAtomically(frame, to: filePath, directory: outboxPath, durable: configuration.durability != .none)
+            try AtomicFile.write(frame, to: filePath, durable: configuration.durability != .none)
         } catch {
             logger.error("spoor: cannot write a sealed batch to the outbox; keeping it in memory", metadata: ["error": "\(error)"])
             info.isDurable = false

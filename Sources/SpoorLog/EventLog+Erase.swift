@@ -53,7 +53,7 @@ extension EventLog {
                 erased.batches += 1
             }
             for directory in [path, outboxPath] {
-                for name in (try? FileIO.list(directory)) ?? [] where name.hasSuffix(DirectoryLayout.quarantineSuffix) {
+                for name in (try? FileIO.list(directory)) ?? [] where name.hasSuffix(StorageLayout.quarantineSuffix) {
                     try FileIO.unlink(directory + "/" + name)
                     erased.quarantinedFiles += 1
                 }

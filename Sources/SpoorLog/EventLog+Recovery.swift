@@ -3,25 +3,6 @@ import Logging
 
 import SpoorWire
 
-/// What the names in a storage directory mean.
-package enum DirectoryLayout {
-    package static let lockName = "lock"
-    package static let stateName = "state"
-    package static let outboxName = "outbox"
-    /// The uploader's counters, kept beside the log so they survive restarts.
-    package static let uploadCountersName = "upload.json"
-    /// Files moved aside because they are damaged get this suffix.
-    package static let quarantineSuffix = ".bad"
-    /// Segment files larger than this are not ours (ours stay near the segment size).
-    package static let maxSegmentFileBytes = 256 << 20
-
-    package static func isOwn(_ name: String) -> Bool {
-        name == lockName || name == stateName || name == stateName + ".tmp" || name == outboxName
-            || name == RejectedArea.folderName || name == uploadCountersName || name == uploadCountersName + ".tmp"
-            || name.hasSuffix(quarantineSuffix) || SegmentFormat.id(fromFileName: name) != nil
-    }
-}
-
 extension EventLog {
     /// Takes the directory's lock, allowing a short grace period before calling it taken.
     ///
@@ -44,7 +25,7 @@ extension EventLog {
     /// Returns whether recovery found damage, which the caller persists at once.
     func recover(_ state: inout State) throws(StorageError) -> Bool {
         try PrivateDirectory.prepare(URL(fileURLWithPath: path, isDirectory: true), logger: logger)
-        let lockFD = try FileIO.open(path + "/" + DirectoryLayout.lockName, O_RDWR | O_CREAT)
+        let lockFD = try FileIO.open(path + "/" + StorageLayout.lockName, O_RDWR | O_CREAT)
         if !Self.lockExclusively(lockFD) {
             let code = FileIO.errno
             FileIO.closeFile(lockFD)
@@ -53,7 +34,7 @@ extension EventLog {
             }
             throw FileIO.error("flock", path, code: code)
         }
-        state.lockFile = OpenFile(fd: lockFD, path: path + "/" + DirectoryLayout.lockName)
+        state.lockFile = OpenFile(fd: lockFD, path: path + "/" + StorageLayout.lockName)
         try FileIO.makeDirectory(outboxPath)
 
         // The head: where live records start. The state file has it, unless a seal finished
@@ -80,13 +61,13 @@ extension EventLog {
         state.nextSegmentID = max(state.nextSegmentID, head.segment + 1)
 
         let names = try FileIO.list(path)
-        let foreign = names.filter { !DirectoryLayout.isOwn($0) }
+        let foreign = names.filter { !StorageLayout.isOwnLogEntry($0) }
         if !foreign.isEmpty {
             logger.warning("spoor: the storage directory holds files that are not Spoor's; they are left alone", metadata: [
                 "directory": "\(path)", "files": "\(foreign.prefix(10).joined(separator: ", "))",
             ])
         }
-        let ids = names.compactMap(SegmentFormat.id(fromFileName:)).sorted()
+        let ids = names.compactMap(StorageLayout.segmentID(fromName:)).sorted()
         for (index, id) in ids.enumerated() {
             state.nextSegmentID = max(state.nextSegmentID, id + 1)
             recoverSegment(&state, id: id, isLast: index == ids.count - 1, head: head)
@@ -109,7 +90,7 @@ extension EventLog {
 
     /// Scans one segment: indexes its live records, truncates a torn tail, pads over corrupt regions.
     private func recoverSegment(_ state: inout State, id: UInt64, isLast: Bool, head: LogPosition) {
-        let segmentPath = path + "/" + SegmentFormat.fileName(id: id)
+        let segmentPath = path + "/" + StorageLayout.segmentName(id: id)
         if id < head.segment {
             // Consumed before the last run ended; its deletion did not happen or was not durable.
             try? FileIO.unlink(segmentPath)
@@ -121,7 +102,7 @@ extension EventLog {
         do {
             fd = try FileIO.open(segmentPath, O_RDWR)
             let size = try FileIO.fileSize(fd, path: segmentPath)
-            guard size <= DirectoryLayout.maxSegmentFileBytes else {
+            guard size <= StorageLayout.maxSegmentFileBytes else {
                 FileIO.closeFile(fd)
                 state.counters.quarantined += 1
                 quarantine(&state, segmentPath, reason: "a segment file of \(size) bytes is larger than any Spoor writes")
@@ -219,13 +200,13 @@ extension EventLog {
         guard let names = try? FileIO.list(outboxPath) else { return }
         for name in names {
             let filePath = outboxPath + "/" + name
-            if name.hasSuffix(".tmp") {
+            if StorageLayout.isUnfinishedBatch(name) {
                 // A seal that did not finish: its records are still in the log.
                 try? FileIO.unlink(filePath)
                 continue
             }
-            if name.hasSuffix(DirectoryLayout.quarantineSuffix) { continue }
-            guard let parsed = OutboxName.parse(name) else {
+            if name.hasSuffix(StorageLayout.quarantineSuffix) { continue }
+            guard let parsed = StorageLayout.batch(fromName: name) else {
                 logger.warning("spoor: the outbox holds a file that is not a Spoor batch; left alone", metadata: ["file": "\(filePath)"])
                 continue
             }
@@ -249,7 +230,7 @@ extension EventLog {
     func quarantine(_ state: inout State, _ filePath: String, reason: String) {
         logger.error("spoor: \(reason); moved aside", metadata: ["file": "\(filePath)"])
         do {
-            try FileIO.rename(filePath, filePath + DirectoryLayout.quarantineSuffix)
+            try FileIO.rename(filePath, filePath + StorageLayout.quarantineSuffix)
         } catch {
             try? FileIO.unlink(filePath)
         }

@@ -37,8 +37,8 @@ extension EventLog {
                                        frameBytes: frame.count, sealedAt: header.sealedAt, isDurable: parent.info.isDurable)
                 if existing.contains(header.batchID) { continue }
                 if parent.path != nil {
-                    let filePath = outboxPath + "/" + OutboxName.make(end: end, id: header.batchID)
-                    try FileIO.writeAtomically(frame, to: filePath, directory: outboxPath, durable: configuration.durability != .none)
+                    let filePath = outboxPath + "/" + StorageLayout.batchName(end: end, id: header.batchID)
+                    try AtomicFile.write(frame, to: filePath, durable: configuration.durability != .none)
                     parts.append(Pending(info: info, path: filePath, frame: nil, end: end))
                 } else {
                     parts.append(Pending(info: info, path: nil, frame: frame, end: end))

@@ -122,7 +122,7 @@ extension EventLog {
     /// Creates the next segment file and makes it the active one.
     func startSegment(_ state: inout State) throws(StorageError) {
         let id = state.nextSegmentID
-        let segmentPath = path + "/" + SegmentFormat.fileName(id: id)
+        let segmentPath = path + "/" + StorageLayout.segmentName(id: id)
         let fd = try FileIO.open(segmentPath, O_WRONLY | O_CREAT | O_EXCL | O_APPEND)
         let file = OpenFile(fd: fd, path: segmentPath)
         state.nextSegmentID += 1
@@ -225,7 +225,7 @@ extension EventLog {
         let limit = state.inflightStart?.segment ?? .max
         while let first = state.segments.first, first.liveCount == 0, first.id < limit,
               !(state.active != nil && state.segments.count == 1) {
-            let segmentPath = path + "/" + SegmentFormat.fileName(id: first.id)
+            let segmentPath = path + "/" + StorageLayout.segmentName(id: first.id)
             do {
                 try FileIO.unlink(segmentPath)
             } catch {
@@ -250,7 +250,7 @@ extension EventLog {
             state.stateVersion += 1
         }
         logger.error("spoor: a record failed its checksum when read; skipped", metadata: [
-            "segment": "\(SegmentFormat.fileName(id: segment))", "offset": "\(offset)",
+            "segment": "\(StorageLayout.segmentName(id: segment))", "offset": "\(offset)",
         ])
     }
 

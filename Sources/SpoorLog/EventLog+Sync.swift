@@ -28,7 +28,7 @@ extension EventLog {
         var failure: StorageError?
         if force {
             for id in ids.sorted() {
-                let segmentPath = path + "/" + SegmentFormat.fileName(id: id)
+                let segmentPath = path + "/" + StorageLayout.segmentName(id: id)
                 do {
                     let fd = try FileIO.open(segmentPath, O_RDONLY)
                     defer { FileIO.closeFile(fd) }
@@ -45,7 +45,7 @@ extension EventLog {
         }
         if let stateBytes {
             do {
-                try FileIO.writeAtomically(stateBytes, to: statePath, directory: path, durable: force)
+                try AtomicFile.write(stateBytes, to: statePath, durable: force)
                 state.withLock { state in
                     state.persistedHead = head
                     state.persistedVersion = version

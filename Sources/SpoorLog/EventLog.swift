@@ -26,8 +26,8 @@ public final class EventLog: @unchecked Sendable {
     public let configuration: Configuration
     let logger: Logger
     let path: String
-    var outboxPath: String { path + "/" + DirectoryLayout.outboxName }
-    var statePath: String { path + "/" + DirectoryLayout.stateName }
+    var outboxPath: String { path + "/" + StorageLayout.outboxName }
+    var statePath: String { path + "/" + StorageLayout.logStateName }
 
     /// Everything the log knows about its files, records and batches.
     let state: Locked<State>
@@ -83,8 +83,12 @@ public final class EventLog: @unchecked Sendable {
         }
     }
 
+    /// A log released without ``close()`` persists its state file and releases the directory, but forces
+    /// nothing to disk: a `deinit` must not block. It loses only what the durability setting already allows a
+    /// crash of the machine to lose (the appends since the last sync); a crash of the process loses nothing, and
+    /// seals, releases and ``sync()`` made their own changes durable when they ran.
     deinit {
-        close()
+        finish(force: false)
     }
 
     // MARK: - Appending
@@ -180,7 +184,7 @@ public final class EventLog: @unchecked Sendable {
             let records = segment.records[segment.head...]
             let first = Int(records.first!.offset)
             let last = records.last!
-            let segmentPath = path + "/" + SegmentFormat.fileName(id: segment.id)
+            let segmentPath = path + "/" + StorageLayout.segmentName(id: segment.id)
             let bytes: [UInt8]
             do {
                 let fd = try FileIO.open(segmentPath, O_RDONLY)
@@ -209,10 +213,15 @@ public final class EventLog: @unchecked Sendable {
     /// durability is ``Durability/none``) and releases the directory. Later
     /// appends are dropped and counted.
     public func close() {
+        finish(force: configuration.durability != .none)
+    }
+
+    /// Persists the state file (forcing it and the segments to disk with `force`) and releases the directory.
+    private func finish(force: Bool) {
         let alreadyClosed = state.withLock { state in state.closed }
         if alreadyClosed { return }
         do {
-            try syncFiles(persistState: true, wait: true, force: configuration.durability != .none)
+            try syncFiles(persistState: true, wait: true, force: force)
         } catch {
             logger.error("spoor: could not persist the log while closing", metadata: ["error": "\(error)"])
         }

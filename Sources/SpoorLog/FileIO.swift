@@ -158,21 +158,9 @@ package enum FileIO {
         return names.sorted()
     }
 
-    /// Writes `bytes` to `path` through a temporary file and a rename, so readers see the old or the new content.
+    /// Kept for the uploader's `upload.json` until it calls ``AtomicFile/write(_:to:durable:)`` itself.
     package static func writeAtomically(_ bytes: [UInt8], to path: String, directory: String, durable: Bool) throws(StorageError) {
-        let temporary = path + ".tmp"
-        let fd = try open(temporary, O_WRONLY | O_CREAT | O_TRUNC)
-        do {
-            try bytes.withBytes { raw throws(StorageError) in try writeAll(fd, raw, path: temporary) }
-            if durable { try sync(fd, path: temporary) }
-        } catch {
-            closeFile(fd)
-            try? unlink(temporary)
-            throw error
-        }
-        closeFile(fd)
-        try rename(temporary, path)
-        if durable { try syncDirectory(directory) }
+        try AtomicFile.write(bytes, to: path, durable: durable)
     }
 }
 

@@ -98,15 +98,15 @@ extension EventLog {
             liveRecords: 0, liveBytes: 0, segments: [], batches: [], quarantined: [], foreign: []
         )
 
-        if names.contains(DirectoryLayout.lockName), let fd = try? FileIO.open(path + "/" + DirectoryLayout.lockName, O_RDONLY) {
+        if names.contains(StorageLayout.lockName), let fd = try? FileIO.open(path + "/" + StorageLayout.lockName, O_RDONLY) {
             if flock(fd, LOCK_SH | LOCK_NB) != 0 { report.inUse = true }
             FileIO.closeFile(fd)
         }
 
         var head = LogPosition(segment: 0, offset: 0)
         var countedShortRegions: Set<LogPosition> = []
-        if names.contains(DirectoryLayout.stateName) {
-            if let bytes = try? FileIO.readFile(path + "/" + DirectoryLayout.stateName, limit: 4096), let state = LogStateFile.decode(bytes) {
+        if names.contains(StorageLayout.logStateName) {
+            if let bytes = try? FileIO.readFile(path + "/" + StorageLayout.logStateName, limit: 4096), let state = LogStateFile.decode(bytes) {
                 report.stateFile = "ok"
                 report.counters = state.counters
                 head = state.head
@@ -116,14 +116,14 @@ extension EventLog {
             }
         }
 
-        let outbox = path + "/" + DirectoryLayout.outboxName
+        let outbox = path + "/" + StorageLayout.outboxName
         for name in (try? FileIO.list(outbox)) ?? [] {
-            if name.hasSuffix(DirectoryLayout.quarantineSuffix) {
-                report.quarantined.append(DirectoryLayout.outboxName + "/" + name)
+            if name.hasSuffix(StorageLayout.quarantineSuffix) {
+                report.quarantined.append(StorageLayout.outboxName + "/" + name)
                 continue
             }
-            guard let parsed = OutboxName.parse(name) else {
-                report.foreign.append(DirectoryLayout.outboxName + "/" + name)
+            guard let parsed = StorageLayout.batch(fromName: name) else {
+                report.foreign.append(StorageLayout.outboxName + "/" + name)
                 continue
             }
             head = max(head, parsed.end)
@@ -146,15 +146,15 @@ extension EventLog {
         }
 
         for name in names {
-            if name.hasSuffix(DirectoryLayout.quarantineSuffix) {
+            if name.hasSuffix(StorageLayout.quarantineSuffix) {
                 report.quarantined.append(name)
-            } else if !DirectoryLayout.isOwn(name) {
+            } else if !StorageLayout.isOwnLogEntry(name) {
                 report.foreign.append(name)
             }
-            guard let id = SegmentFormat.id(fromFileName: name) else { continue }
+            guard let id = StorageLayout.segmentID(fromName: name) else { continue }
             var segment = LogReport.Segment(file: name, bytes: 0, records: 0, liveRecords: 0, corruptRegions: 0, skippedRegions: 0, tailBytes: 0, tailIsTorn: false)
             do {
-                let bytes = try FileIO.readFile(path + "/" + name, limit: DirectoryLayout.maxSegmentFileBytes)
+                let bytes = try FileIO.readFile(path + "/" + name, limit: StorageLayout.maxSegmentFileBytes)
                 segment.bytes = bytes.count
                 if let problem = bytes.withUnsafeBytes({ SegmentFormat.headerProblem($0, id: id) }) {
                     segment.problem = "segment " + problem

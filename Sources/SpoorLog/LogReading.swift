@@ -84,14 +84,14 @@ extension EventLog {
             throw StorageError(.directoryUnavailable, path: path, reason: "not a directory")
         }
         var head = LogPosition(segment: 0, offset: 0)
-        if let bytes = try? FileIO.readFile(path + "/" + DirectoryLayout.stateName, limit: 4096), let state = LogStateFile.decode(bytes) {
+        if let bytes = try? FileIO.readFile(path + "/" + StorageLayout.logStateName, limit: 4096), let state = LogStateFile.decode(bytes) {
             head = state.head
         }
         // The outbox before the segments: a seal in between then shows its records as live ones here,
         // and the reader's cursor skips the batch next time.
         var snapshot = LogSnapshot(batches: [], head: LogCursor(), records: [])
-        let outbox = path + "/" + DirectoryLayout.outboxName
-        let batchNames = ((try? FileIO.list(outbox)) ?? []).compactMap { name in OutboxName.parse(name).map { (name, $0.end) } }
+        let outbox = path + "/" + StorageLayout.outboxName
+        let batchNames = ((try? FileIO.list(outbox)) ?? []).compactMap { name in StorageLayout.batch(fromName: name).map { (name, $0.end) } }
         for (name, end) in batchNames.sorted(by: { $0.1 < $1.1 }) {
             head = max(head, end)
             var batch = LogSnapshot.Batch(file: name, end: LogCursor(end), isBeforeCursor: LogCursor(end) <= cursor)
@@ -114,16 +114,16 @@ extension EventLog {
 
         snapshot.head = LogCursor(head)
         let start = max(LogCursor(head), cursor)
-        let ids = try FileIO.list(path).compactMap(SegmentFormat.id(fromFileName:)).sorted()
+        let ids = try FileIO.list(path).compactMap(StorageLayout.segmentID(fromName:)).sorted()
         for id in ids where id >= start.segment {
-            let segmentPath = path + "/" + SegmentFormat.fileName(id: id)
+            let segmentPath = path + "/" + StorageLayout.segmentName(id: id)
             // A follower polling an idle log: nothing past the cursor, so the segment need not be read.
             if id == start.segment, start.offset > SegmentFormat.headerSize,
                let attributes = try? FileManager.default.attributesOfItem(atPath: segmentPath),
                let size = attributes[.size] as? Int, size <= start.offset {
                 continue
             }
-            guard let bytes = try? FileIO.readFile(segmentPath, limit: DirectoryLayout.maxSegmentFileBytes),
+            guard let bytes = try? FileIO.readFile(segmentPath, limit: StorageLayout.maxSegmentFileBytes),
                   bytes.withUnsafeBytes({ SegmentFormat.headerProblem($0, id: id) }) == nil
             else { continue }
             let scan = bytes.withUnsafeBytes { SegmentScan($0) }

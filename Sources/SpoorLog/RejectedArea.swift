@@ -53,8 +53,8 @@ public final class RejectedArea: Sendable {
     }
 
     /// The folder's name inside a log directory.
-    public static let folderName = "rejected"
-    static let droppedFileName = "dropped"
+    public static let folderName = StorageLayout.rejectedFolderName
+    static let droppedFileName = StorageLayout.rejectedDroppedName
 
     /// The folder.
     public let directory: URL
@@ -94,8 +94,8 @@ public final class RejectedArea: Sendable {
             if summary.entries.contains(where: { $0.id == id.description }) { return [] }
             // Strictly increasing times, so the names sort in the order batches were set aside.
             let time = max(time, (summary.entries.last?.setAsideAt ?? .min) + 1)
-            let name = hex(UInt64(bitPattern: time), digits: 16) + "-" + id.description + "-" + String(format: "%03d", min(max(status, 0), 999)) + ".spb"
-            try FileIO.writeAtomically(frame, to: path + "/" + name, directory: path, durable: durable)
+            let name = StorageLayout.rejectedName(setAsideAt: time, id: id, status: status)
+            try AtomicFile.write(frame, to: path + "/" + name, durable: durable)
             summary.entries.append(Entry(file: name, id: id.description, status: status, setAsideAt: time, bytes: frame.count))
             var dropped: [Entry] = []
             while summary.entries.count > limits.maxBatches || (summary.bytes > limits.maxBytes && summary.entries.count > 1) {
@@ -105,7 +105,7 @@ public final class RejectedArea: Sendable {
             }
             if !dropped.isEmpty {
                 let total = summary.dropped + dropped.count
-                try FileIO.writeAtomically(Array("\(total)\n".utf8), to: path + "/" + Self.droppedFileName, directory: path, durable: durable)
+                try AtomicFile.write(Array("\(total)\n".utf8), to: path + "/" + Self.droppedFileName, durable: durable)
                 logger.error("spoor: the rejected area is full; its oldest batches were dropped", metadata: [
                     "dropped": "\(dropped.map(\.id).joined(separator: ","))", "droppedTotal": "\(total)",
                 ])
@@ -129,13 +129,9 @@ public final class RejectedArea: Sendable {
     }
 
     private static func parse(_ name: String, path: String) -> Entry? {
-        let parts = name.split(separator: "-")
-        guard name.hasSuffix(".spb"), parts.count == 3, parts[0].count == 16, parts[1].count == 32,
-              let time = UInt64(parts[0], radix: 16), BatchID(hex: String(parts[1])) != nil,
-              let status = Int(parts[2].dropLast(4))
-        else { return nil }
+        guard let parsed = StorageLayout.rejected(fromName: name) else { return nil }
         var info = stat()
         let bytes = stat(path + "/" + name, &info) == 0 ? Int(info.st_size) : 0
-        return Entry(file: name, id: String(parts[1]), status: status, setAsideAt: Int64(bitPattern: time), bytes: bytes)
+        return Entry(file: name, id: parsed.id.description, status: parsed.status, setAsideAt: parsed.setAsideAt, bytes: bytes)
     }
 }

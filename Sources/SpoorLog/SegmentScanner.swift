@@ -28,16 +28,6 @@ enum SegmentFormat {
         return bytes
     }
 
-    static func fileName(id: UInt64) -> String {
-        "seg-" + hex(id, digits: 16) + ".log"
-    }
-
-    /// The segment id in a file name of the form `seg-<16 hex>.log`.
-    static func id(fromFileName name: String) -> UInt64? {
-        guard name.hasPrefix("seg-"), name.hasSuffix(".log"), name.utf8.count == 24 else { return nil }
-        return UInt64(name.dropFirst(4).dropLast(4), radix: 16)
-    }
-
     /// Why a segment's header is unusable, or nil if it is fine.
     static func headerProblem(_ bytes: UnsafeRawBufferPointer, id: UInt64) -> String? {
         guard bytes.count >= headerSize else { return "shorter (\(bytes.count) bytes) than its header" }

@@ -83,12 +83,6 @@ public struct StorageInspection: Sendable {
     /// Files in a storage directory that are not the tracker's.
     public var foreign: [String]
 
-    /// Names a tracker keeps in its storage directory.
-    static let trackerFiles: Set<String> = [
-        PersistentStateFile.fileName, PersistentStateFile.corruptFileName, LifecycleCheckpointStore.fileName, CrashMarker.fileName,
-        Tracker.logFolderName, RejectedArea.folderName,
-    ]
-
     /// Reads `directory`: a tracker's storage directory when it holds the tracker's files, a log directory
     /// otherwise.
     public static func inspect(_ directory: URL) throws(StorageError) -> StorageInspection {
@@ -103,9 +97,7 @@ public struct StorageInspection: Sendable {
         } catch {
             throw StorageError(.directoryUnavailable, path: directory.path, reason: "cannot list: \(error.localizedDescription)")
         }
-        let isStorage = names.contains {
-            $0 == PersistentStateFile.fileName || $0 == LifecycleCheckpointStore.fileName || $0 == CrashMarker.fileName
-        } || (names.contains(Tracker.logFolderName) && !names.contains(DirectoryLayout.stateName))
+        let isStorage = StorageLayout.isStorageDirectory(holding: names)
         guard isStorage else {
             let rejected = directory.appendingPathComponent(RejectedArea.folderName, isDirectory: true)
             return StorageInspection(
@@ -129,7 +121,7 @@ public struct StorageInspection: Sendable {
             rejected: rejectedDirectory.map(Self.frames(in:)) ?? [], rejectedDirectory: rejectedDirectory,
             rejectedSummary: rejectedDirectory.map { RejectedArea.summary(logDirectory: $0.deletingLastPathComponent()) },
             upload: Uploader.savedCounters(logDirectory: log),
-            foreign: names.filter { !trackerFiles.contains($0) && !$0.hasPrefix("state.json.") })
+            foreign: names.filter { !StorageLayout.isTrackerEntry($0) })
     }
 
     /// Reads `state.json` as the tracker would, but never moves a damaged file aside.

@@ -98,11 +98,6 @@ package struct StoredValue: Codable, Equatable, Sendable {
 
 /// Reads and atomically replaces `state.json` in the storage directory.
 package struct PersistentStateFile: Sendable {
-    /// The file's name in the storage directory.
-    package static let fileName = "state.json"
-    /// Where an unreadable file is moved aside.
-    package static let corruptFileName = fileName + ".corrupt"
-
     package enum LoadOutcome: Equatable, Sendable {
         case loaded
         case created
@@ -113,7 +108,7 @@ package struct PersistentStateFile: Sendable {
     package let url: URL
 
     package init(directory: URL) {
-        url = directory.appendingPathComponent(Self.fileName)
+        url = directory.appendingPathComponent(StorageLayout.trackerStateName)
     }
 
     /// `optedOut` is the consent of a fresh install (``Configuration/startsOptedOut``).
@@ -130,7 +125,7 @@ package struct PersistentStateFile: Sendable {
             }
             return (state, .loaded)
         } catch {
-            let aside = url.deletingLastPathComponent().appendingPathComponent(Self.corruptFileName)
+            let aside = url.deletingLastPathComponent().appendingPathComponent(StorageLayout.corruptTrackerStateName)
             try? FileManager.default.removeItem(at: aside)
             try? FileManager.default.moveItem(at: url, to: aside)
             return (.fresh(day: today, optedOut: optedOut), .replacedCorrupt(reason: "\(error)"))

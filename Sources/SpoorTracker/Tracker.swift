@@ -133,12 +133,9 @@ public final class Tracker: Sendable {
         }
     }
 
-    /// The name of the durable event log's folder in the storage directory.
-    package static let logFolderName = "log"
-
     /// Where the durable event log lives: the `log` folder of the storage directory (beside `state.json`).
     public static func logDirectory(in storageDirectory: URL) -> URL {
-        storageDirectory.appendingPathComponent(logFolderName, isDirectory: true)
+        storageDirectory.appendingPathComponent(StorageLayout.logFolderName, isDirectory: true)
     }
 
     deinit {

@@ -66,7 +66,7 @@ import SpoorTestSupport
             let input = [UInt8](try Data(contentsOf: url))
             let file = (input.first.map { $0 & 1 == 0 } ?? true) ? header + input.dropFirst() : Array(input.dropFirst())
             let directory = TemporaryDirectory()
-            writeBytes(file, to: directory.path + "/" + SegmentFormat.fileName(id: 1))
+            writeBytes(file, to: directory.path + "/" + StorageLayout.segmentName(id: 1))
             let name = url.lastPathComponent
             let first: [[UInt8]]
             let counters: LogCounters

@@ -208,8 +208,8 @@ import SpoorTestSupport
         }
         writeBytes(Array("hello".utf8), to: directory.path + "/notes.txt")
         // A file named like a segment that is not one, and one whose header was cut short.
-        writeBytes(Array(repeating: 0x41, count: 100), to: directory.path + "/" + SegmentFormat.fileName(id: 0x100))
-        writeBytes(Array(SegmentFormat.header(id: 0x200).prefix(5)), to: directory.path + "/" + SegmentFormat.fileName(id: 0x200))
+        writeBytes(Array(repeating: 0x41, count: 100), to: directory.path + "/" + StorageLayout.segmentName(id: 0x100))
+        writeBytes(Array(SegmentFormat.header(id: 0x200).prefix(5)), to: directory.path + "/" + StorageLayout.segmentName(id: 0x200))
         let recorder = LogCapture()
         let log = try open(directory, logger: recorder.logger)
         #expect(Fixtures.sequences(log) == Array(0..<5))
@@ -218,8 +218,8 @@ import SpoorTestSupport
         #expect(recorder.contains(.error, "moved aside"))
         let names = directory.names()
         #expect(names.contains("notes.txt"))
-        #expect(names.contains(SegmentFormat.fileName(id: 0x100) + ".bad"))
-        #expect(!names.contains(SegmentFormat.fileName(id: 0x200)))
+        #expect(names.contains(StorageLayout.segmentName(id: 0x100) + ".bad"))
+        #expect(!names.contains(StorageLayout.segmentName(id: 0x200)))
         // New records go after every segment id seen, so order is kept.
         log.append(Fixtures.buffer(5..<8))
         log.close()

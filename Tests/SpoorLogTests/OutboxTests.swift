@@ -169,15 +169,6 @@ func everything(_ log: EventLog) throws -> [Int] {
         #expect(try Fixtures.sequences(inBatch: frame.payload) == Array(10..<20))
     }
 
-    @Test func outboxNamesRoundTrip() {
-        let id = BatchID.random()
-        let name = OutboxName.make(end: LogPosition(segment: 0x1F, offset: 4096), id: id)
-        let parsed = OutboxName.parse(name)
-        #expect(parsed?.id == id)
-        #expect(parsed?.end == LogPosition(segment: 0x1F, offset: 4096))
-        #expect(OutboxName.parse("junk.spb") == nil)
-    }
-
     /// After everything was sealed and released no segment file is left; new ones must still come after the head.
     @Test func aLogEmptiedCompletelyKeepsNewRecordsAcrossReopens() throws {
         let directory = TemporaryDirectory()

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import SpoorModel
+import SpoorLog
 import SpoorTesting
 @testable import SpoorTracker
 import SpoorTestSupport
@@ -122,7 +123,7 @@ struct LifecycleHarness {
             if !isFirstLaunch, fresh {
                 let earlier = try Tracker(configuration: configuration, store: InMemoryEventStore())
                 if !(await earlier.stored()) { Issue.record("the earlier tracker's writer did not save its state within \(testBound)") }
-                try? FileManager.default.removeItem(at: directory.appendingPathComponent(LifecycleCheckpointStore.fileName))
+                try? FileManager.default.removeItem(at: directory.appendingPathComponent(StorageLayout.lifecycleCheckpointName))
             }
             let tracker = try Tracker(configuration: configuration, store: store)
             self.tracker = tracker

@@ -1,5 +1,6 @@
 import Foundation
 import SpoorModel
+import SpoorLog
 import SpoorTesting
 import Testing
 @testable import SpoorTracker
@@ -98,7 +99,7 @@ struct LifecycleRecoveryTests {
     ])
     func corruptCheckpoint(contents: Data) async throws {
         let directory = makeTemporaryDirectory()
-        let url = directory.appendingPathComponent(LifecycleCheckpointStore.fileName)
+        let url = directory.appendingPathComponent(StorageLayout.lifecycleCheckpointName)
         try contents.write(to: url)
         let harness = try await LifecycleHarness(directory: directory)
         #expect(harness.controller.checkpointErrorCount == 1)

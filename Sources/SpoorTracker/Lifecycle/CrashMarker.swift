@@ -1,4 +1,5 @@
 package import Foundation
+import SpoorLog
 
 /// A crash the previous process recorded before it died.
 package struct CrashRecord: Sendable, Hashable {
@@ -14,7 +15,6 @@ package struct CrashRecord: Sendable, Hashable {
 /// Format: the crash's epoch milliseconds in decimal, a space, the reason, a newline. An empty file means
 /// no crash.
 package final class CrashMarker: @unchecked Sendable {
-    package static let fileName = "crash.marker"
     static let bufferSize = 512
 
     /// The open marker file. Immutable after init; the fd is closed in deinit.
@@ -25,7 +25,7 @@ package final class CrashMarker: @unchecked Sendable {
     /// Reads the crash a previous process recorded in `directory`; `nil` when it recorded none or the
     /// record is unreadable.
     package static func readPrevious(in directory: URL) -> CrashRecord? {
-        let url = directory.appendingPathComponent(fileName)
+        let url = directory.appendingPathComponent(StorageLayout.crashMarkerName)
         guard let data = try? Data(contentsOf: url), !data.isEmpty,
               let text = String(data: data, encoding: .utf8) else { return nil }
         let line = text.split(separator: "\n", omittingEmptySubsequences: false).first.map(String.init) ?? ""
@@ -36,7 +36,7 @@ package final class CrashMarker: @unchecked Sendable {
 
     /// Opens (and empties) the marker in `directory`; `nil` when the file cannot be opened.
     init?(directory: URL) {
-        let path = directory.appendingPathComponent(Self.fileName).path
+        let path = directory.appendingPathComponent(StorageLayout.crashMarkerName).path
         let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
         guard fd >= 0 else { return nil }
         self.fd = fd

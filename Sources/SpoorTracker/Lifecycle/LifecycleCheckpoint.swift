@@ -46,7 +46,6 @@ package struct CheckpointError: Error, Sendable, Hashable, CustomStringConvertib
 /// then the JSON. No fsync: a crash of the process keeps what was written; a power cut may lose the last
 /// few seconds, which only makes a recovered `$AppEnd` a little earlier.
 package final class LifecycleCheckpointStore: Sendable {
-    package static let fileName = "lifecycle.checkpoint"
     /// The room for one slot; a checkpoint with hundreds of visible pages still fits.
     static let slotSize = 64 << 10
     private static let magic: [UInt8] = Array("SPCK".utf8)
@@ -57,7 +56,7 @@ package final class LifecycleCheckpointStore: Sendable {
     private let file = Locked((fd: Int32(-1), sequence: UInt64(0)))
 
     package init(directory: URL) {
-        url = directory.appendingPathComponent(Self.fileName)
+        url = directory.appendingPathComponent(StorageLayout.lifecycleCheckpointName)
     }
 
     deinit {
