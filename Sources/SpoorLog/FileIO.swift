@@ -157,11 +157,6 @@ package enum FileIO {
         }
         return names.sorted()
     }
-
-    /// Kept for the uploader's `upload.json` until it calls ``AtomicFile/write(_:to:durable:)`` itself.
-    package static func writeAtomically(_ bytes: [UInt8], to path: String, directory: String, durable: Bool) throws(StorageError) {
-        try AtomicFile.write(bytes, to: path, durable: durable)
-    }
 }
 
 // Unambiguous names for libc functions that Swift types shadow.

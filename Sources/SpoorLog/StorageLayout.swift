@@ -162,6 +162,3 @@ package enum StorageLayout {
         name.hasSuffix(temporarySuffix) && batch(fromName: String(name.dropLast(temporarySuffix.utf8.count))) != nil
     }
 }
-
-/// The name the uploader still uses for ``StorageLayout``.
-package typealias DirectoryLayout = StorageLayout

@@ -27,7 +27,7 @@ public import SpoorLog
 /// upload. Each state change is logged once, not each retry.
 public final class Uploader: Sendable {
     /// The file in the log directory that keeps the counters across launches.
-    public static let countersFileName = DirectoryLayout.uploadCountersName
+    public static let countersFileName = StorageLayout.uploadCountersName
 
     /// The log whose batches are sent.
     public let log: EventLog
@@ -513,7 +513,7 @@ public final class Uploader: Sendable {
     private func saveCounters(_ counters: UploadCounters) {
         guard let data = try? JSONEncoder().encode(counters) else { return }
         let directory = log.directory.standardizedFileURL.path
-        try? FileIO.writeAtomically(Array(data), to: directory + "/" + Self.countersFileName, directory: directory, durable: false)
+        try? AtomicFile.write(Array(data), to: directory + "/" + Self.countersFileName, durable: false)
     }
 
     /// Whether a 2xx answer says the collector had stored the batch before (`"duplicate": true`).
