@@ -3,6 +3,7 @@ import Testing
 import SpoorModel
 import SpoorTesting
 @testable import SpoorTracker
+import SpoorSystem
 import SpoorTestSupport
 
 /// One auto event as the lifecycle tests see it: name, time and the lifecycle's own properties (preset

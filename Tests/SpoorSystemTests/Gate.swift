@@ -1,0 +1,15 @@
+import SpoorSystem
+
+/// How long these tests wait for what is bound to happen: minutes, so a loaded machine still passes; a passing
+/// test never waits it out.
+let bound: Duration = .seconds(300)
+
+/// A gate threads wait at until a test opens it (or the bound passes).
+struct Gate: Sendable {
+    private let opened = Promise<Void>()
+
+    func open() { opened.fulfil(()) }
+
+    /// Blocks the calling thread until the gate is open; false if the bound passed first.
+    func pass() -> Bool { opened.wait(timeout: bound) != nil }
+}
