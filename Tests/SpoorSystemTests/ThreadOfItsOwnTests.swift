@@ -20,7 +20,7 @@ struct ThreadOfItsOwnTests {
             }
             return gate.pass()
         }
-        let all = await allEntered.value(orAfter: bound, false)
+        let all = await allEntered.value(orAfter: testBound, false)
         gate.open()
         #expect(all, "only \(entered.withLock { $0 }) of \(count) bodies were running at once")
         #expect(await passed == Array(repeating: true, count: count))
@@ -46,7 +46,7 @@ struct ThreadOfItsOwnTests {
 
     @Test("within a bound: the result when the body returns in time")
     func withinInTime() async {
-        #expect(await onThreadOfItsOwn(within: bound) { "done" } == "done")
+        #expect(await onThreadOfItsOwn(within: testBound) { "done" } == "done")
     }
 
     @Test("within a bound: nil when the body is still blocked at the bound, and the body goes on afterwards")
@@ -61,7 +61,7 @@ struct ThreadOfItsOwnTests {
         }
         #expect(answer == nil)
         gate.open()
-        #expect(await returned.value(orAfter: bound, false), "the body went on and passed the gate")
+        #expect(await returned.value(orAfter: testBound, false), "the body went on and passed the gate")
     }
 
     @Test("withLockIfAvailable answers nil without waiting while another thread holds the lock")
