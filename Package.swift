@@ -39,6 +39,11 @@ let package = Package(
         .library(name: "SpoorTooling", targets: ["SpoorTooling"]),
         // Realistic event streams, for the benchmarks, the load tools and tests; apps do not need it.
         .library(name: "SpoorWorkload", targets: ["SpoorWorkload"]),
+        // The small concurrency vocabulary every Spoor package shares (as swift-nio ships NIOConcurrencyHelpers):
+        // `Locked`, the one lock; `Promise`, a value delivered once and the one "first of result or deadline";
+        // `onThreadOfItsOwn`, the one way to run blocking work off the cooperative pool; the `Duration`
+        // conversions. It depends on nothing, so a nested package that links it fetches nothing more.
+        .library(name: "SpoorSystem", targets: ["SpoorSystem"]),
     ],
     traits: [
         .trait(name: "Tracker", description: "The tracker, its log and uploader (swift-log, swift-metrics)."),
@@ -88,7 +93,8 @@ let package = Package(
             ],
             swiftSettings: strictSwift + [systemLibrariesDefine]
         ),
-        // What the modules with threads and files share: the one lock, the system-call helper, deadlines.
+        // What the modules with threads and files share: the one lock, deadlines, threads for blocking work, the
+        // system-call helper. Public what the nested packages use (the product above), `package` the rest.
         .target(name: "SpoorSystem", swiftSettings: strictSwift),
         // The durable event log: segments of checksummed records, recovery, the outbox of sealed batches, the
         // rejected area, state files.
@@ -189,7 +195,7 @@ let package = Package(
         ),
         .testTarget(
             name: "SpoorAutoCaptureTests",
-            dependencies: ["SpoorModel", "SpoorTracker", "SpoorAutoCapture", "SpoorTesting", "SpoorTestSupport"],
+            dependencies: ["SpoorModel", "SpoorSystem", "SpoorTracker", "SpoorAutoCapture", "SpoorTesting", "SpoorTestSupport"],
             swiftSettings: strictSwift
         ),
     ]

@@ -1,7 +1,8 @@
 // swift-tools-version: 6.1
 // spoor-collector: the ingestion server (docs/collector.md). A nested package so that an app embedding the
 // `Spoor` product never fetches NIO, Hummingbird or a database driver. The collector builds on the root's
-// `SpoorWire` product alone (the event model and its encodings); the tracker (`Spoor`) is for tests only.
+// `SpoorWire` product (the event model and its encodings) and the `SpoorSystem` product (the concurrency vocabulary
+// every Spoor package shares); the tracker (`Spoor`) is for tests only.
 //
 //   swift build -c release --product spoor-collector
 //   swift test
@@ -14,6 +15,10 @@ let strictSwift: [SwiftSetting] = [
 ]
 
 let spoorWire: Target.Dependency = .product(name: "SpoorWire", package: "Spoor")
+/// The concurrency vocabulary every Spoor package shares: `Locked` (the one lock), `Promise` (a value delivered
+/// once, the one "first of result or deadline"), `onThreadOfItsOwn` (blocking work off the cooperative pool) and
+/// the `Duration` conversions. Not tracker code: it depends on nothing.
+let spoorSystem: Target.Dependency = .product(name: "SpoorSystem", package: "Spoor")
 
 let package = Package(
     name: "SpoorCollector",
@@ -50,7 +55,7 @@ let package = Package(
         .target(
             name: "SpoorCollectorCore",
             dependencies: [
-                spoorWire,
+                spoorWire, spoorSystem,
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Metrics", package: "swift-metrics"),
             ],
@@ -84,7 +89,7 @@ let package = Package(
         .target(
             name: "SpoorCollectorNATS",
             dependencies: [
-                "SpoorCollectorCore", "CNats",
+                "SpoorCollectorCore", "CNats", spoorSystem,
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -95,7 +100,7 @@ let package = Package(
         .executableTarget(
             name: "SpoorCollector",
             dependencies: [
-                "SpoorCollectorCore", "SpoorCollectorSQLite", "SpoorCollectorPostgres", "SpoorCollectorNATS", spoorWire,
+                "SpoorCollectorCore", "SpoorCollectorSQLite", "SpoorCollectorPostgres", "SpoorCollectorNATS", spoorWire, spoorSystem,
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "HummingbirdTLS", package: "hummingbird"),
@@ -113,12 +118,12 @@ let package = Package(
         ),
         // Driving a collector process from outside: starting it until it listens, blocking HTTP/1.1 on loopback,
         // its memory and CPU time. The load tool and the tests (the fault proxy, collector processes) share it.
-        .target(name: "SpoorLoopback", swiftSettings: strictSwift),
+        .target(name: "SpoorLoopback", dependencies: [spoorSystem], swiftSettings: strictSwift),
         // scripts/collector-load: concurrent clients posting realistic frames, and the decode-only rate.
         .executableTarget(
             name: "SpoorCollectorLoad",
             dependencies: [
-                "SpoorCollectorCore", "SpoorCollectorSQLite", "SpoorLoopback", spoorWire,
+                "SpoorCollectorCore", "SpoorCollectorSQLite", "SpoorLoopback", spoorWire, spoorSystem,
                 .product(name: "SpoorWorkload", package: "Spoor"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -131,7 +136,7 @@ let package = Package(
         // A scripted fault-injecting HTTP proxy, in front of a real collector process.
         .target(
             name: "SpoorFaultProxy",
-            dependencies: ["SpoorCollectorCore", "SpoorLoopback"],
+            dependencies: ["SpoorCollectorCore", "SpoorLoopback", spoorSystem],
             path: "Tests/SpoorFaultProxy",
             swiftSettings: strictSwift
         ),
@@ -145,7 +150,7 @@ let package = Package(
         // What the test targets share: real collector processes on loopback (restartable), and frames to send them.
         .target(
             name: "SpoorCollectorTestSupport",
-            dependencies: ["SpoorLoopback", spoorWire],
+            dependencies: ["SpoorLoopback", spoorWire, spoorSystem],
             path: "Tests/SpoorCollectorTestSupport",
             swiftSettings: strictSwift
         ),
@@ -153,6 +158,7 @@ let package = Package(
             name: "SpoorCollectorTests",
             dependencies: [
                 "SpoorCollectorCore", "SpoorCollectorSQLite", "SpoorCollectorTestSupport", "SpoorLoopback", "SpoorFaultProxy", spoorWire,
+                spoorSystem,
                 .product(name: "SpoorWorkload", package: "Spoor"),  // realistic events for EventRowsTests
                 .product(name: "GRDB", package: "GRDB.swift"),  // StoreFailureTests locks the SQLite file
             ],
@@ -172,7 +178,7 @@ let package = Package(
         .testTarget(
             name: "SpoorFaultTests",
             dependencies: [
-                "SpoorFaultProxy", "SpoorCollectorTestSupport", "SpoorLoopback", "SpoorCollectorCore",
+                "SpoorFaultProxy", "SpoorCollectorTestSupport", "SpoorLoopback", "SpoorCollectorCore", spoorSystem,
                 .product(name: "Spoor", package: "Spoor"),
                 .product(name: "SpoorTesting", package: "Spoor"),
                 .product(name: "GRDB", package: "GRDB.swift"),

@@ -50,6 +50,7 @@ let package = Package(
                 .product(name: "SpoorCollectorCore", package: "SpoorCollector"),
                 .product(name: "SpoorCollectorSQLite", package: "SpoorCollector"),
                 .product(name: "SpoorWire", package: "Spoor"),
+                .product(name: "SpoorSystem", package: "Spoor"),
             ],
             swiftSettings: strictSwift
         ),

@@ -47,6 +47,7 @@ let package = Package(
             dependencies: [
                 .product(name: "Spoor", package: "Spoor"), .product(name: "SpoorTooling", package: "Spoor"),
                 .product(name: "SpoorTesting", package: "Spoor"),  // ConditionWatchers
+                .product(name: "SpoorSystem", package: "Spoor"),  // Locked
             ],
             swiftSettings: strictSwift
         ),

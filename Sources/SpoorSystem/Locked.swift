@@ -6,7 +6,7 @@ import Musl
 import Darwin
 #endif
 
-/// A value guarded by a mutex: the one lock of the package.
+/// A value guarded by a mutex: the one lock of every Spoor package.
 ///
 /// The value is reachable only inside ``withLock(_:)``, so what a lock guards is written down in its type rather
 /// than in a comment. Decide under the lock, act outside it: bodies here only read and change the value and
@@ -17,12 +17,23 @@ import Darwin
 /// synchronization (Swift 6.3 reports every access under it as a race) and does see pthread mutexes; an
 /// uncontended lock and unlock costs the same, and neither allocates per use. (`Synchronization.Atomic` has no
 /// such problem, and serves the one lone flag read on `track()`'s hot path.)
-package final class Locked<Value>: @unchecked Sendable {
+///
+/// ```swift
+/// let counts = Locked([String: Int]())
+/// let seen = counts.withLock { counts in
+///     counts["batch", default: 0] += 1
+///     return counts["batch"]!
+/// }
+/// ```
+public final class Locked<Value>: @unchecked Sendable {
     // @unchecked: `value` is only touched between lock and unlock of `mutex`.
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
-    private var value: Value
+    // Reachable from the inlinable bodies below, so that a caller in another module gets `withLock` specialized
+    // for its closure rather than called through generic metadata; only ever touched with `mutex` held.
+    @usableFromInline var value: Value
 
-    package init(_ value: Value) {
+    /// A lock guarding `value`.
+    public init(_ value: Value) {
         self.value = value
         mutex = .allocate(capacity: 1)
         mutex.initialize(to: pthread_mutex_t())
@@ -44,34 +55,53 @@ package final class Locked<Value>: @unchecked Sendable {
         mutex.deallocate()
     }
 
-    /// Runs `body` with the value, holding the lock.
-    @inline(__always)
-    package func withLock<R, E: Error>(_ body: (inout Value) throws(E) -> R) throws(E) -> R {
-        pthread_mutex_lock(mutex)
-        defer { pthread_mutex_unlock(mutex) }
+    /// Runs `body` with the value, holding the lock, and returns what it returns.
+    ///
+    /// Keep `body` short and free of waits: it runs with every other caller of the lock held back. The lock is
+    /// not recursive; calling `withLock` on the same lock from inside `body` deadlocks.
+    @inlinable @inline(__always)
+    public func withLock<R, E: Error>(_ body: (inout Value) throws(E) -> R) throws(E) -> R {
+        lock()
+        defer { unlock() }
         return try body(&value)
     }
 
-    /// Runs `body` with the value if the lock is free now; returns nil without waiting when it is held.
-    package func withLockIfAvailable<R, E: Error>(_ body: (inout Value) throws(E) -> R) throws(E) -> R? {
-        guard pthread_mutex_trylock(mutex) == 0 else { return nil }
-        defer { pthread_mutex_unlock(mutex) }
+    /// Runs `body` with the value if the lock is free now and returns what it returns; returns nil without
+    /// waiting when the lock is held.
+    @inlinable
+    public func withLockIfAvailable<R, E: Error>(_ body: (inout Value) throws(E) -> R) throws(E) -> R? {
+        guard tryLock() else { return nil }
+        defer { unlock() }
         return try body(&value)
+    }
+
+    @usableFromInline func lock() {
+        pthread_mutex_lock(mutex)
+    }
+
+    @usableFromInline func tryLock() -> Bool {
+        pthread_mutex_trylock(mutex) == 0
+    }
+
+    @usableFromInline func unlock() {
+        pthread_mutex_unlock(mutex)
     }
 }
 
 extension Locked where Value == Void {
     /// A lock that serializes work rather than guarding a value (a sync, a seal).
-    package convenience init() { self.init(()) }
+    public convenience init() { self.init(()) }
 
-    /// Runs `body` holding the lock.
-    @inline(__always)
-    package func withLock<R, E: Error>(_ body: () throws(E) -> R) throws(E) -> R {
+    /// Runs `body` holding the lock, and returns what it returns.
+    @inlinable @inline(__always)
+    public func withLock<R, E: Error>(_ body: () throws(E) -> R) throws(E) -> R {
         try withLock { (_: inout Void) throws(E) -> R in try body() }
     }
 
-    /// Runs `body` if the lock is free now; returns nil without waiting when it is held.
-    package func withLockIfAvailable<R, E: Error>(_ body: () throws(E) -> R) throws(E) -> R? {
+    /// Runs `body` if the lock is free now, and returns what it returns; returns nil without waiting when the
+    /// lock is held.
+    @inlinable
+    public func withLockIfAvailable<R, E: Error>(_ body: () throws(E) -> R) throws(E) -> R? {
         try withLockIfAvailable { (_: inout Void) throws(E) -> R in try body() }
     }
 }

@@ -3,9 +3,19 @@ import Dispatch
 /// A value delivered once, by whichever of several parties comes first, to any number of waiters.
 ///
 /// The first ``fulfil(_:)`` wins and later ones are ignored, so a result and a deadline can race for the same
-/// promise: ``value(orAfter:_:sleep:spawn:)`` is the package's one "first of result or deadline". Waiters are
-/// tasks (``value``) or, where there is no task to suspend, threads (``wait(timeout:)``).
-package final class Promise<Value: Sendable>: Sendable {
+/// promise: ``value(orAfter:_:sleep:spawn:)`` is the one "first of result or deadline" of every Spoor package.
+/// Waiters are tasks (``value``) or, where there is no task to suspend, threads (``wait(timeout:)``).
+///
+/// It also replaces the semaphores, conditions and dispatch groups a thread would otherwise be joined with: the
+/// thread fulfils the promise when it is done, and a task awaits it without holding a thread of the cooperative
+/// pool.
+///
+/// ```swift
+/// let done = Promise<Int>()
+/// Thread.detachNewThread { done.fulfil(blockingWork()) }
+/// let result = await done.value(orAfter: .seconds(60), -1)
+/// ```
+public final class Promise<Value: Sendable>: Sendable {
     private enum Slot {
         case waiting(tasks: [CheckedContinuation<Value, Never>], threads: [DispatchSemaphore])
         case fulfilled(Value)
@@ -13,11 +23,12 @@ package final class Promise<Value: Sendable>: Sendable {
 
     private let slot = Locked(Slot.waiting(tasks: [], threads: []))
 
-    package init() {}
+    /// A promise with no value yet.
+    public init() {}
 
     /// Delivers `value` unless the promise already has one; returns whether this call delivered it.
     @discardableResult
-    package func fulfil(_ value: Value) -> Bool {
+    public func fulfil(_ value: Value) -> Bool {
         let waiters = slot.withLock { slot -> (tasks: [CheckedContinuation<Value, Never>], threads: [DispatchSemaphore])? in
             guard case .waiting(let tasks, let threads) = slot else { return nil }
             slot = .fulfilled(value)
@@ -29,8 +40,8 @@ package final class Promise<Value: Sendable>: Sendable {
         return true
     }
 
-    /// The value, once delivered.
-    package var value: Value {
+    /// The value, once delivered: suspends the task (not its thread) until then.
+    public var value: Value {
         get async {
             await withCheckedContinuation { continuation in
                 let ready = slot.withLock { slot -> Value? in
@@ -48,7 +59,7 @@ package final class Promise<Value: Sendable>: Sendable {
     }
 
     /// The value if it has been delivered, without waiting.
-    package var current: Value? {
+    public var current: Value? {
         slot.withLock { slot in
             if case .fulfilled(let value) = slot { return value }
             return nil
@@ -57,7 +68,7 @@ package final class Promise<Value: Sendable>: Sendable {
 
     /// Blocks the calling thread until the value is delivered or `timeout` has passed (then nil). For callers
     /// that are not tasks and must wait, such as a process about to terminate; never from a `deinit`.
-    package func wait(timeout: Duration) -> Value? {
+    public func wait(timeout: Duration) -> Value? {
         let signal = DispatchSemaphore(value: 0)
         let ready = slot.withLock { slot -> Value? in
             switch slot {
@@ -77,10 +88,15 @@ package final class Promise<Value: Sendable>: Sendable {
 
     /// The value, or `fallback` if `timeout` passes first: whichever comes first is delivered to every waiter.
     ///
+    /// The promise is only raced, never cancelled: whoever was going to deliver the value goes on, and its late
+    /// ``fulfil(_:)`` is ignored. Where the work must be stopped at the deadline, the caller cancels it.
+    ///
     /// - Parameters:
+    ///   - timeout: how long to wait for the value, from now.
+    ///   - fallback: the value delivered if `timeout` passes first.
     ///   - sleep: how to wait out `timeout`; throws when cancelled. Injected so tests drive time.
     ///   - spawn: how to start the timer task (the uploader runs its tasks on an executor of its own).
-    package func value(
+    public func value(
         orAfter timeout: Duration, _ fallback: Value,
         sleep: @escaping @Sendable (Duration) async throws -> Void = { try await Task.sleep(for: $0) },
         spawn: (@escaping @Sendable () async -> Void) -> Task<Void, Never> = { body in Task { await body() } }

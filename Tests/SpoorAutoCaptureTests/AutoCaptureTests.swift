@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 import SpoorModel
+import SpoorSystem
 import SpoorTestSupport
 import SpoorTracker
 import Testing

@@ -6,6 +6,7 @@ import SpoorTesting
 import Testing
 
 @testable import SpoorTracker
+import SpoorSystem
 import SpoorTestSupport
 
 /// The tracker over the real durable log: events go in through the public API and come back out decoded.

@@ -4,6 +4,7 @@ import SpoorTesting
 import Testing
 
 @testable import SpoorTracker
+import SpoorSystem
 import SpoorTestSupport
 
 private struct BuyProduct: TrackedEvent {

@@ -4,6 +4,7 @@ import SpoorModel
 import SpoorLog
 import SpoorTesting
 @testable import SpoorTracker
+import SpoorSystem
 import SpoorTestSupport
 
 /// One auto event as the lifecycle tests see it: name, time and the lifecycle's own properties (preset

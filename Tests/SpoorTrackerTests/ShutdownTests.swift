@@ -2,6 +2,7 @@ import Foundation
 import SpoorModel
 import SpoorWire
 import SpoorLog
+import SpoorSystem
 import SpoorTestSupport
 import SpoorSystem
 import Testing

@@ -4,6 +4,7 @@ import Logging
 import Metrics
 import SpoorCollectorCore
 import SpoorModel
+import SpoorSystem
 import SpoorWire
 import Synchronization
 
@@ -99,8 +100,7 @@ final class BatchHandler: Sendable {
         let start = ContinuousClock.now
         let answer = await ingest.handle(body, receivedAt: Int64(Date().timeIntervalSince1970 * 1000))
         if answer.status == 200 {
-            let elapsed = (ContinuousClock.now - start).components
-            storeLatency.recordNanoseconds(elapsed.seconds * 1_000_000_000 + elapsed.attoseconds / 1_000_000_000)
+            storeLatency.recordInterval(since: start)
             if answer.duplicate {
                 duplicates.increment()
             } else {
@@ -123,8 +123,7 @@ final class BatchHandler: Sendable {
     /// the connection, which ends the read that waits on it, and the answer is 408.
     private func readBody(_ stream: RequestBody, limit: Int, deadline: Duration, context: CollectorContext) async -> BodyRead {
         let expired = Expiry()
-        let (seconds, attoseconds) = deadline.components
-        let timer = context.channel.eventLoop.scheduleTask(in: .nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)) {
+        let timer = context.channel.eventLoop.scheduleTask(in: .nanoseconds(deadline.nanoseconds)) {
             expired.set()
             context.stopReading()
         }
@@ -133,7 +132,7 @@ final class BatchHandler: Sendable {
         timer.cancel()
         guard expired.isSet else { return read }
         return .refused(.error(408, "body_timeout", """
-            the body did not arrive within \(seconds) s \
+            the body did not arrive within \(deadline.components.seconds) s \
             (\(bodyDeadline.grace.components.seconds) s, then \(bodyDeadline.minimumRate) bytes a second)
             """), reserved: reserved.count)
     }
@@ -170,23 +169,23 @@ private final class Expiry: Sendable {
 
 /// The bytes a body read has reserved so far, read by the reader's caller when the read is cut at its deadline.
 private final class ReservedBytes: Sendable {
-    private let bytes = Mutex(0)
+    private let bytes = Locked(0)
     var count: Int { bytes.withLock { $0 } }
     func add(_ count: Int) { bytes.withLock { $0 += count } }
 }
 
 /// `--ndjson`: every newly stored event as one `spoor decode` JSON line.
 final class NDJSONSink: Sendable {
-    private let handle: Mutex<FileHandle>
+    private let handle: Locked<FileHandle>
 
     init(path: String) throws {
         if path == "-" {
-            handle = Mutex(FileHandle.standardOutput)
+            handle = Locked(FileHandle.standardOutput)
         } else {
             if !FileManager.default.fileExists(atPath: path) { _ = FileManager.default.createFile(atPath: path, contents: nil) }
             guard let file = FileHandle(forWritingAtPath: path) else { throw CocoaError(.fileWriteNoPermission) }
             file.seekToEndOfFile()
-            handle = Mutex(file)
+            handle = Locked(file)
         }
     }
 

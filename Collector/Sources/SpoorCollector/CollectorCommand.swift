@@ -5,6 +5,7 @@ import SpoorCollectorCore
 import SpoorCollectorNATS
 import SpoorCollectorPostgres
 import SpoorCollectorSQLite
+import SpoorSystem
 
 /// `spoor-collector`: the command line.
 @main
@@ -91,8 +92,7 @@ enum StoreLocation: Equatable {
     ) throws -> any GroupStore {
         switch self {
         case .sqlite(let path):
-            let seconds = Double(timeout.components.seconds) + Double(timeout.components.attoseconds) / 1e18
-            return try SQLiteStore(path: path, busyTimeout: seconds, sync: sqliteSync, group: group)
+            return try SQLiteStore(path: path, busyTimeout: timeout.timeInterval, sync: sqliteSync, group: group)
         case .postgres(let location):
             return try PostgresStore(
                 location, maxConnections: maxConnections, timeout: timeout, group: group, logger: logger

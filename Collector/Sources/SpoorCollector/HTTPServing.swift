@@ -2,6 +2,7 @@ import Hummingbird
 import Logging
 import NIOCore
 import SpoorCollectorCore
+import SpoorSystem
 
 /// The request context of the collector's routes: Hummingbird's (its logger carries the request id), and the
 /// connection, to know whether the client is on loopback and to close a connection the collector gives up on.
@@ -40,8 +41,7 @@ struct CollectorContext: RequestContext, RemoteAddressRequestContext {
     /// with unread bytes would reset the connection before the client read the answer), but no longer than that.
     func close(after delay: Duration) {
         let channel = self.channel
-        channel.eventLoop.scheduleTask(in: .nanoseconds(Int64(delay.components.seconds) * 1_000_000_000
-                                                           + delay.components.attoseconds / 1_000_000_000)) {
+        channel.eventLoop.scheduleTask(in: .nanoseconds(delay.nanoseconds)) {
             channel.close(promise: nil)
         }
     }

@@ -1,7 +1,7 @@
 import Logging
 import Metrics
 import SpoorCollectorCore
-import Synchronization
+import SpoorSystem
 
 /// `GET /healthz`'s answer: whether the store answers, asked at most once per ``interval`` however many clients
 /// ask, and never twice at once (a request that comes while the store is being asked waits for that answer).
@@ -19,7 +19,7 @@ final class HealthCheck: Sendable {
         case checking(Task<Bool, Never>)
     }
 
-    private let state = Mutex(State.idle(last: nil))
+    private let state = Locked(State.idle(last: nil))
 
     init(store: any BatchStore, interval: Duration = .seconds(1), logger: Logger) {
         self.store = store

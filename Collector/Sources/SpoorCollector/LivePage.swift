@@ -1,7 +1,7 @@
 import Foundation
 import Hummingbird
 import SpoorCollectorCore
-import Synchronization
+import SpoorSystem
 
 /// The live events page: `GET /` with its style sheet and script, and `GET /v1/events/recent`, the JSON the page
 /// polls (docs/collector.md, "Live events page").
@@ -84,7 +84,7 @@ final class LiveAnswers: Sendable {
 
     /// The most answers kept; past it they are all dropped.
     static let capacity = 64
-    private let entries = Mutex<[LiveQuery: Entry]>([:])
+    private let entries = Locked<[LiveQuery: Entry]>([:])
 
     /// The answer to `query` built since the feed's newest position was `latest`, less than a second ago; else `build`'s.
     func answer(_ query: LiveQuery, latest: UInt64, build: () -> String) -> String {

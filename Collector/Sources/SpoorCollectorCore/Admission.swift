@@ -1,5 +1,5 @@
 import Metrics
-import Synchronization
+import SpoorSystem
 
 /// The collector's in-flight budget: how many batches it handles at once, and how many bytes all requests may hold.
 ///
@@ -18,7 +18,7 @@ public final class Admission: Sendable {
         var bytes = 0
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
     private let requestsGauge = Gauge(label: "spoor_collector_batches_in_flight")
     private let bytesGauge = Gauge(label: "spoor_collector_bytes_in_flight")
 

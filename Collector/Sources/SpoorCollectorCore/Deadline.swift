@@ -16,6 +16,12 @@ public struct DeadlineExceeded: Error, Sendable, Hashable, CustomStringConvertib
 /// interrupted on its own (a query on a connection whose server hangs) ends through a cancellation handler that
 /// closes what it waits on.
 ///
+/// Beside SpoorSystem's `Promise.value(orAfter:_:)`, which races a value against a deadline and leaves whoever
+/// owes the value running, this is the one deadline that cancels its work and waits for it to end. Each has its
+/// place: `Promise` where the work is not the caller's to stop (a thread, a callback, another party's answer),
+/// `withDeadline` where the work is a task the caller owns and nothing of it may outlive the call (a store's
+/// query must not go on after its request was answered).
+///
 /// ```swift
 /// let rows = try await withDeadline(.seconds(5)) {
 ///     try await database.query("SELECT 1")

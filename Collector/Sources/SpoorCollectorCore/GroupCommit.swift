@@ -1,5 +1,5 @@
-import Metrics
-import Synchronization
+package import Metrics
+import SpoorSystem
 
 /// Group commit: the batches of concurrent requests go into one transaction, one group at a time, so a store
 /// pays one commit (one fsync, one round trip) per group instead of per request.
@@ -57,7 +57,7 @@ public final class GroupCommit: Sendable {
     /// The limits each group keeps to.
     public let limits: Limits
     private let commit: Commit
-    private let state = Mutex(State())
+    private let state = Locked(State())
     private let groupBatches: Recorder
     private let groupEvents: Recorder
     private let commitTime: Metrics.Timer
@@ -190,9 +190,8 @@ public struct BatchGroup: Sendable {
 }
 
 extension Metrics.Timer {
-    /// Records the time since `start`.
-    func recordInterval(since start: ContinuousClock.Instant) {
-        let elapsed = (ContinuousClock.now - start).components
-        recordNanoseconds(elapsed.seconds * 1_000_000_000 + elapsed.attoseconds / 1_000_000_000)
+    /// Records the time since `start`: how every store and route of the collector times itself.
+    package func recordInterval(since start: ContinuousClock.Instant) {
+        recordNanoseconds((ContinuousClock.now - start).nanoseconds)
     }
 }

@@ -1,4 +1,4 @@
-import Synchronization
+import SpoorSystem
 import SpoorWire
 
 /// The newest events this collector stored, and the numbers the live events page draws, kept in memory.
@@ -31,7 +31,7 @@ public final class LiveFeed: Sendable {
     /// Bytes kept of each text field of a stub.
     static let stubFieldBytes = 256
 
-    private let state: Mutex<State>
+    private let state: Locked<State>
 
     private struct State {
         /// A ring of up to `capacity` slots; the live ones are `start..<start+count`, modulo `capacity`.
@@ -60,7 +60,7 @@ public final class LiveFeed: Sendable {
         self.maxEventBytes = maxEventBytes
         let digits = String(UInt64.random(in: .min ... .max), radix: 16)
         id = String(repeating: "0", count: 16 - digits.count) + digits
-        state = Mutex(State())
+        state = Locked(State())
     }
 
     /// Adds the events of a batch the store has just committed (not a duplicate: nothing was stored then).

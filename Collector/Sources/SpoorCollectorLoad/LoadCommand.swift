@@ -5,6 +5,7 @@ import SpoorCollectorCore
 import SpoorCollectorSQLite
 import SpoorLoopback
 import SpoorModel
+import SpoorSystem
 import SpoorWire
 import SpoorWorkload
 import Synchronization
@@ -101,7 +102,7 @@ struct LoadCommand: AsyncParsableCommand {
             let start = ContinuousClock.now
             let expected = "drained \(frames.count + 1) batches"
             _ = try await drain.line(timeout: .seconds(600)) { $0.hasPrefix(expected) }
-            let seconds = (ContinuousClock.now - start).seconds
+            let seconds = (ContinuousClock.now - start).timeInterval
             printRow("drain→sqlite", LoadResult(
                 seconds: seconds, latencies: [], peakRSS: try ProcessUsage.peakRSS(of: drain.pid),
                 cpuSeconds: try ProcessUsage.cpuSeconds(of: drain.pid), groups: nil
@@ -145,7 +146,7 @@ struct LoadCommand: AsyncParsableCommand {
             let answer = await ingest.handle(frame, receivedAt: 0)
             guard answer.status == 200 else { throw ValidationError("decode failed: \(answer.body)") }
         }
-        return (ContinuousClock.now - start).seconds
+        return (ContinuousClock.now - start).timeInterval
     }
 
     /// Seconds for the frames alone (header, CRC, decompression) and for the events' views without rows.
@@ -153,7 +154,7 @@ struct LoadCommand: AsyncParsableCommand {
         let frameDecoder = FrameDecoder(limits: FrameLimits(maxFrameBytes: 4 << 20, maxUncompressedBytes: 64 << 20, maxRecords: 1_000_000))
         var start = ContinuousClock.now
         let payloads = try frames.map { try frameDecoder.decode($0).payload }
-        let frameSeconds = (ContinuousClock.now - start).seconds
+        let frameSeconds = (ContinuousClock.now - start).timeInterval
         let decoder = EventDecoder()
         var count = 0
         start = ContinuousClock.now
@@ -162,7 +163,7 @@ struct LoadCommand: AsyncParsableCommand {
                 try Result { () throws(DecodeError) in try decoder.forEachEventView(inBatch: raw) { _ in count += 1 } }.get()
             }
         }
-        return (frameSeconds, (ContinuousClock.now - start).seconds)
+        return (frameSeconds, (ContinuousClock.now - start).timeInterval)
     }
 
     /// Seconds to insert the frames' rows into a new SQLite file in groups of `clients` batches, as the collector's
@@ -183,7 +184,7 @@ struct LoadCommand: AsyncParsableCommand {
         for group in stride(from: 0, to: records.count, by: clients) {
             _ = try await store.insertGroup(Array(records[group..<min(group + clients, records.count)]))
         }
-        return (ContinuousClock.now - start).seconds
+        return (ContinuousClock.now - start).timeInterval
     }
 
     /// Starts a collector on `store`, posts every frame from `clients` connections, and stops it.
@@ -193,7 +194,7 @@ struct LoadCommand: AsyncParsableCommand {
             arguments: ["serve", "--listen", "127.0.0.1:0", "--store", store, "--max-in-flight", "1024"] + collectorArguments
         )
         do {
-            let result = try measure(server, store: store, frames: frames, warmup: frame)
+            let result = try await measure(server, store: store, frames: frames, warmup: frame)
             try await server.stop()
             return result
         } catch {
@@ -203,40 +204,38 @@ struct LoadCommand: AsyncParsableCommand {
     }
 
     /// Posts every frame to `server` from `clients` connections, on threads of their own.
-    func measure(_ server: CollectorUnderLoad, store: String, frames: [[UInt8]], warmup frame: [UInt8]) throws -> LoadResult {
+    func measure(_ server: CollectorUnderLoad, store: String, frames: [[UInt8]], warmup frame: [UInt8]) async throws -> LoadResult {
         // A first batch creates the tables and opens connections before the clock starts.
-        let warmup = try BatchPoster(port: server.port)
-        guard try warmup.post(frame).status == 200 else { throw ValidationError("the warm-up batch failed") }
-        warmup.close()
+        let port = server.port
+        let warmedUp = try await onThreadOfItsOwn { () throws -> Bool in
+            let warmup = try BatchPoster(port: port)
+            defer { warmup.close() }
+            return try warmup.post(frame).status == 200
+        }
+        guard warmedUp else { throw ValidationError("the warm-up batch failed") }
 
         let next = NextIndex()
-        let clientResults = (0..<clients).map { _ in ClientResult() }
-        let group = DispatchGroup()
         let cpuBefore = try server.cpuSeconds()
         let start = ContinuousClock.now
-        for result in clientResults {
-            group.enter()
-            let port = server.port
-            Thread {
-                defer { group.leave() }
-                do {
-                    let client = try BatchPoster(port: port)
-                    defer { client.close() }
-                    while let index = next.take(below: frames.count) {
-                        let sent = ContinuousClock.now
-                        let answer = try client.post(frames[index])
-                        result.latencies.append((ContinuousClock.now - sent).seconds)
-                        if answer.status != 200 || !answer.body.hasSuffix(#""duplicate":false}"#) {
-                            result.failures.append("\(answer.status) \(answer.body)")
-                        }
+        let clientResults = await onThreadsOfTheirOwn(clients) { _ in
+            var result = ClientResult()
+            do {
+                let client = try BatchPoster(port: port)
+                defer { client.close() }
+                while let index = next.take(below: frames.count) {
+                    let sent = ContinuousClock.now
+                    let answer = try client.post(frames[index])
+                    result.latencies.append((ContinuousClock.now - sent).timeInterval)
+                    if answer.status != 200 || !answer.body.hasSuffix(#""duplicate":false}"#) {
+                        result.failures.append("\(answer.status) \(answer.body)")
                     }
-                } catch {
-                    result.failures.append("\(error)")
                 }
-            }.start()
+            } catch {
+                result.failures.append("\(error)")
+            }
+            return result
         }
-        group.wait()
-        let seconds = (ContinuousClock.now - start).seconds
+        let seconds = (ContinuousClock.now - start).timeInterval
         let failures = clientResults.flatMap(\.failures)
         guard failures.isEmpty else {
             throw ValidationError("\(failures.count) batches failed on \(store), first: \(failures[0])")
@@ -265,8 +264,8 @@ struct LoadResult {
     }
 }
 
-/// One client thread's latencies and failures; written by that thread only, read after it ends.
-final class ClientResult: @unchecked Sendable {
+/// One client thread's latencies and failures, returned when it ends.
+struct ClientResult: Sendable {
     var latencies: [Double] = []
     var failures: [String] = []
 }
@@ -286,8 +285,4 @@ struct DiscardingStore: BatchStore {
     func insert(_ batch: BatchRecord) async throws(StoreUnavailable) -> InsertResult { .stored }
     func ping() async throws(StoreUnavailable) {}
     func run() async { try? await gracefulShutdown() }
-}
-
-extension Duration {
-    var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
 }

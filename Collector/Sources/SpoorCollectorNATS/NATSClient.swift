@@ -2,7 +2,7 @@ import CNats
 import Dispatch
 import Foundation
 import SpoorCollectorCore
-import Synchronization
+import SpoorSystem
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -101,7 +101,7 @@ final class NATSClient: @unchecked Sendable {
     private let connection: OpaquePointer
     let jetStream: OpaquePointer
     private let waiters: AckWaiters
-    private let closed = Mutex(false)
+    private let closed = Locked(false)
     /// Where the blocking calls run.
     let blocking = DispatchQueue(label: "spoor.nats.blocking")
     let location: NATSLocation
@@ -149,7 +149,7 @@ final class NATSClient: @unchecked Sendable {
         let waiters = AckWaiters()
         var jsOptions = jsOptions()
         jsOptions_Init(&jsOptions)
-        jsOptions.Wait = Self.milliseconds(requestTimeout)
+        jsOptions.Wait = requestTimeout.milliseconds
         jsOptions.PublishAsync.AckHandler = ackHandler
         jsOptions.PublishAsync.AckHandlerClosure = Unmanaged.passUnretained(waiters).toOpaque()
         var jetStream: OpaquePointer?
@@ -210,7 +210,7 @@ final class NATSClient: @unchecked Sendable {
             var pending: OpaquePointer? = message
             var options = jsPubOptions()
             jsPubOptions_Init(&options)
-            options.MaxWait = Self.milliseconds(timeout)
+            options.MaxWait = timeout.milliseconds
             let status = messageID.withCString { id in
                 options.MsgId = id
                 return js_PublishMsgAsync(jetStream, &pending, &options)
@@ -251,8 +251,8 @@ final class NATSClient: @unchecked Sendable {
             config.Retention = js_LimitsPolicy
             config.Storage = js_FileStorage
             config.Replicas = Int64(settings.replicas)
-            config.Duplicates = Self.nanoseconds(settings.duplicateWindow)
-            config.MaxAge = Self.nanoseconds(settings.maxAge)
+            config.Duplicates = settings.duplicateWindow.nanoseconds
+            config.MaxAge = settings.maxAge.nanoseconds
             let added = subjects.withUnsafeMutableBufferPointer { list in
                 config.Subjects = list.baseAddress
                 config.SubjectsLen = Int32(list.count)
@@ -276,7 +276,7 @@ final class NATSClient: @unchecked Sendable {
             defer { free(stream) }
             options.Stream = UnsafePointer(stream)
             options.Config.AckPolicy = js_AckExplicit
-            options.Config.AckWait = Self.nanoseconds(ackWait)
+            options.Config.AckWait = ackWait.nanoseconds
             options.Config.MaxAckPending = 65_536
             var subscription: OpaquePointer?
             var code = jsErrCode(rawValue: 0)
@@ -310,21 +310,11 @@ final class NATSClient: @unchecked Sendable {
         let jetStreamCode = code.rawValue != 0 ? " (JetStream error \(code.rawValue))" : ""
         return StoreUnavailable("NATS: \(what): \(text)\(jetStreamCode)")
     }
-
-    static func milliseconds(_ duration: Duration) -> Int64 {
-        let parts = duration.components
-        return parts.seconds * 1000 + parts.attoseconds / 1_000_000_000_000_000
-    }
-
-    static func nanoseconds(_ duration: Duration) -> Int64 {
-        let parts = duration.components
-        return parts.seconds * 1_000_000_000 + parts.attoseconds / 1_000_000_000
-    }
 }
 
 /// The requests waiting for the stream's acknowledgement of their message, by the message's address.
 final class AckWaiters: Sendable {
-    private let waiting = Mutex<[UInt: CheckedContinuation<Result<PublishAck, StoreUnavailable>, Never>]>([:])
+    private let waiting = Locked<[UInt: CheckedContinuation<Result<PublishAck, StoreUnavailable>, Never>]>([:])
 
     func add(_ key: UInt, _ continuation: CheckedContinuation<Result<PublishAck, StoreUnavailable>, Never>) {
         waiting.withLock { $0[key] = continuation }

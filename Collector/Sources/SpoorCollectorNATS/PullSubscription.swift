@@ -1,6 +1,6 @@
 import CNats
-import Synchronization
 import SpoorCollectorCore
+import SpoorSystem
 
 /// A message fetched from the stream: its bytes, headers we read, and the handle to acknowledge it with.
 ///
@@ -63,7 +63,7 @@ final class PullSubscription: @unchecked Sendable {
             jsFetchRequest_Init(&request)
             request.Batch = Int32(clamping: count)
             request.MaxBytes = Int64(maxBytes)
-            request.Expires = NATSClient.nanoseconds(wait)
+            request.Expires = wait.nanoseconds
             let status = natsSubscription_FetchRequest(&list, subscription, &request)
             guard status == NATS_OK else {
                 natsMsgList_Destroy(&list)

@@ -1,5 +1,5 @@
 package import Foundation
-import Synchronization
+import SpoorSystem
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -24,7 +24,7 @@ package final class LineProcess: Sendable {
     package let pid: pid_t
     private let shared: Shared
     /// The write end of the child's standard input, while open (-1 without `input`, or once closed).
-    private let input: Mutex<Int32>
+    private let input: Locked<Int32>
 
     /// The most lines kept per stream: a chatty child's oldest lines are dropped (their indices stay counted).
     package static let keptLines = 100_000
@@ -79,7 +79,7 @@ package final class LineProcess: Sendable {
             throw LoopbackError("cannot start \(binary.path): error \(spawned)")
         }
         self.pid = pid
-        self.input = Mutex(stdin?.write ?? -1)
+        self.input = Locked(stdin?.write ?? -1)
         let shared = Shared(name: name)
         self.shared = shared
         for (stream, fd) in [(Stream.output, output.read), (.errors, errors.read)] {
@@ -222,12 +222,12 @@ private final class Shared: Sendable {
         }
     }
 
-    private let state: Mutex<State>
+    private let state: Locked<State>
     let name: String
 
     init(name: String) {
         self.name = name
-        state = Mutex(State(name: name))
+        state = Locked(State(name: name))
     }
 
     var hasExited: Bool { state.withLock { $0.status != nil } }
@@ -268,78 +268,38 @@ private final class Shared: Sendable {
     func wait<Value: Sendable>(
         _ what: String, timeout: Duration, _ decide: @escaping @Sendable (State) -> Result<Value, LoopbackError>?
     ) async throws -> Value {
-        let answer = Answer<Value>()
+        // Answered once, by whoever comes first: the awaited change, the bound, a cancellation.
+        let answer = Promise<Result<Value, any Error>>()
         let (id, now) = state.withLock { state -> (Int, Result<Value, LoopbackError>?) in
             let id = state.nextWaiter
             state.nextWaiter += 1
             if let decided = decide(state) { return (id, decided) }
             state.waiters[id] = { state in
                 guard let decided = decide(state) else { return false }
-                answer.give(decided.mapError { $0 })
+                answer.fulfil(decided.mapError { $0 })
                 return true
             }
             return (id, nil)
         }
         if let now { return try now.get() }
-        DispatchQueue.global().asyncAfter(deadline: .after(timeout)) { [self] in
-            guard forget(id) else { return }
-            let log = lines(.errors).suffix(10).joined(separator: "\n")
-            answer.give(.failure(LoopbackError("\(name): no \(what) within \(timeout)\(log.isEmpty ? "" : "; its last errors:\n\(log)")")))
-        }
         let result = await withTaskCancellationHandler {
-            await answer.value()
+            await answer.value(orAfter: timeout, .failure(TimedOut()))
         } onCancel: {
-            if forget(id) { answer.give(.failure(CancellationError())) }
+            if forget(id) { answer.fulfil(.failure(CancellationError())) }
+        }
+        if case .failure(let error) = result, error is TimedOut {
+            _ = forget(id)
+            let log = lines(.errors).suffix(10).joined(separator: "\n")
+            throw LoopbackError("\(name): no \(what) within \(timeout)\(log.isEmpty ? "" : "; its last errors:\n\(log)")")
         }
         return try result.get()
     }
 
+    /// What a wait's answer is when its bound came first.
+    private struct TimedOut: Error {}
+
     /// Removes a waiter; false when it was answered already.
     private func forget(_ id: Int) -> Bool {
         state.withLock { $0.waiters.removeValue(forKey: id) != nil }
-    }
-}
-
-/// One answer, given once by whoever comes first (the awaited change, the timer, a cancellation), before or after
-/// it is awaited.
-private final class Answer<Value: Sendable>: Sendable {
-    private enum Slot {
-        case empty
-        case awaited(CheckedContinuation<Result<Value, any Error>, Never>)
-        case given(Result<Value, any Error>)
-        case taken
-    }
-
-    private let slot = Mutex(Slot.empty)
-
-    func give(_ result: Result<Value, any Error>) {
-        let waiting = slot.withLock { slot -> CheckedContinuation<Result<Value, any Error>, Never>? in
-            switch slot {
-            case .empty:
-                slot = .given(result)
-                return nil
-            case .awaited(let continuation):
-                slot = .taken
-                return continuation
-            case .given, .taken:
-                return nil
-            }
-        }
-        waiting?.resume(returning: result)
-    }
-
-    /// The answer; awaited once.
-    func value() async -> Result<Value, any Error> {
-        await withCheckedContinuation { continuation in
-            let ready = slot.withLock { slot -> Result<Value, any Error>? in
-                guard case .given(let result) = slot else {
-                    slot = .awaited(continuation)
-                    return nil
-                }
-                slot = .taken
-                return result
-            }
-            if let ready { continuation.resume(returning: ready) }
-        }
     }
 }

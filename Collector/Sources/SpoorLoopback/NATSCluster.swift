@@ -1,5 +1,5 @@
 package import Foundation
-import Synchronization
+import SpoorSystem
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -34,7 +34,7 @@ package final class NATSCluster: Sendable {
     private let routes: [TCPForwarder]
     /// Each node's client forwarder, when restartable.
     private let clients: [TCPForwarder]
-    private let state: Mutex<State>
+    private let state: Locked<State>
 
     private struct State {
         var processes: [LineProcess?]
@@ -62,7 +62,7 @@ package final class NATSCluster: Sendable {
         }
         self.routes = routes
         self.clients = clients
-        state = Mutex(State(processes: Array(repeating: nil, count: size), clientPorts: Array(repeating: nil, count: size)))
+        state = Locked(State(processes: Array(repeating: nil, count: size), clientPorts: Array(repeating: nil, count: size)))
         do {
             // All at once: each finds the others through their forwarders, which follow the servers' logs.
             for index in nodes.indices { _ = try launch(index) }

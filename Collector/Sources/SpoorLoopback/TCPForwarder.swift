@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import SpoorSystem
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -31,7 +31,7 @@ package final class TCPForwarder: Sendable {
     /// The port clients connect to.
     package let port: Int
     private let listener: Int32
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     private struct State {
         var upstream = Upstream.starting
@@ -135,7 +135,7 @@ private final class Pair: @unchecked Sendable {
     private let first: HTTPConnection
     private let second: HTTPConnection
     private let forwarder: TCPForwarder
-    private let ended = Mutex(0)
+    private let ended = Locked(0)
 
     init(_ first: HTTPConnection, _ second: HTTPConnection, forwarder: TCPForwarder) {
         self.first = first

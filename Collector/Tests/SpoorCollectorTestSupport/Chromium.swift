@@ -1,7 +1,7 @@
 public import Foundation
 public import SpoorWire
 import SpoorLoopback
-import Synchronization
+import SpoorSystem
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -20,8 +20,8 @@ public final class Chromium: Sendable {
     private let pid: pid_t
     private let toBrowser: Int32
     private let fromBrowser: Int32
-    private let state = Mutex(State())
-    private let writing = Mutex(())
+    private let state = Locked(State())
+    private let writing = Locked(())
 
     private struct State {
         var nextID = 1
@@ -134,7 +134,8 @@ public final class Chromium: Sendable {
                 fail(id, CollectorTestError("\(method): cannot write to the browser"))
                 return
             }
-            DispatchQueue.global().asyncAfter(deadline: .after(timeout)) { [self] in
+            Task { [self] in
+                try await Task.sleep(for: timeout)
                 fail(id, CollectorTestError("\(method): no answer within \(timeout)"))
             }
         }
@@ -170,7 +171,8 @@ public final class Chromium: Sendable {
                 continuation.resume(with: outcome)
                 return
             }
-            DispatchQueue.global().asyncAfter(deadline: .after(timeout)) { [self] in
+            Task { [self] in
+                try await Task.sleep(for: timeout)
                 let late = state.withLock { $0.waiters.removeValue(forKey: waiter) }
                 late?.continuation?.resume(throwing: CollectorTestError("no \(method) within \(timeout)"))
             }
@@ -228,17 +230,17 @@ public final class Chromium: Sendable {
             _ = write(Array(message.serialized.utf8) + [0])
         }
         let pid = self.pid
-        await onOwnThread {
-            let exited = DispatchSemaphore(value: 0)
-            Thread.detachNewThread {
-                var status: Int32 = 0
-                while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
-                exited.signal()
-            }
-            if exited.wait(timeout: .after(.seconds(30))) == .timedOut {
-                _ = kill(pid, SIGKILL)
-                exited.wait()
-            }
+        let exited = Promise<Void>()
+        Thread.detachNewThread {
+            var status: Int32 = 0
+            while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+            exited.fulfil(())
+        }
+        let inTime = Promise<Bool>()
+        Task { await exited.value; inTime.fulfil(true) }
+        if await !inTime.value(orAfter: .seconds(30), false) {
+            _ = kill(pid, SIGKILL)
+            await exited.value
         }
         finish("closed by the test")
         closeDescriptor(toBrowser)
@@ -383,7 +385,7 @@ public struct BrowserPage: Sendable {
     /// `MutationObserver`), so nothing polls; past `timeout` it fails with the page's text at that moment.
     @discardableResult
     package func wait(until condition: String, timeout: Duration = waitBound) async throws -> JSONValue {
-        let milliseconds = timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000
+        let milliseconds = timeout.milliseconds
         let described = JSONValue.string(condition).serialized
         let script = """
         new Promise((resolve, reject) => {

@@ -5,7 +5,7 @@ import FoundationNetworking
 public import SpoorModel
 public import SpoorWire
 package import SpoorLoopback
-import Synchronization
+import SpoorSystem
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -30,7 +30,7 @@ public final class CollectorProcess: Sendable {
     private let environment: [String: String]?
     /// The file its standard error (the server's log) is appended to, if any.
     public let errorLog: URL?
-    private let state: Mutex<State>
+    private let state: Locked<State>
 
     private struct State {
         /// The running process, or the last one once stopped.
@@ -78,7 +78,7 @@ public final class CollectorProcess: Sendable {
         let (process, port) = try await CollectorLaunch.start(
             Self.binary(), serveArguments, environment: self.environment, standardError: errorLog
         )
-        state = Mutex(State(current: process, port: port))
+        state = Locked(State(current: process, port: port))
     }
 
     /// A collector still running is killed (nothing waits); its directory, when temporary, removed.

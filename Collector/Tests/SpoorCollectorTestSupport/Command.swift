@@ -1,5 +1,6 @@
 import Foundation
 import SpoorLoopback
+import SpoorSystem
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -33,7 +34,7 @@ public enum Command {
     ///
     /// posix_spawn, and waitpid on a thread of its own: the wait holds none of the cooperative pool's threads.
     public static func outcome(_ executable: String, _ arguments: [String]) async throws -> Outcome {
-        try await onOwnThread { () throws(CollectorTestError) in try runBlocking(executable, arguments) }
+        try await onThreadOfItsOwn { () throws(CollectorTestError) in try runBlocking(executable, arguments) }
     }
 
     private static func runBlocking(_ executable: String, _ arguments: [String]) throws(CollectorTestError) -> Outcome {

@@ -2,6 +2,7 @@ import Foundation
 import SpoorCollectorSQLite
 import SpoorCollectorTestSupport
 import SpoorLoopback
+import SpoorSystem
 import Testing
 
 @Suite("The drain: what it cannot decode goes to the dead-letter subject, never dropped")
@@ -22,7 +23,7 @@ struct DeadLetterTests {
         // The collector takes payloads up to 8 MiB; the drain, an older or stricter one, up to 1 MiB.
         let collector = try await CollectorProcess(store: url, arguments: ["--replicas", "1", "--max-decompressed", String(8 << 20)])
         let small = try Frames.frame(Frames.events(5))
-        let large = try await onOwnThread { () throws in try HostileClientTests.largeFrame(payloadBytes: 2 << 20) }
+        let large = try await onThreadOfItsOwn { () throws in try HostileClientTests.largeFrame(payloadBytes: 2 << 20) }
         #expect(try await collector.request(body: small).status == 200)
         #expect(try await collector.request(body: large).status == 200)
         let database = collector.directory.appendingPathComponent("drained.sqlite").path

@@ -1,5 +1,6 @@
 import Dispatch
 import SpoorCollectorCore
+import SpoorSystem
 import Synchronization
 import Testing
 
@@ -42,11 +43,11 @@ struct DeadlineTests {
             try await withDeadline(.milliseconds(20)) {
                 // Work that cancellation does not interrupt, and that ends only after it was cancelled (a while
                 // after: on another thread), so however late the timer fires, the deadline comes first.
-                let stop = Stop()
+                let stop = Promise<Void>()
                 await withTaskCancellationHandler {
-                    await stop.wait()
+                    await stop.value
                 } onCancel: {
-                    DispatchQueue.global().asyncAfter(deadline: .now() + 0.1) { stop.fire() }
+                    DispatchQueue.global().asyncAfter(deadline: .now() + 0.1) { stop.fulfil(()) }
                 }
                 ended.store(true, ordering: .releasing)
                 return 1
@@ -54,31 +55,5 @@ struct DeadlineTests {
         }
         let endedFirst = ended.load(ordering: .acquiring)
         #expect(endedFirst)
-    }
-}
-
-/// A one-time signal: ``wait()`` returns once ``fire()`` was called, before or after.
-private final class Stop: Sendable {
-    private let state = Mutex<(fired: Bool, waiting: CheckedContinuation<Void, Never>?)>((false, nil))
-
-    func wait() async {
-        await withCheckedContinuation { continuation in
-            let fired = state.withLock { state in
-                if !state.fired { state.waiting = continuation }
-                return state.fired
-            }
-            if fired { continuation.resume() }
-        }
-    }
-
-    func fire() {
-        let waiting = state.withLock { state in
-            defer {
-                state.fired = true
-                state.waiting = nil
-            }
-            return state.waiting
-        }
-        waiting?.resume()
     }
 }

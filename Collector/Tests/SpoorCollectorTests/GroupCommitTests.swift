@@ -1,5 +1,5 @@
 import SpoorCollectorCore
-import Synchronization
+import SpoorSystem
 import Testing
 
 @Suite("Group commit: the batches of concurrent requests in one transaction, one group at a time", .timeLimit(.minutes(10)))
@@ -7,7 +7,7 @@ struct GroupCommitTests {
     /// A store's commit that records each group, answers by the ids it holds, and holds the first group until
     /// `release()`; `failing` ids make their whole group fail.
     final class Recorder: Sendable {
-        private let state = Mutex<(groups: [[String]], stored: Set<String>, gate: CheckedContinuation<Void, Never>?)>(([], [], nil))
+        private let state = Locked<(groups: [[String]], stored: Set<String>, gate: CheckedContinuation<Void, Never>?)>(([], [], nil))
         let entered: AsyncStream<Void>
         private let enteredContinuation: AsyncStream<Void>.Continuation
         let failing: Set<String>

@@ -4,6 +4,7 @@ import SpoorCollectorSQLite
 import SpoorCollectorTestSupport
 import SpoorLoopback
 import SpoorModel
+import SpoorSystem
 import SpoorWire
 import Testing
 
@@ -16,7 +17,7 @@ struct HeldConnection: @unchecked Sendable {
 enum RawHTTP {
     /// Opens a connection to `port`, on a thread of its own (a blocking connect).
     static func connect(port: Int) async throws -> HeldConnection {
-        try await onOwnThread { () throws(LoopbackError) in HeldConnection(connection: try HTTPConnection(connectingTo: port)) }
+        try await onThreadOfItsOwn { () throws(LoopbackError) in HeldConnection(connection: try HTTPConnection(connectingTo: port)) }
     }
 
     /// Runs `work`, which blocks on `held`'s socket, on a thread of its own; if it has not returned within `bound`
@@ -24,10 +25,12 @@ enum RawHTTP {
     static func using<Value: Sendable>(
         _ held: HeldConnection, within bound: Duration = waitBound, _ work: @escaping @Sendable (HTTPConnection) throws -> Value
     ) async throws -> Value {
-        let watchdog = DispatchWorkItem { held.connection.shutDown() }
-        DispatchQueue.global().asyncAfter(deadline: .after(bound), execute: watchdog)
+        let watchdog = Task {
+            try await Task.sleep(for: bound)
+            held.connection.shutDown()
+        }
         defer { watchdog.cancel() }
-        return try await onOwnThread { () throws in try work(held.connection) }
+        return try await onThreadOfItsOwn { () throws in try work(held.connection) }
     }
 
     /// Sends `bytes` on a new connection to `port` and reads one response, off the cooperative pool since the
@@ -139,7 +142,7 @@ struct HostileClientTests {
     func slowConnections() async throws {
         let collector = try await CollectorProcess()
         let port = collector.port
-        let connections = try await onOwnThread { () throws -> [HeldConnection] in
+        let connections = try await onThreadOfItsOwn { () throws -> [HeldConnection] in
             var opened: [HeldConnection] = []
             for index in 0..<300 {
                 let connection = try HTTPConnection(connectingTo: port)
@@ -257,7 +260,7 @@ struct HostileClientTests {
     func inflatingBodies(arguments: [String]) async throws {
         let collector = try await CollectorProcess(arguments: arguments)
         // Built on a thread of their own: encoding and compressing 60 MiB would hold a thread of the cooperative pool.
-        let inflating = try await onOwnThread { () throws in try Self.inflatingFrame(events: 60) }
+        let inflating = try await onThreadOfItsOwn { () throws in try Self.inflatingFrame(events: 60) }
         let junk = try (0..<32).map { try Self.junkFrame(declared: 60 << 20, asZstd: $0 % 2 == 0, seed: UInt64($0)) }
         let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
             for _ in 0..<16 { group.addTask { try await collector.request(body: inflating).status } }
@@ -288,11 +291,11 @@ struct HostileClientTests {
         let baseline = try ProcessUsage.peakRSS(of: pid)
         // Ordinary events up to the 4 MiB payload limit are stored; control characters up to it pass the payload
         // limit and meet the row-text cap.
-        let large = try await onOwnThread { () throws in try Self.largeFrame(payloadBytes: (4 << 20) - (400 << 10)) }
+        let large = try await onThreadOfItsOwn { () throws in try Self.largeFrame(payloadBytes: (4 << 20) - (400 << 10)) }
         let largeAnswer = try await collector.request(body: large)
         #expect(largeAnswer.status == 200, "\(largeAnswer.body)")
         let stored = try ProcessUsage.peakRSS(of: pid)
-        let inflating = try await onOwnThread { () throws in try Self.inflatingFrame(events: 4) }
+        let inflating = try await onThreadOfItsOwn { () throws in try Self.inflatingFrame(events: 4) }
         let inflatingAnswer = try await collector.request(body: inflating)
         #expect(inflatingAnswer.status == 413 && inflatingAnswer.body.contains("rows_too_large"), "\(inflatingAnswer.body)")
         let refused = try ProcessUsage.peakRSS(of: pid)

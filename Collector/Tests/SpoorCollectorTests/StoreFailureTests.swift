@@ -5,13 +5,15 @@ import GRDB
 import SpoorCollectorCore
 import SpoorCollectorSQLite
 import SpoorModel
+import SpoorSystem
 import Testing
 
 /// A write lock on a collector's SQLite file, as another process would hold it, by a thread of its own until
-/// released. Taking and releasing it are awaited off the cooperative pool.
+/// released (or, should a test never release it, until the wait bound). Taking and releasing it are awaited, and
+/// hold no thread of the cooperative pool.
 final class SQLiteWriteLock: Sendable {
-    private let release = DispatchSemaphore(value: 0)
-    private let finished = DispatchSemaphore(value: 0)
+    private let release = Promise<Void>()
+    private let finished = Promise<Void>()
 
     private init() {}
 
@@ -19,18 +21,20 @@ final class SQLiteWriteLock: Sendable {
     static func lock(path: String) async throws -> SQLiteWriteLock {
         let lock = SQLiteWriteLock()
         let queue = try DatabaseQueue(path: path)
-        let locked = DispatchSemaphore(value: 0)
+        // True once the lock is held; false if taking it failed.
+        let locked = Promise<Bool>()
         let thread = Thread { [release = lock.release, finished = lock.finished] in
             try? queue.inDatabase { db in
                 try db.execute(sql: "BEGIN IMMEDIATE")
-                locked.signal()
-                release.wait()
+                locked.fulfil(true)
+                _ = release.wait(timeout: waitBound)
                 try db.execute(sql: "ROLLBACK")
             }
-            finished.signal()
+            locked.fulfil(false)
+            finished.fulfil(())
         }
         thread.start()
-        guard await onOwnThread({ locked.wait(timeout: .after(waitBound)) == .success }) else {
+        guard await locked.value(orAfter: waitBound, false) else {
             throw CollectorTestError("could not lock \(path)")
         }
         return lock
@@ -38,8 +42,8 @@ final class SQLiteWriteLock: Sendable {
 
     /// Releases the lock and waits until the thread has rolled back.
     func unlock() async {
-        release.signal()
-        await onOwnThread { [finished] in finished.wait() }
+        release.fulfil(())
+        await finished.value
     }
 }
 

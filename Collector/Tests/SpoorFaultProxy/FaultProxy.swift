@@ -1,7 +1,7 @@
 public import Foundation
 import SpoorCollectorCore
 import SpoorLoopback
-import Synchronization
+import SpoorSystem
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -33,9 +33,9 @@ public final class FaultProxy: Sendable {
     /// The port the proxy listens on.
     public let port: Int
     private let listener: Int32
-    private let state: Mutex<State>
-    /// Where stalls wait, so ``stop()`` can end them at once.
-    private let stallCondition = NSCondition()
+    private let state: Locked<State>
+    /// Fulfilled by ``stop()``; stalls wait on it, so stopping ends them at once.
+    private let stopped = Promise<Void>()
 
     private struct Waiter {
         var id: Int
@@ -64,7 +64,7 @@ public final class FaultProxy: Sendable {
         }
         listener = fd
         self.port = actualPort
-        state = Mutex(State(script: script, upstreamPort: upstreamPort))
+        state = Locked(State(script: script, upstreamPort: upstreamPort))
         let thread = Thread { [self] in acceptLoop() }
         thread.name = "fault-proxy-accept"
         thread.start()
@@ -139,9 +139,7 @@ public final class FaultProxy: Sendable {
         shutdown(listener, Int32(SHUT_RDWR))
         close(listener)
         for fd in sockets { shutdown(fd, Int32(SHUT_RDWR)) }
-        stallCondition.lock()
-        stallCondition.broadcast()
-        stallCondition.unlock()
+        stopped.fulfil(())
         for waiter in waiters { waiter.continuation.resume(throwing: FaultProxyError("the proxy stopped")) }
     }
 
@@ -259,12 +257,9 @@ public final class FaultProxy: Sendable {
         for (continuation, requests) in ready { continuation.resume(returning: requests) }
     }
 
+    /// Holds the connection's thread for `duration`, or until the proxy stops.
     private func stall(for duration: Duration) {
-        let (seconds, attoseconds) = duration.components
-        let deadline = Date().addingTimeInterval(Double(seconds) + Double(attoseconds) * 1e-18)
-        stallCondition.lock()
-        defer { stallCondition.unlock() }
-        while !isStopped, Date() < deadline { _ = stallCondition.wait(until: deadline) }
+        _ = stopped.wait(timeout: duration)
     }
 
     /// Sends the request to the collector on a fresh connection; returns its status and the response

@@ -4,6 +4,7 @@ import SpoorCollectorTestSupport
 import SpoorFaultProxy
 import SpoorLoopback
 import SpoorModel
+import SpoorSystem
 import Testing
 #if canImport(Glibc)
 import Glibc
@@ -112,8 +113,7 @@ struct KillRoundsTests {
             print("e2e crash: the evidence is in \(keep.path)")
         }
         try await collector.stop()
-        let elapsed = (ContinuousClock.now - started).components
-        let seconds = Double(elapsed.seconds) + Double(elapsed.attoseconds) / 1e18
+        let seconds = (ContinuousClock.now - started).timeInterval
         // Batches the collector took more than once (stored, then sent again after a kill): the duplicate case.
         let forwarded = proxy.requests.filter { $0.upstreamStatus == 200 }.compactMap(\.batchID)
         let resent = Dictionary(grouping: forwarded, by: { $0 }).values.filter { $0.count > 1 }.count

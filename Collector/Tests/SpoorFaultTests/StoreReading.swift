@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import SpoorCollectorTestSupport
 import SpoorLoopback
+import SpoorSystem
 import SpoorWire
 
 /// What a collector's SQLite store holds, read the way an analyst would.

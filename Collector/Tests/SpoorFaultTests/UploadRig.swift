@@ -3,6 +3,7 @@ import SpoorCollectorTestSupport
 import SpoorFaultProxy
 import SpoorLoopback
 import SpoorModel
+import SpoorSystem
 import SpoorTesting
 import SpoorTracker
 import SpoorLog
@@ -68,7 +69,7 @@ final class UploadRig {
         let tracker = self.tracker
         let first = next
         next += count
-        let accepted = await onOwnThread(within: waitBound) {
+        let accepted = await onThreadOfItsOwn(within: waitBound) {
             (first..<(first + count)).map { n -> Bool in
                 var merged = properties
                 merged["n"] = .int(Int64(n))

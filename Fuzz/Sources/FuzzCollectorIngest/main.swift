@@ -10,6 +10,7 @@ import Foundation
 import SpoorCollectorCore
 import SpoorCollectorSQLite
 import SpoorModel
+import SpoorSystem
 @_spi(Testing) import SpoorWire
 
 let store = try! SQLiteStore(path: nil)
@@ -26,13 +27,13 @@ struct FrameKeepingStore: BatchStore {
     func run() async {}
 }
 
-/// Runs async work to completion from the fuzzer's synchronous callback.
+/// Runs async work to completion from the fuzzer's synchronous callback (libFuzzer's thread, not a task). An input
+/// the request path never answers is a finding: it stops the run, as a crash does.
 func blocking<T: Sendable>(_ work: @escaping @Sendable () async -> T) -> T {
-    let done = DispatchSemaphore(value: 0)
-    nonisolated(unsafe) var result: T?
-    Task { result = await work(); done.signal() }
-    done.wait()
-    return result!
+    let result = Promise<T>()
+    Task { result.fulfil(await work()) }
+    guard let value = result.wait(timeout: .seconds(600)) else { fatalError("no answer within 10 minutes: a hang") }
+    return value
 }
 
 func storedEvents() -> Int { (try! store.countsByName()).reduce(0) { $0 + $1.count } }

@@ -4,6 +4,7 @@ import Glibc
 import Darwin
 #endif
 import Foundation
+import SpoorSystem
 import SpoorTesting
 
 /// How long a test waits for something bound to happen before it calls it a failure: minutes, so that a loaded
@@ -28,21 +29,9 @@ final class FollowedProcess: @unchecked Sendable {
         var status: Int32?
     }
 
-    /// A `State` under a lock; `ConditionWatchers` conditions read it.
-    private final class Guarded: @unchecked Sendable {
-        // @unchecked: `value` is only touched while `lock` is held.
-        private let lock = NSLock()
-        private var value = State()
-
-        func withLock<R>(_ body: (inout State) -> R) -> R {
-            lock.lock()
-            defer { lock.unlock() }
-            return body(&value)
-        }
-    }
-
     private let process = Process()
-    private let state = Guarded()
+    /// What the process did so far; `ConditionWatchers` conditions read it.
+    private let state = Locked(State())
     private let watchers = ConditionWatchers()
 
     /// Writing to a child that has already exited raises SIGPIPE, whose default action ends this whole test
