@@ -234,6 +234,12 @@ public struct Configuration: Sendable {
         guard requestTimeout >= .milliseconds(100), requestTimeout <= .seconds(600) else {
             throw ConfigurationError(field: "requestTimeout", reason: "must be between 100 ms and 10 minutes, got \(requestTimeout)")
         }
+        guard uploadBackoff.base >= .milliseconds(1), uploadBackoff.cap >= uploadBackoff.base,
+              uploadBackoff.cap <= .seconds(86_400) else {
+            throw ConfigurationError(
+                field: "uploadBackoff",
+                reason: "needs a base of at least 1 ms and a cap between the base and one day, got \(uploadBackoff.base) and \(uploadBackoff.cap)")
+        }
         guard (1...16).contains(maxBatchesInFlight) else {
             throw ConfigurationError(field: "maxBatchesInFlight", reason: "must be between 1 and 16, got \(maxBatchesInFlight)")
         }

@@ -1,4 +1,5 @@
 import Foundation
+import SpoorSystem
 
 /// Exponential backoff with full jitter: the n-th consecutive failure waits a uniformly random time in
 /// `0 ... min(cap, base × 2ⁿ⁻¹)` (1 s base and a 5 min cap by default).
@@ -20,8 +21,8 @@ public struct Backoff: Sendable, Hashable {
     /// The ceiling for the `failures`-th consecutive failure (1 for the first): `min(cap, base × 2^(failures-1))`.
     public func ceiling(afterFailures failures: Int) -> Duration {
         guard failures > 0 else { return .zero }
-        let baseNanos = Self.nanoseconds(base)
-        let capNanos = Self.nanoseconds(cap)
+        let baseNanos = base.nanoseconds
+        let capNanos = cap.nanoseconds
         let shift = min(failures - 1, 62)
         let (scaled, overflow) = baseNanos.multipliedReportingOverflow(by: Int64(1) << shift)
         return .nanoseconds(overflow || scaled > capNanos ? capNanos : scaled)
@@ -29,18 +30,12 @@ public struct Backoff: Sendable, Hashable {
 
     /// The delay before the next attempt after `failures` consecutive failures, drawn from `random`.
     public func delay(afterFailures failures: Int, using random: inout some RandomNumberGenerator) -> Duration {
-        let ceiling = Self.nanoseconds(ceiling(afterFailures: failures))
+        let ceiling = ceiling(afterFailures: failures).nanoseconds
         guard ceiling > 0 else { return .zero }
         // One draw scaled onto 0...ceiling (multiply-high, no rejection loop): a generator that always gives the
         // same word still gives an answer, and the all-ones word gives the ceiling itself.
         let scaled = random.next().multipliedFullWidth(by: UInt64(ceiling) + 1).high
         return .nanoseconds(Int64(scaled))
-    }
-
-    static func nanoseconds(_ duration: Duration) -> Int64 {
-        let (seconds, attoseconds) = duration.components
-        let (scaled, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
-        return overflow ? .max : scaled &+ attoseconds / 1_000_000_000
     }
 }
 

@@ -490,7 +490,7 @@ package struct UploadStateMachine {
         let delay = settings.backoff.delay(afterFailures: failures, using: &random)
         if let serverPause = retryAfter.flatMap({ RetryAfter.parse($0, nowMilliseconds: now.wall) }) {
             let pause = max(serverPause, delay)
-            let until = now.wall + Backoff.nanoseconds(pause) / 1_000_000
+            let until = now.wall + pause.milliseconds
             pausedUntil = (now.monotonic + pause, until)
             nextAttempt = nil
             counters.serverPauses += 1
@@ -498,7 +498,7 @@ package struct UploadStateMachine {
             return .pausedByServer
         }
         nextAttempt = now.monotonic + delay
-        counters.nextAttemptAt = now.wall + Backoff.nanoseconds(delay) / 1_000_000
+        counters.nextAttemptAt = now.wall + delay.milliseconds
         return .retryLater
     }
 

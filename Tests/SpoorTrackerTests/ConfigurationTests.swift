@@ -31,6 +31,7 @@ import SpoorTestSupport
     @Test(arguments: [
         "flushBulkSize", "flushInterval", "maxQueuedEvents", "maxBufferedEvents", "maxLogBytes", "serverURL", "storageDirectory",
         "durability", "sessionIdleTimeout", "sessionMaxDuration", "presetOverrides", "maxBatchesInFlight",
+        "uploadBackoff",
     ])
     func invalidFieldIsNamed(field: String) {
         let error = error { c in
@@ -46,11 +47,19 @@ import SpoorTestSupport
             case "sessionIdleTimeout": c.sessionIdleTimeout = .zero
             case "sessionMaxDuration": c.sessionMaxDuration = .seconds(1)
             case "maxBatchesInFlight": c.maxBatchesInFlight = 0
+            case "uploadBackoff": c.uploadBackoff = Backoff(base: .seconds(10), cap: .seconds(1))
             default: c.presetOverrides = ["bad key": "x"]
             }
         }
         #expect(error?.field == field)
         #expect(error?.description.contains(field) == true)
+    }
+
+    /// A zero base would retry in a tight loop; a cap past a day would leave events waiting that long.
+    @Test func theBackoffIsBoundedBothWays() {
+        #expect(error { $0.uploadBackoff = Backoff(base: .zero, cap: .seconds(1)) }?.field == "uploadBackoff")
+        #expect(error { $0.uploadBackoff = Backoff(base: .seconds(1), cap: .seconds(86_401)) }?.field == "uploadBackoff")
+        #expect(error { $0.uploadBackoff = Backoff(base: .milliseconds(1), cap: .seconds(86_400)) } == nil)
     }
 
     @Test func theUploadWindowIsBoundedByTheOutbox() {
