@@ -223,7 +223,9 @@ package struct UploadStateMachine {
     package mutating func requestFlush(at now: UploadInstant) -> (generation: UInt64?, actions: [Action]) {
         guard started, !stopping else { return (nil, []) }
         flushesRequested += 1
-        forcedAttempt = true
+        // One attempt through the backoff that stands now. Without one there is nothing to cut short: an attempt
+        // already on the wire is the flush's attempt, and if it fails, its backoff stands too.
+        if let next = nextAttempt, now.monotonic < next { forcedAttempt = true }
         var actions: [Action] = []
         if authorizationPaused != nil {
             authorizationPaused = nil

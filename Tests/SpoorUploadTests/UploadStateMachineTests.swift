@@ -340,6 +340,23 @@ import Testing
 
     // MARK: - Flushes and stop
 
+    /// A flush that comes while its batch is already on the wire, with no backoff to cut short, gets no second
+    /// attempt when that one fails: the failure's backoff stands, and the flush is answered with it. (Seen on a
+    /// loaded machine: the interval sent the batch, a flush came during the stall, and the batch went twice.)
+    @Test func aFlushDuringAnAttemptDoesNotRetryItsFailure() {
+        var m = Self.machine(window: 1)
+        _ = Self.started(&m, with: [Self.batch(1)])
+        var (_, actions) = m.requestFlush(at: Self.at(1))
+        #expect(Self.sends(actions).isEmpty)
+        actions = m.answered(Self.batch(1).id, .failed(HTTPClientError(.timedOut, reason: "stalled")), at: Self.at(2))
+        #expect(Self.sends(actions).isEmpty, "\(actions)")
+        actions += m.batchFetched(nil, at: Self.at(2))
+        guard case .backingOff? = Self.flushAnswers(actions).last ?? nil else {
+            Issue.record("the flush is answered with the backoff: \(actions)")
+            return
+        }
+    }
+
     @Test func aFlushIsAnsweredOnlyWhenNothingIsInProgress() {
         var m = Self.machine(window: 2)
         _ = m.start(sendingLeftovers: false, at: Self.start)
