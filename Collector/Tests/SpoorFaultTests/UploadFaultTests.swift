@@ -69,8 +69,10 @@ struct UploadFaultTests {
             first = await rig.tracker.flush()
             await rig.track(40)
         }
-        // The flush waited for what was tracked before it: the 60 (and, while it hung, the 40 more).
-        #expect(first.deliveredBatches == 0 && first.pendingEvents == (fault.stalls ? 100 : 60), "\(first) \(rig.proxy.requests)")
+        // The flush waited for what was tracked before it: the 60. The 40 tracked while it hung are counted as far as
+        // the writer had stored them when the timeout answered the flush: a race the flush does not wait for.
+        let pendingRange = fault.stalls ? 60...100 : 60...60
+        #expect(first.deliveredBatches == 0 && pendingRange.contains(first.pendingEvents), "\(first) \(rig.proxy.requests)")
         #expect(first.pendingReason != nil)
         // While the first batch hung, the flush interval may have sealed the 40 and sent them beside it (several
         // batches go at once); they wait in the outbox behind the first, stored but not yet released.
