@@ -22,11 +22,28 @@ import Darwin
         defer { SignalRoutes.remove(route) }
         await onThread {
             raiser.withLock { $0 = pthread_self() }
+            var set = sigset_t()
+            sigemptyset(&set)
+            sigaddset(&set, SIGUSR1)
+            pthread_sigmask(SIG_UNBLOCK, &set, nil)
             raise(SIGUSR1)
         }
         let received = await delivered.value(orAfter: bound, (0, true))
         #expect(received.signal == SIGUSR1)
         #expect(!received.onRaisingThread)
+    }
+
+    /// Raises `number` on a new thread that does not block it. A cooperative thread may block signals (its mask
+    /// is the pool's, not the one `route` unblocked on its caller's thread): a signal raised there would stay
+    /// pending, and two pending alike merge into one.
+    private func raiseUnblocked(_ number: Int32) async {
+        await onThread {
+            var set = sigset_t()
+            sigemptyset(&set)
+            sigaddset(&set, number)
+            pthread_sigmask(SIG_UNBLOCK, &set, nil)
+            raise(number)
+        }
     }
 
     /// Runs `body` on a thread of its own (raising from a cooperative thread would tie the test to the pool's).
@@ -50,10 +67,10 @@ import Darwin
             let count = second.withLock { $0.append(number); return $0.count }
             if count == 1 { bothSaw.fulfil(()) } else { secondSawAgain.fulfil(()) }
         }
-        raise(SIGUSR2)
+        await raiseUnblocked(SIGUSR2)
         _ = await bothSaw.value(orAfter: bound, ())
         SignalRoutes.remove(routeA)
-        raise(SIGUSR2)
+        await raiseUnblocked(SIGUSR2)
         _ = await secondSawAgain.value(orAfter: bound, ())
         SignalRoutes.remove(routeB)
         // Route A ran for the first signal only (its body ran before B's second call was delivered, on the same thread).
