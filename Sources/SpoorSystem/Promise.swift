@@ -1,5 +1,3 @@
-import Dispatch
-
 /// A value delivered once, by whichever of several parties comes first, to any number of waiters.
 ///
 /// The first ``fulfil(_:)`` wins and later ones are ignored, so a result and a deadline can race for the same
@@ -17,7 +15,7 @@ import Dispatch
 /// ```
 public final class Promise<Value: Sendable>: Sendable {
     private enum Slot {
-        case waiting(tasks: [CheckedContinuation<Value, Never>], threads: [DispatchSemaphore])
+        case waiting(tasks: [CheckedContinuation<Value, Never>], threads: [Semaphore])
         case fulfilled(Value)
     }
 
@@ -29,7 +27,7 @@ public final class Promise<Value: Sendable>: Sendable {
     /// Delivers `value` unless the promise already has one; returns whether this call delivered it.
     @discardableResult
     public func fulfil(_ value: Value) -> Bool {
-        let waiters = slot.withLock { slot -> (tasks: [CheckedContinuation<Value, Never>], threads: [DispatchSemaphore])? in
+        let waiters = slot.withLock { slot -> (tasks: [CheckedContinuation<Value, Never>], threads: [Semaphore])? in
             guard case .waiting(let tasks, let threads) = slot else { return nil }
             slot = .fulfilled(value)
             return (tasks, threads)
@@ -69,7 +67,7 @@ public final class Promise<Value: Sendable>: Sendable {
     /// Blocks the calling thread until the value is delivered or `timeout` has passed (then nil). For callers
     /// that are not tasks and must wait, such as a process about to terminate; never from a `deinit`.
     public func wait(timeout: Duration) -> Value? {
-        let signal = DispatchSemaphore(value: 0)
+        let signal = Semaphore()
         let ready = slot.withLock { slot -> Value? in
             switch slot {
             case .fulfilled(let value):
@@ -80,8 +78,7 @@ public final class Promise<Value: Sendable>: Sendable {
             }
         }
         if let ready { return ready }
-        let nanoseconds = Int(clamping: timeout.nanoseconds)
-        _ = signal.wait(timeout: .now() + .nanoseconds(nanoseconds))
+        signal.wait(timeout: timeout)
         // Delivered or not, the semaphore is no longer needed; a late `fulfil` signalling it is harmless.
         return current
     }

@@ -1,4 +1,3 @@
-import Dispatch
 import Foundation
 
 #if canImport(Glibc)
@@ -24,10 +23,9 @@ package final class EventPipeline: @unchecked Sendable {
     // @unchecked: `state` is locked; the rest is immutable or the writer thread's own.
     private let state: Locked<PipelineState>
     // The writer thread parks on `wake` between groups of events, and callers blocked at the buffer bound park on
-    // `space`: counting semaphores, so a signal given before the wait is never lost. The decision to wait or to
-    // signal is taken under `state`; the signal is given after it is released.
-    private let wake = DispatchSemaphore(value: 0)
-    private let space = DispatchSemaphore(value: 0)
+    // `space`. The decision to wait or to signal is taken under `state`; the signal is given after it is released.
+    private let wake = Semaphore()
+    private let space = Semaphore()
     package let store: any EventStore
     private let stateFile: PersistentStateFile
     private let logger: Logger
@@ -36,7 +34,7 @@ package final class EventPipeline: @unchecked Sendable {
     /// The most events handed to the store at once.
     static let groupSize = 256
     /// How long the writer lets a small batch grow before writing it.
-    private let linger: DispatchTimeInterval = .milliseconds(2)
+    private let linger: Duration = .milliseconds(2)
     /// ``Configuration/beforeRecord``; `nil` keeps the splice fast path.
     private let hook: (@Sendable (inout HookEvent) throws -> HookDecision)?
     private let onRejection: (@Sendable (EventRejection) -> Void)?
@@ -207,7 +205,7 @@ package final class EventPipeline: @unchecked Sendable {
             case .waitIdle:
                 wake.wait()
             case .waitLinger:
-                _ = wake.wait(timeout: .now() + linger)
+                wake.wait(timeout: linger)
                 lingered = true
             case .write(let generation, let sync, _, let release, let retired):
                 // What the events in `back` may point to stays alive until they are written.

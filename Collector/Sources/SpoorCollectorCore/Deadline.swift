@@ -1,3 +1,5 @@
+import SpoorSystem
+
 /// Thrown by ``withDeadline(_:_:)`` when the operation did not finish in time.
 public struct DeadlineExceeded: Error, Sendable, Hashable, CustomStringConvertible {
     /// The time the operation was given.
@@ -16,11 +18,9 @@ public struct DeadlineExceeded: Error, Sendable, Hashable, CustomStringConvertib
 /// interrupted on its own (a query on a connection whose server hangs) ends through a cancellation handler that
 /// closes what it waits on.
 ///
-/// Beside SpoorSystem's `Promise.value(orAfter:_:)`, which races a value against a deadline and leaves whoever
-/// owes the value running, this is the one deadline that cancels its work and waits for it to end. Each has its
-/// place: `Promise` where the work is not the caller's to stop (a thread, a callback, another party's answer),
-/// `withDeadline` where the work is a task the caller owns and nothing of it may outlive the call (a store's
-/// query must not go on after its request was answered).
+/// The race itself is SpoorSystem's `Promise.value(orAfter:_:)`, the one deadline helper; this adds what a task
+/// the caller owns needs: when the deadline wins, the work is cancelled and waited for, so nothing of it outlives
+/// the call (a store's query must not go on after its request was answered).
 ///
 /// ```swift
 /// let rows = try await withDeadline(.seconds(5)) {
@@ -30,24 +30,16 @@ public struct DeadlineExceeded: Error, Sendable, Hashable, CustomStringConvertib
 public func withDeadline<Success: Sendable>(
     _ timeout: Duration, _ operation: @escaping @Sendable () async throws -> Success
 ) async throws -> Success {
-    try await withThrowingTaskGroup(of: DeadlineOutcome<Success>.self) { group in
-        group.addTask { .finished(try await operation()) }
+    try await withThrowingTaskGroup(of: Void.self) { group in
+        // The race is the one deadline helper's: the operation's outcome or nil, whichever comes first.
+        let outcome = Promise<Result<Success, any Error>?>()
         group.addTask {
-            try await Task.sleep(for: timeout)
-            return .timedOut
+            do { outcome.fulfil(.success(try await operation())) } catch { outcome.fulfil(.failure(error)) }
         }
-        // Whichever ends first decides; the other is cancelled, and the group waits for it before returning.
-        defer { group.cancelAll() }
-        switch try await group.next() {
-        case .finished(let value)?: return value
-        case .timedOut?: throw DeadlineExceeded(timeout: timeout)
-        case nil: preconditionFailure("the group has two tasks")
-        }
+        let decided = await outcome.value(orAfter: timeout, nil)
+        // A late operation is cancelled, and the group waits for it before returning: nothing outlives the call.
+        group.cancelAll()
+        guard let decided else { throw DeadlineExceeded(timeout: timeout) }
+        return try decided.get()
     }
-}
-
-/// What ends first under ``withDeadline(_:_:)``.
-private enum DeadlineOutcome<Success: Sendable>: Sendable {
-    case finished(Success)
-    case timedOut
 }
