@@ -49,9 +49,13 @@ let bound: Duration = .seconds(300)
 
         let answered = Promise<Int>()
         let timerStarted = Promise<Void>(), cancelled = Promise<Bool>()
+        // The timer's sleep ends only when cancelled (were it never cancelled, the wait for `cancelled` below fails).
         async let value = answered.value(orAfter: .seconds(7), -1, sleep: { _ in
             timerStarted.fulfil(())
-            do { try await Task.sleep(for: bound) } catch { cancelled.fulfil(true); throw error }
+            let woken = Promise<Void>()
+            await withTaskCancellationHandler { await woken.value } onCancel: { woken.fulfil(()) }
+            cancelled.fulfil(true)
+            throw CancellationError()
         })
         // Once the timer runs, the value comes: it wins, and the timer is cancelled.
         await timerStarted.value

@@ -25,7 +25,7 @@ public final class Chromium: Sendable {
 
     private struct State {
         var nextID = 1
-        var pending: [Int: CheckedContinuation<JSONValue, any Error>] = [:]
+        var pending: [Int: Promise<Answer>] = [:]
         var waiters: [Int: Waiter] = [:]
         var nextWaiter = 1
         var events: [JSONValue] = []
@@ -35,12 +35,15 @@ public final class Chromium: Sendable {
         var shutDown = false
     }
 
-    /// Someone waiting for an event: registered before the action that causes it, so the event may come first.
+    /// What a command or an awaited event comes to: its value, or why it did not come.
+    private typealias Answer = Result<JSONValue, CollectorTestError>
+
+    /// Someone waiting for an event: registered before the action that causes it, so the event may come first
+    /// (the promise is fulfilled then, and read when the test awaits it).
     private struct Waiter {
         var method: String
         var session: String?
-        var arrived: JSONValue?
-        var continuation: CheckedContinuation<JSONValue, any Error>?
+        var answer = Promise<Answer>()
     }
 
     /// Events kept for inspection; a test makes far fewer.
@@ -117,66 +120,37 @@ public final class Chromium: Sendable {
     @discardableResult
     package func send(_ method: String, _ parameters: [JSONValue.Member] = [], session: String? = nil,
                       timeout: Duration = waitBound) async throws -> JSONValue {
-        try await withCheckedThrowingContinuation { continuation in
-            let id: Int? = state.withLock { state in
-                guard state.closed == nil else { return nil }
-                defer { state.nextID += 1 }
-                state.pending[state.nextID] = continuation
-                return state.nextID
-            }
-            guard let id else {
-                continuation.resume(throwing: CollectorTestError("\(method): the browser is gone: \(closedReason)"))
-                return
-            }
-            var members: [JSONValue.Member] = [.init("id", .int(Int64(id))), .init("method", .string(method)), .init("params", .object(parameters))]
-            if let session { members.append(.init("sessionId", .string(session))) }
-            guard write(Array(JSONValue.object(members).serialized.utf8) + [0]) else {
-                fail(id, CollectorTestError("\(method): cannot write to the browser"))
-                return
-            }
-            Task { [self] in
-                try await Task.sleep(for: timeout)
-                fail(id, CollectorTestError("\(method): no answer within \(timeout)"))
-            }
+        let answer = Promise<Answer>()
+        let id: Int? = state.withLock { state in
+            guard state.closed == nil else { return nil }
+            defer { state.nextID += 1 }
+            state.pending[state.nextID] = answer
+            return state.nextID
         }
+        guard let id else { throw CollectorTestError("\(method): the browser is gone: \(closedReason)") }
+        defer { _ = state.withLock { $0.pending.removeValue(forKey: id) } }
+        var members: [JSONValue.Member] = [.init("id", .int(Int64(id))), .init("method", .string(method)), .init("params", .object(parameters))]
+        if let session { members.append(.init("sessionId", .string(session))) }
+        guard write(Array(JSONValue.object(members).serialized.utf8) + [0]) else {
+            throw CollectorTestError("\(method): cannot write to the browser")
+        }
+        return try await answer.value(orAfter: timeout, .failure(CollectorTestError("\(method): no answer within \(timeout)"))).get()
     }
 
     /// Runs `action` and returns the first event `method` (of `session`, when given) that arrives after it began.
     package func event(_ method: String, session: String?, timeout: Duration = waitBound,
                        after action: @Sendable () async throws -> Void) async throws -> JSONValue {
-        let waiter = state.withLock { state in
+        let waiter = Waiter(method: method, session: session)
+        let key: Int? = state.withLock { state in
+            guard state.closed == nil else { return nil }
             defer { state.nextWaiter += 1 }
-            state.waiters[state.nextWaiter] = Waiter(method: method, session: session)
+            state.waiters[state.nextWaiter] = waiter
             return state.nextWaiter
         }
-        do {
-            try await action()
-        } catch {
-            _ = state.withLock { $0.waiters.removeValue(forKey: waiter) }
-            throw error
-        }
-        return try await withCheckedThrowingContinuation { continuation in
-            let outcome: Result<JSONValue, CollectorTestError>? = state.withLock { state in
-                if let arrived = state.waiters[waiter]?.arrived {
-                    state.waiters.removeValue(forKey: waiter)
-                    return .success(arrived)
-                }
-                guard state.closed == nil, state.waiters[waiter] != nil else {
-                    return .failure(CollectorTestError("no \(method): the browser is gone: \(state.closed ?? "")"))
-                }
-                state.waiters[waiter]?.continuation = continuation
-                return nil
-            }
-            if let outcome {
-                continuation.resume(with: outcome)
-                return
-            }
-            Task { [self] in
-                try await Task.sleep(for: timeout)
-                let late = state.withLock { $0.waiters.removeValue(forKey: waiter) }
-                late?.continuation?.resume(throwing: CollectorTestError("no \(method) within \(timeout)"))
-            }
-        }
+        guard let key else { throw CollectorTestError("no \(method): the browser is gone: \(closedReason)") }
+        defer { _ = state.withLock { $0.waiters.removeValue(forKey: key) } }
+        try await action()
+        return try await waiter.answer.value(orAfter: timeout, .failure(CollectorTestError("no \(method) within \(timeout)"))).get()
     }
 
     /// The events received so far named `method` (of `session`, when given), oldest first.
@@ -304,9 +278,9 @@ public final class Chromium: Sendable {
         if case .int(let id)? = message["id"] {
             let waiting = state.withLock { $0.pending.removeValue(forKey: Int(id)) }
             if let error = message["error"] {
-                waiting?.resume(throwing: CollectorTestError("DevTools error: \(error.serialized)"))
+                waiting?.fulfil(.failure(CollectorTestError("DevTools error: \(error.serialized)")))
             } else {
-                waiting?.resume(returning: message["result"] ?? .object([]))
+                waiting?.fulfil(.success(message["result"] ?? .object([])))
             }
             return
         }
@@ -315,24 +289,15 @@ public final class Chromium: Sendable {
         let parameters = message["params"] ?? .object([])
         let woken = state.withLock { state in
             if state.events.count < Self.maxEvents { state.events.append(message) }
-            var woken: [CheckedContinuation<JSONValue, any Error>] = []
-            for (key, waiter) in state.waiters
-            where waiter.arrived == nil && waiter.method == method && (waiter.session == nil || waiter.session == session) {
-                if let continuation = waiter.continuation {
-                    state.waiters.removeValue(forKey: key)
-                    woken.append(continuation)
-                } else {
-                    state.waiters[key]?.arrived = parameters
-                }
+            var woken: [Promise<Answer>] = []
+            for (key, waiter) in state.waiters where waiter.method == method && (waiter.session == nil || waiter.session == session) {
+                state.waiters.removeValue(forKey: key)
+                woken.append(waiter.answer)
             }
             return woken
         }
-        for continuation in woken { continuation.resume(returning: parameters) }
-    }
-
-    private func fail(_ id: Int, _ error: any Error) {
-        let waiting = state.withLock { $0.pending.removeValue(forKey: id) }
-        waiting?.resume(throwing: error)
+        // The first such event after the waiter registered is its answer.
+        for answer in woken { answer.fulfil(.success(parameters)) }
     }
 
     /// Fails everything still waiting: nothing more will come.
@@ -343,10 +308,10 @@ public final class Chromium: Sendable {
                 state.pending = [:]
                 state.waiters = [:]
             }
-            return (Array(state.pending.values), state.waiters.values.compactMap(\.continuation))
+            return (Array(state.pending.values), state.waiters.values.map(\.answer))
         }
-        for continuation in pending + waiters {
-            continuation.resume(throwing: CollectorTestError("the browser is gone: \(reason)"))
+        for answer in pending + waiters {
+            answer.fulfil(.failure(CollectorTestError("the browser is gone: \(reason)")))
         }
     }
 }

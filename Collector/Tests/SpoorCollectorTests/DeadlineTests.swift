@@ -1,4 +1,4 @@
-import Dispatch
+import Foundation
 import SpoorCollectorCore
 import SpoorSystem
 import Synchronization
@@ -21,12 +21,14 @@ struct DeadlineTests {
         await #expect(throws: DeadlineExceeded(timeout: .milliseconds(50))) {
             try await withDeadline(.milliseconds(50)) {
                 defer { ended.store(true, ordering: .releasing) }
-                // Ends through cancellation; were it not cancelled, it would end by itself minutes later, and the
-                // test would fail then instead of hanging.
-                do {
-                    try await Task.sleep(for: .seconds(240))
-                } catch is CancellationError {
+                // Ends through cancellation and nothing else; were it never cancelled, the suite's time limit would
+                // fail the test instead of letting it hang.
+                let woken = Promise<Void>()
+                await withTaskCancellationHandler {
+                    await woken.value
+                } onCancel: {
                     cancelled.store(true, ordering: .releasing)
+                    woken.fulfil(())
                 }
             }
         }
@@ -41,13 +43,13 @@ struct DeadlineTests {
         let ended = Atomic<Bool>(false)
         await #expect(throws: DeadlineExceeded.self) {
             try await withDeadline(.milliseconds(20)) {
-                // Work that cancellation does not interrupt, and that ends only after it was cancelled (a while
-                // after: on another thread), so however late the timer fires, the deadline comes first.
+                // Work that cancellation does not interrupt: another thread ends it, some time after it was
+                // cancelled, so however late the deadline fires, it comes first.
                 let stop = Promise<Void>()
                 await withTaskCancellationHandler {
                     await stop.value
                 } onCancel: {
-                    DispatchQueue.global().asyncAfter(deadline: .now() + 0.1) { stop.fulfil(()) }
+                    Thread.detachNewThread { stop.fulfil(()) }
                 }
                 ended.store(true, ordering: .releasing)
                 return 1

@@ -25,11 +25,11 @@ enum RawHTTP {
     static func using<Value: Sendable>(
         _ held: HeldConnection, within bound: Duration = waitBound, _ work: @escaping @Sendable (HTTPConnection) throws -> Value
     ) async throws -> Value {
-        let watchdog = Task {
-            try await Task.sleep(for: bound)
-            held.connection.shutDown()
+        let returned = Promise<Bool>()
+        Task {
+            if await !returned.value(orAfter: bound, false) { held.connection.shutDown() }
         }
-        defer { watchdog.cancel() }
+        defer { returned.fulfil(true) }
         return try await onThreadOfItsOwn { () throws in try work(held.connection) }
     }
 
