@@ -43,6 +43,8 @@ struct UploadingTracker {
 @Suite struct UploadTrackerTests {
     @Test func nothingIsUploadedWhileOptedOutAndWhatWaitsGoesOnceOptedIn() async throws {
         let u = try UploadingTracker()
+        // The launch's look at leftovers is done (it would send what it found): the uploader waits out its interval.
+        #expect(await u.clock.sleeper(within: .seconds(15)))
         for n in 0..<20 { u.tracker.track("BeforeOptOut", properties: ["n": .int(Int64(n))]) }
         _ = await u.tracker.optOut()
         let whileOut = await u.tracker.flush()
@@ -57,9 +59,12 @@ struct UploadingTracker {
 
     @Test func optingOutWithDeletionSendsNothingBeforeErasing() async throws {
         let u = try UploadingTracker()
+        // The launch's look at leftovers is done (it would seal what the writer had stored by then): the uploader
+        // waits out its interval, and 20 events stay below the bulk size, so nothing seals them.
+        #expect(await u.clock.sleeper(within: .seconds(15)))
         for n in 0..<20 { u.tracker.track("Private", properties: ["n": .int(Int64(n))]) }
         let erased = await u.tracker.optOut(deleteStoredData: true)
-        // Every one of the 20 events was erased, wherever it was (no batch was sealed: uploads never ran).
+        // Every one of the 20 events was erased, wherever it was (no batch was sealed: no upload ran after launch).
         #expect(erased.pendingEvents + erased.records == 20, "\(erased)")
         #expect(erased.batches == 0)
         #expect(u.client.requests.isEmpty)
