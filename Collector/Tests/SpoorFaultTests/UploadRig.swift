@@ -38,6 +38,10 @@ final class UploadRig {
             // after a timeout fire before `flush()` returns. Every draw here is the ceiling: the retry waits 1 h.
             configuration.uploadBackoff = Backoff(base: .seconds(3600), cap: .seconds(3600))
             configuration.uploadRandom = AlwaysTheCeiling()
+            // Nor may the flush interval (real time too) start an attempt of its own while a loaded machine takes
+            // more than its 15 s over the set-up and the tracking: that attempt would take part of the events,
+            // and the flush the rest in a second request.
+            configuration.flushInterval = .seconds(3600)
         } else {
             configuration.uploadClock = clock
             configuration.uploadRandom = SplitMix64(seed: 9)
