@@ -56,9 +56,14 @@ public final class Tracker: Sendable {
         }
     }
 
+    /// A tracker on `store` (SpoorTesting's `InMemoryEventStore` reaches it through a public initializer).
+    package convenience init(configuration: Configuration, store: any EventStore) throws(ConfigurationError) {
+        try self.init(configuration: configuration, store: store, inheriting: nil)
+    }
+
     /// A tracker on `store`. With `release`, `store` is the one a released tracker left open: its state is
     /// taken from there (newer than the file), and the writer starts once the released one has ended.
-    init(configuration: Configuration, store: any EventStore, inheriting release: ReleasedTrackers.Release? = nil)
+    private init(configuration: Configuration, store: any EventStore, inheriting release: ReleasedTrackers.Release?)
         throws(ConfigurationError)
     {
         do throws(ConfigurationError) {
