@@ -21,16 +21,16 @@ public import SpoorWire
 /// covers the length so a damaged length is caught too. Padding records are
 /// written over corrupt regions at recovery so the region is counted once and
 /// later scans pass over it.
-enum RecordFormat {
-    static let marker: [UInt8] = [0xF1, 0x5E, 0xC0, 0xDA]
-    static let markerWord: UInt32 = 0xDAC0_5EF1  // the marker read as a little-endian u32
-    static let headerSize = 12
-    static let paddingFlag: UInt32 = 1 << 31
+package enum RecordFormat {
+    package static let marker: [UInt8] = [0xF1, 0x5E, 0xC0, 0xDA]
+    package static let markerWord: UInt32 = 0xDAC0_5EF1  // the marker read as a little-endian u32
+    package static let headerSize = 12
+    package static let paddingFlag: UInt32 = 1 << 31
     /// The largest payload a record may carry; larger lengths are treated as damage.
-    static let maxPayload = 16 << 20
+    package static let maxPayload = 16 << 20
 
     /// Writes a record header for `payload` into `buffer` at `at` (12 bytes already reserved).
-    static func writeHeader(into buffer: UnsafeMutableRawBufferPointer, at: Int, payloadLength: Int, padding: Bool = false) {
+    package static func writeHeader(into buffer: UnsafeMutableRawBufferPointer, at: Int, payloadLength: Int, padding: Bool = false) {
         let lengthField = UInt32(payloadLength) | (padding ? paddingFlag : 0)
         let base = buffer.baseAddress! + at
         base.storeBytes(of: markerWord.littleEndian, as: UInt32.self)
@@ -41,19 +41,19 @@ enum RecordFormat {
     }
 
     /// A record found in a buffer: where it starts, its total size, and whether it is padding.
-    struct Found {
-        var offset: Int
-        var size: Int
-        var isPadding: Bool
+    package struct Found {
+        package var offset: Int
+        package var size: Int
+        package var isPadding: Bool
 
         /// Its payload, copied out of `bytes`, the buffer it was found in.
-        func payload(in bytes: [UInt8]) -> [UInt8] {
+        package func payload(in bytes: [UInt8]) -> [UInt8] {
             Array(bytes[(offset + RecordFormat.headerSize)..<(offset + size)])
         }
     }
 
     /// The valid record starting at `offset` in `bytes`, if there is one.
-    static func record(in bytes: UnsafeRawBufferPointer, at offset: Int) -> Found? {
+    package static func record(in bytes: UnsafeRawBufferPointer, at offset: Int) -> Found? {
         guard offset >= 0, bytes.count - offset >= headerSize else { return nil }
         let base = bytes.baseAddress! + offset
         guard UInt32(littleEndian: base.loadUnaligned(as: UInt32.self)) == markerWord else { return nil }
@@ -75,7 +75,7 @@ enum RecordFormat {
     ///
     /// Checked on every record read, so a record that passes its CRC but holds anything
     /// else (only a deliberately forged one can) never reaches a batch.
-    static func isBatchEntry(_ payload: UnsafeRawBufferPointer, orContext: Bool = false) -> Bool {
+    package static func isBatchEntry(_ payload: UnsafeRawBufferPointer, orContext: Bool = false) -> Bool {
         switch BatchPayload.kind(ofRecord: payload) {
         case .event?: true
         case .context?: orContext
@@ -84,19 +84,19 @@ enum RecordFormat {
     }
 
     /// Whether the framed record at `offset` in `bytes` (already checked) is a context record.
-    static func isContext<Bytes: RandomAccessCollection<UInt8>>(_ bytes: Bytes, at offset: Int) -> Bool where Bytes.Index == Int {
+    package static func isContext<Bytes: RandomAccessCollection<UInt8>>(_ bytes: Bytes, at offset: Int) -> Bool where Bytes.Index == Int {
         BatchPayload.Kind(tag: bytes[offset + headerSize]) == .context
     }
 
     /// A protobuf `Batch` that decodes as the one event `payload` (a `Batch.events` entry) made whole: the
     /// entry of the context in effect for it first, when there is one.
-    static func wholeEvent(_ payload: [UInt8], context: [UInt8]?) -> [UInt8] {
+    package static func wholeEvent(_ payload: [UInt8], context: [UInt8]?) -> [UInt8] {
         guard let context else { return payload }
         return context + payload
     }
 
     /// `payload` framed as one record.
-    static func frame(_ payload: [UInt8]) -> [UInt8] {
+    package static func frame(_ payload: [UInt8]) -> [UInt8] {
         var framed = [UInt8](repeating: 0, count: headerSize)
         framed.append(contentsOf: payload)
         framed.withUnsafeMutableBytes { writeHeader(into: $0, at: 0, payloadLength: payload.count) }
@@ -105,7 +105,7 @@ enum RecordFormat {
 
     /// Whether the bytes from `offset` to the end look like a record cut short:
     /// a prefix of a header, a header whose length runs past the end, or zeros.
-    static func looksTorn(_ bytes: UnsafeRawBufferPointer, at offset: Int) -> Bool {
+    package static func looksTorn(_ bytes: UnsafeRawBufferPointer, at offset: Int) -> Bool {
         let rest = UnsafeRawBufferPointer(rebasing: bytes[offset...])
         if rest.allSatisfy({ $0 == 0 }) { return true }
         if rest.count < 4 { return zip(rest, marker).allSatisfy { $0 == $1 } }

@@ -3,7 +3,7 @@ import SpoorModel
 import SpoorWire
 import SpoorTestSupport
 import Testing
-@testable import SpoorLog
+import SpoorLog
 import SpoorUpload
 
 /// A 413 split of a batch sealed from the log: each half carries the parent's context record and its own events,
