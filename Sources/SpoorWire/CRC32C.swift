@@ -33,7 +33,7 @@ public enum CRC32C {
     }
 
     /// ``update(_:_:)`` through the instructions only; `nil` when the CPU has none.
-    static func hardwareUpdate(_ crc: UInt32, _ bytes: UnsafeRawBufferPointer) -> UInt32? {
+    package static func hardwareUpdate(_ crc: UInt32, _ bytes: UnsafeRawBufferPointer) -> UInt32? {
         guard usesHardware else { return nil }
         guard let base = bytes.baseAddress, !bytes.isEmpty else { return crc }
         return spoor_crc32c_update_hardware(crc, base, bytes.count)
