@@ -2,22 +2,22 @@ import SpoorModel
 
 /// Identity and the merged preset + super properties, immutable; replaced whole when either changes,
 /// so `track` captures it with one retain.
-final class Snapshot: Sendable {
-    let distinctID: String
+package final class Snapshot: Sendable {
+    package let distinctID: String
     package let anonymousID: String
     package let loginID: String?
     package let deviceID: String
     /// Preset properties, then super properties over them, then `$device_id` (never overridable).
-    let base: Properties
-    let libCode: LibInfo
-    let libAuto: LibInfo
+    package let base: Properties
+    package let libCode: LibInfo
+    package let libAuto: LibInfo
     package let firstDay: Range<EpochMilliseconds>
     /// Whether there are super properties, which the event's own keys might collide with.
-    let hasSuperProperties: Bool
+    package let hasSuperProperties: Bool
     /// The keys an event's own properties may not share for the event to extend the context (`collides`).
-    let collisionKeys: CollisionKeys
+    package let collisionKeys: CollisionKeys
 
-    init(state: PersistedState, context: PipelineContext) {
+    package init(state: PersistedState, context: PipelineContext) {
         hasSuperProperties = !state.superProperties.isEmpty
         anonymousID = state.anonymousID
         loginID = state.loginID
