@@ -211,7 +211,7 @@ extension AutoCapture {
 
     /// `init(target:action:)` returned: the target it added is put back through the hooked `addTarget`
     /// (`readd`), which puts the observer ahead of it. Only with a target and an action, on the main thread.
-    package static func recognizerInitHook(
+    static func recognizerInitHook(
         hasTargetAndAction: Bool, isMainThread: Bool, capture: AutoCapture? = installed, readd: @MainActor () -> Void
     ) {
         guard hasTargetAndAction else { return }

@@ -23,11 +23,11 @@ public import SpoorWire
 /// later scans pass over it.
 package enum RecordFormat {
     package static let marker: [UInt8] = [0xF1, 0x5E, 0xC0, 0xDA]
-    package static let markerWord: UInt32 = 0xDAC0_5EF1  // the marker read as a little-endian u32
+    static let markerWord: UInt32 = 0xDAC0_5EF1  // the marker read as a little-endian u32
     package static let headerSize = 12
-    package static let paddingFlag: UInt32 = 1 << 31
+    static let paddingFlag: UInt32 = 1 << 31
     /// The largest payload a record may carry; larger lengths are treated as damage.
-    package static let maxPayload = 16 << 20
+    static let maxPayload = 16 << 20
 
     /// Writes a record header for `payload` into `buffer` at `at` (12 bytes already reserved).
     package static func writeHeader(into buffer: UnsafeMutableRawBufferPointer, at: Int, payloadLength: Int, padding: Bool = false) {
@@ -44,7 +44,7 @@ package enum RecordFormat {
     package struct Found {
         package var offset: Int
         package var size: Int
-        package var isPadding: Bool
+        var isPadding: Bool
 
         /// Its payload, copied out of `bytes`, the buffer it was found in.
         package func payload(in bytes: [UInt8]) -> [UInt8] {
@@ -75,7 +75,7 @@ package enum RecordFormat {
     ///
     /// Checked on every record read, so a record that passes its CRC but holds anything
     /// else (only a deliberately forged one can) never reaches a batch.
-    package static func isBatchEntry(_ payload: UnsafeRawBufferPointer, orContext: Bool = false) -> Bool {
+    static func isBatchEntry(_ payload: UnsafeRawBufferPointer, orContext: Bool = false) -> Bool {
         switch BatchPayload.kind(ofRecord: payload) {
         case .event?: true
         case .context?: orContext
@@ -90,7 +90,7 @@ package enum RecordFormat {
 
     /// A protobuf `Batch` that decodes as the one event `payload` (a `Batch.events` entry) made whole: the
     /// entry of the context in effect for it first, when there is one.
-    package static func wholeEvent(_ payload: [UInt8], context: [UInt8]?) -> [UInt8] {
+    static func wholeEvent(_ payload: [UInt8], context: [UInt8]?) -> [UInt8] {
         guard let context else { return payload }
         return context + payload
     }
@@ -105,7 +105,7 @@ package enum RecordFormat {
 
     /// Whether the bytes from `offset` to the end look like a record cut short:
     /// a prefix of a header, a header whose length runs past the end, or zeros.
-    package static func looksTorn(_ bytes: UnsafeRawBufferPointer, at offset: Int) -> Bool {
+    static func looksTorn(_ bytes: UnsafeRawBufferPointer, at offset: Int) -> Bool {
         let rest = UnsafeRawBufferPointer(rebasing: bytes[offset...])
         if rest.allSatisfy({ $0 == 0 }) { return true }
         if rest.count < 4 { return zip(rest, marker).allSatisfy { $0 == $1 } }

@@ -17,7 +17,7 @@ package enum SegmentFormat {
     /// back to an older Spoor never uploads events without the context they extend.
     package static let version: UInt16 = 2
     /// The versions this code reads.
-    package static let readableVersions: ClosedRange<UInt16> = 1...2
+    static let readableVersions: ClosedRange<UInt16> = 1...2
     package static let headerSize = 16
 
     package static func header(id: UInt64) -> [UInt8] {
@@ -29,7 +29,7 @@ package enum SegmentFormat {
     }
 
     /// Why a segment's header is unusable, or nil if it is fine.
-    package static func headerProblem(_ bytes: UnsafeRawBufferPointer, id: UInt64) -> String? {
+    static func headerProblem(_ bytes: UnsafeRawBufferPointer, id: UInt64) -> String? {
         guard bytes.count >= headerSize else { return "shorter (\(bytes.count) bytes) than its header" }
         guard bytes.prefix(4).elementsEqual(magic) else { return "does not start with the segment magic" }
         let version = UInt16(littleEndian: bytes.loadUnaligned(fromByteOffset: 4, as: UInt16.self))

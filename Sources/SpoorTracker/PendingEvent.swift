@@ -20,7 +20,7 @@ package struct PendingEvent {
     package var snapshot: Unmanaged<Snapshot>? = nil
     package var session: Unmanaged<Session>? = nil
 
-    package var isProfile: Bool { type != .track && type != .trackSignup }
+    var isProfile: Bool { type != .track && type != .trackSignup }
 
     /// An event holding nothing that is reference counted: what an event moved out of a variable leaves there.
     package static var empty: PendingEvent {

@@ -77,7 +77,7 @@ package enum PresetProperties {
     private static func trimmed(_ s: String) -> String { s.trimmingCharacters(in: .whitespacesAndNewlines) }
 
     /// `KEY=value` lines, values optionally quoted.
-    package static func parseOSRelease(_ text: String) -> [String: String] {
+    static func parseOSRelease(_ text: String) -> [String: String] {
         var result: [String: String] = [:]
         for line in text.split(whereSeparator: \.isNewline) {
             guard let equals = line.firstIndex(of: "="), !line.hasPrefix("#") else { continue }

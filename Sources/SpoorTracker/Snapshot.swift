@@ -9,13 +9,13 @@ package final class Snapshot: Sendable {
     package let deviceID: String
     /// Preset properties, then super properties over them, then `$device_id` (never overridable).
     package let base: Properties
-    package let libCode: LibInfo
-    package let libAuto: LibInfo
+    let libCode: LibInfo
+    let libAuto: LibInfo
     package let firstDay: Range<EpochMilliseconds>
     /// Whether there are super properties, which the event's own keys might collide with.
-    package let hasSuperProperties: Bool
+    let hasSuperProperties: Bool
     /// The keys an event's own properties may not share for the event to extend the context (`collides`).
-    package let collisionKeys: CollisionKeys
+    let collisionKeys: CollisionKeys
 
     package init(state: PersistedState, context: PipelineContext) {
         hasSuperProperties = !state.superProperties.isEmpty

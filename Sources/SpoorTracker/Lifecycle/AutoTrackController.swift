@@ -38,7 +38,7 @@ package struct LifecycleOptions: Sendable {
     package var heartbeatInterval: Duration? = .seconds(5)
     /// The longest `willTerminate` waits for events to become durable: the system kills an app that takes
     /// too long to terminate, so the wait is bounded.
-    package var terminateTimeout: Duration = .seconds(2)
+    var terminateTimeout: Duration = .seconds(2)
 
     package init(
         storageDirectory: URL,
@@ -161,7 +161,7 @@ package final class AutoTrackController: Sendable {
     }
 
     /// Installs the fatal-signal handler that records crashes in this tracker's marker.
-    package func installCrashHandler() {
+    func installCrashHandler() {
         if let marker = state.withLock({ $0.crashMarker }) { CrashSignalHandler.install(marker: marker) }
     }
 
@@ -186,7 +186,7 @@ package final class AutoTrackController: Sendable {
     /// Consent changed: see ``AutoTrackEngine/consentChanged(optedOut:now:)``. The promise is fulfilled once
     /// the events it decided (the session's end) are delivered.
     @discardableResult
-    package func setQuiet(_ quiet: Bool) -> Promise<Void> {
+    func setQuiet(_ quiet: Bool) -> Promise<Void> {
         perform(reporting: true) { s, instant in s.engine.consentChanged(optedOut: quiet, now: instant) }
     }
 
@@ -244,7 +244,7 @@ package final class AutoTrackController: Sendable {
     }
 
     /// Keeps an attached source alive as long as the tracker.
-    package func retain(_ source: any LifecycleSource) {
+    func retain(_ source: any LifecycleSource) {
         state.withLock { $0.sources.append(source) }
     }
 
