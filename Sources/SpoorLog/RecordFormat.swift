@@ -161,7 +161,7 @@ public struct RecordBuffer: Sendable {
     /// Event records added after it whose `context` field is set extend it, until the next context record
     /// (see `Batch` in `proto/spoor/v1/event.proto`); the log keeps it with them wherever they go: a new
     /// segment, memory while the disk fails, a sealed batch, a reader. On error the buffer is left as it was.
-    public mutating func appendContext(_ context: Event, suffix: [UInt8], using encoder: EventEncoder) throws(EncodeError) {
+    package mutating func appendContext(_ context: Event, suffix: [UInt8], using encoder: EventEncoder) throws(EncodeError) {
         let start = bytes.count
         guard try appendRecord({ bytes throws(EncodeError) in try encoder.appendContextEntry(context, suffix: suffix, to: &bytes) })
         else { return }
