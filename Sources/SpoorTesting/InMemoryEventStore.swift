@@ -6,7 +6,7 @@ import SpoorSystem
 /// Keeps a tracker's events in memory instead of in a log on disk, for tests of code that tracks: what the
 /// tracker's writer stored, how often it synced, whether it closed.
 ///
-/// A tracker on it (``/SpoorTracker/Tracker/init(configuration:store:)``) validates, stamps and merges events as
+/// A tracker on it (`Tracker(configuration:store:)`, below) validates, stamps and merges events as
 /// any tracker does; they appear in ``events`` once the writer has stored them, which ``/SpoorTracker/Tracker/flush(timeout:)``
 /// waits for. It has no durable log, so such a tracker cannot upload (it refuses a
 /// ``/SpoorTracker/Configuration/serverURL``). The tracker still keeps its identity and lifecycle state in the
