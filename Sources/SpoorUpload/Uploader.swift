@@ -18,7 +18,7 @@ public import SpoorLog
 /// | --- | --- |
 /// | 2xx | the batch is released (after every older batch has left) |
 /// | 408, 429, 5xx, timeout, network error | kept; retried after a backoff with full jitter, or after `Retry-After` (a pause for the whole uploader, at most 1 h) |
-/// | 401, 403 | uploads pause (logged once) until ``setToken(_:)``, ``flush(timeout:)`` or a new launch |
+/// | 401, 403 | uploads pause (logged once) until a new token (`Tracker.setToken(_:)`), ``flush(timeout:)`` or a new launch |
 /// | 413 | the batch is split in two (ids derived from its id) and each half sent; a single event is set aside |
 /// | other 4xx | the batch is set aside in the ``/SpoorLog/RejectedArea`` |
 ///
