@@ -10,6 +10,7 @@ bootstrap:
 build: bootstrap
 	$(SWIFT) build
 
+# check-public-api reads the surface of `import SpoorTracker` from the build `swift test` made (docs/public-api.md).
 # The fuzz harnesses are built (not run) with their plain driver, so an API change that breaks one fails here;
 # the tests replay their corpora. scripts/fuzz builds them with libFuzzer.
 test: bootstrap
@@ -17,6 +18,7 @@ test: bootstrap
 	scripts/typecheck-apple-glue
 	scripts/lint-workflows
 	$(SWIFT) test
+	scripts/check-public-api
 	$(SWIFT) test --package-path Tools
 	$(SWIFT) build --package-path Fuzz
 	$(SWIFT) test --package-path Collector

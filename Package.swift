@@ -130,11 +130,11 @@ let package = Package(
             dependencies: ["SpoorModel", "SpoorSystem", "SpoorLog", "SpoorUpload", "SpoorTracker"],
             swiftSettings: strictSwift
         ),
-        // Log and storage inspection and scenario replay, for the `spoor` command. Scenarios run on a manual
-        // clock, from SpoorTesting.
+        // Log and storage inspection and scenario replay, for the `spoor` command. Scenarios run on a clock of
+        // their own: a shipped target links no test double.
         .target(
             name: "SpoorTooling",
-            dependencies: ["SpoorModel", "SpoorWire", "SpoorSystem", "SpoorLog", "SpoorTracker", "SpoorTesting"],
+            dependencies: ["SpoorModel", "SpoorWire", "SpoorSystem", "SpoorLog", "SpoorUpload", "SpoorTracker"],
             swiftSettings: strictSwift
         ),
         // Realistic event streams (an iPhone app session, a Linux service), deterministic by seed.

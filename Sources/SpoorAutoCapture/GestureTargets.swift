@@ -1,6 +1,8 @@
 /// The app's targets on each observed gesture recognizer, held weakly on both sides: UIKit has no public
 /// way to list a recognizer's targets, so the glue reports them as they are added and removed.
-struct GestureTargets {
+package struct GestureTargets {
+    package init() {}
+
     private struct Target {
         weak var object: AnyObject?
         var action: String
@@ -17,7 +19,7 @@ struct GestureTargets {
     private var purgeAt = 64
 
     /// Notes that `target` handles `action` for `recognizer` (once per pair).
-    mutating func add(target: AnyObject, action: String, to recognizer: AnyObject) {
+    package mutating func add(target: AnyObject, action: String, to recognizer: AnyObject) {
         let key = ObjectIdentifier(recognizer)
         // A freed recognizer's address can come back as a new one: its entry is stale.
         if entries[key]?.recognizer !== recognizer { entries[key] = Entry(recognizer: recognizer) }
@@ -30,7 +32,7 @@ struct GestureTargets {
     }
 
     /// Forgets `recognizer`'s targets that match: a `nil` target or action matches any, as in UIKit.
-    mutating func remove(target: AnyObject?, action: String?, from recognizer: AnyObject) {
+    package mutating func remove(target: AnyObject?, action: String?, from recognizer: AnyObject) {
         let key = ObjectIdentifier(recognizer)
         guard entries[key]?.recognizer === recognizer else { return }
         entries[key]?.targets.removeAll { entry in
@@ -39,10 +41,10 @@ struct GestureTargets {
     }
 
     /// How many recognizers the table holds entries for: live ones, and freed ones not yet dropped.
-    var count: Int { entries.count }
+    package var count: Int { entries.count }
 
     /// Whether `recognizer` has an app target still alive.
-    func hasAppTarget(_ recognizer: AnyObject) -> Bool {
+    package func hasAppTarget(_ recognizer: AnyObject) -> Bool {
         guard let entry = entries[ObjectIdentifier(recognizer)], entry.recognizer === recognizer else { return false }
         return entry.targets.contains { $0.object != nil }
     }

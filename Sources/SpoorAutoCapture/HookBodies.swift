@@ -7,37 +7,65 @@ internal import SpoorModel
 
 /// A value a hook hands to the main actor. `enter` uses it only after checking that this is the main thread,
 /// for the synchronous call there: the value never crosses threads, which is what `Sendable` would prove.
-struct MainThreadValue<Value>: @unchecked Sendable {
-    let value: Value
-    init(_ value: Value) { self.value = value }
+package struct MainThreadValue<Value>: @unchecked Sendable {
+    package let value: Value
+    package init(_ value: Value) { self.value = value }
 }
 
 /// How the glue reads what `sendAction` hands it. The reads run on the main actor, inside the hook.
-struct ActionReader<Sender: AnyObject, Event: AnyObject>: Sendable {
+package struct ActionReader<Sender: AnyObject, Event: AnyObject>: Sendable {
     /// Whether the sender is a bar item, and its kind when it is a view.
-    var sender: @MainActor @Sendable (Sender) -> (isBarItem: Bool, viewKind: ViewKind?)
+    package var sender: @MainActor @Sendable (Sender) -> (isBarItem: Bool, viewKind: ViewKind?)
     /// Whether the event is a touch event, and whether one of its touches ended.
-    var event: @MainActor @Sendable (Event) -> (isTouches: Bool, aTouchEnded: Bool)
+    package var event: @MainActor @Sendable (Event) -> (isTouches: Bool, aTouchEnded: Bool)
     /// The sender's snapshot, when it is a view.
-    var node: @MainActor @Sendable (Sender) -> ViewNode?
+    package var node: @MainActor @Sendable (Sender) -> ViewNode?
+
+    package init(
+        sender: @escaping @MainActor @Sendable (Sender) -> (isBarItem: Bool, viewKind: ViewKind?),
+        event: @escaping @MainActor @Sendable (Event) -> (isTouches: Bool, aTouchEnded: Bool),
+        node: @escaping @MainActor @Sendable (Sender) -> ViewNode?
+    ) {
+        self.sender = sender
+        self.event = event
+        self.node = node
+    }
 }
 
 /// How the glue reads a table or collection view whose cell was selected.
-struct ListReader<List: AnyObject>: Sendable {
+package struct ListReader<List: AnyObject>: Sendable {
     /// The list's delegate now.
-    var delegate: @MainActor @Sendable (List) -> AnyObject?
+    package var delegate: @MainActor @Sendable (List) -> AnyObject?
     /// The snapshot of the cell at the index path, `nil` when the list has none there (not laid out yet).
-    var cell: @MainActor @Sendable (List, CellIndexPath) -> ViewNode?
+    package var cell: @MainActor @Sendable (List, CellIndexPath) -> ViewNode?
     /// Lays the list out (`layoutIfNeeded`), so that a selected cell not yet made is.
-    var layout: @MainActor @Sendable (List) -> Void
+    package var layout: @MainActor @Sendable (List) -> Void
+
+    package init(
+        delegate: @escaping @MainActor @Sendable (List) -> AnyObject?,
+        cell: @escaping @MainActor @Sendable (List, CellIndexPath) -> ViewNode?,
+        layout: @escaping @MainActor @Sendable (List) -> Void
+    ) {
+        self.delegate = delegate
+        self.cell = cell
+        self.layout = layout
+    }
 }
 
 /// How the glue reads a gesture recognizer that called its targets.
-struct GestureReader<Recognizer: AnyObject>: Sendable {
+package struct GestureReader<Recognizer: AnyObject>: Sendable {
     /// Where the gesture is.
-    var phase: @MainActor @Sendable (Recognizer) -> GesturePhase
+    package var phase: @MainActor @Sendable (Recognizer) -> GesturePhase
     /// The snapshot of the recognizer's view.
-    var view: @MainActor @Sendable (Recognizer) -> ViewNode?
+    package var view: @MainActor @Sendable (Recognizer) -> ViewNode?
+
+    package init(
+        phase: @escaping @MainActor @Sendable (Recognizer) -> GesturePhase,
+        view: @escaping @MainActor @Sendable (Recognizer) -> ViewNode?
+    ) {
+        self.phase = phase
+        self.view = view
+    }
 }
 
 extension AutoCapture {
@@ -45,7 +73,7 @@ extension AutoCapture {
     /// reached off the main thread captures nothing (UIKit must not be read there), logs once, and runs
     /// `original`, the original method alone; so does one reached before any install. Never traps.
     /// `isMainThread` is the hook's `Thread.isMainThread`; `body` gets `original` to run it where it must.
-    static func enter<Result: Sendable>(
+    package static func enter<Result: Sendable>(
         _ hook: UIKitHook, capture: AutoCapture?, isMainThread: Bool, original: () -> Result,
         _ body: @MainActor (AutoCapture, _ original: () -> Result) -> Result
     ) -> Result {
@@ -65,7 +93,7 @@ extension AutoCapture {
     /// `viewDidAppear(_:)` / `viewDidDisappear(_:)` of `controller`. The page appears before the original
     /// `viewDidAppear` runs, so events the app tracks there follow its `$AppViewScreen`; it leaves after the
     /// original `viewDidDisappear`, so events tracked there still belong to it.
-    static func viewAppearanceHook<Controller: AnyObject>(
+    package static func viewAppearanceHook<Controller: AnyObject>(
         appeared: Bool, controller: Controller, isMainThread: Bool, capture: AutoCapture? = installed,
         reader: PageReader<Controller>, original: () -> Void
     ) {
@@ -83,7 +111,7 @@ extension AutoCapture {
     }
 
     /// `UIApplication.sendAction(_:to:from:for:)`: the click, then the action (`original`).
-    static func sendActionHook<Sender: AnyObject, Event: AnyObject>(
+    package static func sendActionHook<Sender: AnyObject, Event: AnyObject>(
         sender: Sender?, event: Event?, isMainThread: Bool, capture: AutoCapture? = installed,
         reader: ActionReader<Sender, Event>, original: () -> Bool
     ) -> Bool {
@@ -102,7 +130,7 @@ extension AutoCapture {
 
     /// `UIControl.sendAction(_:)`: a control runs one of its `UIAction`s, which never pass through
     /// `UIApplication.sendAction`. The click, then the action (`original`).
-    static func actionHandlerHook<Control: AnyObject, Event: AnyObject>(
+    package static func actionHandlerHook<Control: AnyObject, Event: AnyObject>(
         control: Control, isMainThread: Bool, capture: AutoCapture? = installed, reader: ActionReader<Control, Event>,
         original: () -> Void
     ) {
@@ -119,7 +147,7 @@ extension AutoCapture {
     /// A selection delegate method (`tableView(_:didSelectRowAt:)`, `collectionView(_:didSelectItemAt:)`) of
     /// `receiver` for the cell at `path` of `list`. A cell not made yet is made by laying the list out, once
     /// (as the Sensors SDK does). A receiver adopting ``SpoorListDelegate`` adds its properties to the click.
-    static func cellSelectionHook<List: AnyObject>(
+    package static func cellSelectionHook<List: AnyObject>(
         receiver: AnyObject, list: List, at path: CellIndexPath, isMainThread: Bool, capture: AutoCapture? = installed,
         reader: ListReader<List>, original: () -> Void
     ) {
@@ -141,7 +169,7 @@ extension AutoCapture {
     /// `setDelegate:` of a table or collection view gave it a delegate of class `typeNames`: `hook` hooks the
     /// class's selection method, unless it is SwiftUI's (its rows are SwiftUI's to report). A delegate with
     /// nothing to hook that answers selection forwards it, which is logged once per class.
-    static func listDelegateHook(
+    package static func listDelegateHook(
         typeNames: [String], capture: AutoCapture? = installed, respondsToSelection: () -> Bool, hook: () -> HookResult
     ) {
         guard CaptureRules.hooksListDelegate(typeNames) else { return }
@@ -150,7 +178,7 @@ extension AutoCapture {
     }
 
     /// The observer's action: `recognizer` called its targets.
-    static func gestureHook<Recognizer: AnyObject>(
+    package static func gestureHook<Recognizer: AnyObject>(
         recognizer: Recognizer, isMainThread: Bool, capture: AutoCapture? = installed, reader: GestureReader<Recognizer>
     ) {
         let carried = MainThreadValue(recognizer)
@@ -163,7 +191,7 @@ extension AutoCapture {
     /// `addTarget(_:action:)` of a recognizer of class chain `typeNames`: when the target is the app's on a
     /// tap or long-press recognizer, `addObserver` first puts the glue's observer ahead of it, so the click is
     /// recorded before the app's action runs; then `original` adds the target.
-    static func addTargetHook(
+    package static func addTargetHook(
         recognizer: AnyObject, typeNames: [String], target: AnyObject?, action: String?, isObserver: Bool,
         capture: AutoCapture? = installed, addObserver: () -> Void, original: () -> Void
     ) {
@@ -174,7 +202,7 @@ extension AutoCapture {
     }
 
     /// `removeTarget(_:action:)`: forgets the matching app targets, then `original` removes them.
-    static func removeTargetHook(
+    package static func removeTargetHook(
         recognizer: AnyObject, target: AnyObject?, action: String?, capture: AutoCapture? = installed, original: () -> Void
     ) {
         capture?.gestureTargetRemoved(from: recognizer, target: target, action: action)

@@ -1,41 +1,77 @@
-import SpoorModel
+package import SpoorModel
 
 /// What the glue reads of one live view for a snapshot.
-struct ViewFields: Sendable {
-    var typeNames: [String]
-    var kind: ViewKind = .plain
-    var accessibilityIdentifier: String?
-    var elementID: String?
-    var text: String?
-    var isHidden = false
-    var ignoresAutoCapture = false
-    var customProperties: Properties = [:]
+package struct ViewFields: Sendable {
+    package var typeNames: [String]
+    package var kind: ViewKind = .plain
+    package var accessibilityIdentifier: String?
+    package var elementID: String?
+    package var text: String?
+    package var isHidden = false
+    package var ignoresAutoCapture = false
+    package var customProperties: Properties = [:]
+
+    package init(
+        typeNames: [String],
+        kind: ViewKind = .plain,
+        accessibilityIdentifier: String? = nil,
+        elementID: String? = nil,
+        text: String? = nil,
+        isHidden: Bool = false,
+        ignoresAutoCapture: Bool = false,
+        customProperties: Properties = [:]
+    ) {
+        self.typeNames = typeNames
+        self.kind = kind
+        self.accessibilityIdentifier = accessibilityIdentifier
+        self.elementID = elementID
+        self.text = text
+        self.isHidden = isHidden
+        self.ignoresAutoCapture = ignoresAutoCapture
+        self.customProperties = customProperties
+    }
 }
 
 /// How the glue reads live views (`UIView`s): each read is one property, and ``ViewSnapshots`` decides which
 /// views are read. The reads run on the main actor, inside a hook.
-struct ViewReader<View: AnyObject>: Sendable {
+package struct ViewReader<View: AnyObject>: Sendable {
     /// The superview.
-    var superview: @MainActor @Sendable (View) -> View?
+    package var superview: @MainActor @Sendable (View) -> View?
     /// The subviews, in order.
-    var subviews: @MainActor @Sendable (View) -> [View]
+    package var subviews: @MainActor @Sendable (View) -> [View]
     /// The view's class chain, as ``CaptureRules/typeNames(isa:reported:)`` gives it.
-    var typeNames: @MainActor @Sendable (View) -> [String]
+    package var typeNames: @MainActor @Sendable (View) -> [String]
     /// Everything else a snapshot holds of the view, given its class chain.
-    var fields: @MainActor @Sendable (View, _ typeNames: [String]) -> ViewFields
+    package var fields: @MainActor @Sendable (View, _ typeNames: [String]) -> ViewFields
     /// The index path of `cell` in `list` (a table or collection view), if it is one of its cells.
-    var indexPath: @MainActor @Sendable (_ cell: View, _ list: View) -> CellIndexPath?
+    package var indexPath: @MainActor @Sendable (_ cell: View, _ list: View) -> CellIndexPath?
     /// The page of the controller the view is the root view of, if any.
-    var page: @MainActor @Sendable (View) -> PageNode?
+    package var page: @MainActor @Sendable (View) -> PageNode?
+
+    package init(
+        superview: @escaping @MainActor @Sendable (View) -> View?,
+        subviews: @escaping @MainActor @Sendable (View) -> [View],
+        typeNames: @escaping @MainActor @Sendable (View) -> [String],
+        fields: @escaping @MainActor @Sendable (View, _ typeNames: [String]) -> ViewFields,
+        indexPath: @escaping @MainActor @Sendable (_ cell: View, _ list: View) -> CellIndexPath?,
+        page: @escaping @MainActor @Sendable (View) -> PageNode?
+    ) {
+        self.superview = superview
+        self.subviews = subviews
+        self.typeNames = typeNames
+        self.fields = fields
+        self.indexPath = indexPath
+        self.page = page
+    }
 }
 
 /// Snapshots of live views, read through a ``ViewReader``: the clicked view with the content its click needs,
 /// under its superviews up to the window.
-enum ViewSnapshots {
+package enum ViewSnapshots {
     /// `view` with its content, under its superviews (each with its type, index among same-type siblings,
     /// index path when it is a cell of a list above it, and page), up to the window.
     @MainActor
-    static func node<View: AnyObject>(of view: View, reader: ViewReader<View>) -> ViewNode {
+    package static func node<View: AnyObject>(of view: View, reader: ViewReader<View>) -> ViewNode {
         var chain = [view]
         while chain.count < CaptureRules.ancestorLimit, let superview = reader.superview(chain[chain.count - 1]) {
             chain.append(superview)
@@ -65,7 +101,7 @@ enum ViewSnapshots {
 
     /// `view` with its content and no superview: a title view.
     @MainActor
-    static func content<View: AnyObject>(of view: View, reader: ViewReader<View>) -> ViewNode {
+    package static func content<View: AnyObject>(of view: View, reader: ViewReader<View>) -> ViewNode {
         var budget = CaptureRules.contentViewBudget
         return contentNode(of: view, fields: reader.fields(view, reader.typeNames(view)), reader, &budget)
     }
@@ -100,28 +136,46 @@ enum ViewSnapshots {
 }
 
 /// How the glue reads live view controllers. The reads run on the main actor, inside a hook.
-struct PageReader<Controller: AnyObject>: Sendable {
+package struct PageReader<Controller: AnyObject>: Sendable {
     /// The controller's class chain, as ``CaptureRules/typeNames(isa:reported:)`` gives it.
-    var typeNames: @MainActor @Sendable (Controller) -> [String]
+    package var typeNames: @MainActor @Sendable (Controller) -> [String]
     /// The parent controller.
-    var parent: @MainActor @Sendable (Controller) -> Controller?
+    package var parent: @MainActor @Sendable (Controller) -> Controller?
     /// The navigation item's title and title view; asked only when ``CaptureRules/showsNavigationItem(parentTypeNames:)``.
-    var navigationItem: @MainActor @Sendable (Controller) -> (title: String?, titleView: ViewNode?)
+    package var navigationItem: @MainActor @Sendable (Controller) -> (title: String?, titleView: ViewNode?)
     /// The controller's `title`.
-    var title: @MainActor @Sendable (Controller) -> String?
+    package var title: @MainActor @Sendable (Controller) -> String?
     /// What the controller says about its page, when it adopts ``SpoorPage``.
-    var custom: @MainActor @Sendable (Controller) -> CustomPage?
+    package var custom: @MainActor @Sendable (Controller) -> CustomPage?
     /// Whether the controller's class adopts ``SpoorIgnoresAutoCapture``.
-    var ignoresAutoCapture: @MainActor @Sendable (Controller) -> Bool
+    package var ignoresAutoCapture: @MainActor @Sendable (Controller) -> Bool
     /// The child a container shows, of the kind ``CaptureRules/shownChild(ofContainer:)`` says.
-    var child: @MainActor @Sendable (Controller, CaptureRules.ShownChild) -> Controller?
+    package var child: @MainActor @Sendable (Controller, CaptureRules.ShownChild) -> Controller?
+
+    package init(
+        typeNames: @escaping @MainActor @Sendable (Controller) -> [String],
+        parent: @escaping @MainActor @Sendable (Controller) -> Controller?,
+        navigationItem: @escaping @MainActor @Sendable (Controller) -> (title: String?, titleView: ViewNode?),
+        title: @escaping @MainActor @Sendable (Controller) -> String?,
+        custom: @escaping @MainActor @Sendable (Controller) -> CustomPage?,
+        ignoresAutoCapture: @escaping @MainActor @Sendable (Controller) -> Bool,
+        child: @escaping @MainActor @Sendable (Controller, CaptureRules.ShownChild) -> Controller?
+    ) {
+        self.typeNames = typeNames
+        self.parent = parent
+        self.navigationItem = navigationItem
+        self.title = title
+        self.custom = custom
+        self.ignoresAutoCapture = ignoresAutoCapture
+        self.child = child
+    }
 }
 
 /// Snapshots of live view controllers, read through a ``PageReader``.
-enum PageSnapshots {
+package enum PageSnapshots {
     /// The snapshot of `controller`, with the child it shows when it is a container, followed down.
     @MainActor
-    static func node<Controller: AnyObject>(of controller: Controller, reader: PageReader<Controller>, depth: Int = 0) -> PageNode {
+    package static func node<Controller: AnyObject>(of controller: Controller, reader: PageReader<Controller>, depth: Int = 0) -> PageNode {
         let typeNames = reader.typeNames(controller)
         let parentTypeNames = reader.parent(controller).map(reader.typeNames)
         let item = CaptureRules.showsNavigationItem(parentTypeNames: parentTypeNames) ? reader.navigationItem(controller) : nil
@@ -138,7 +192,7 @@ enum PageSnapshots {
 
 extension ViewNode {
     /// A node of `fields`, placed in its tree.
-    convenience init(
+    package convenience init(
         _ fields: ViewFields, siblingIndex: Int = 0, indexPath: CellIndexPath? = nil, parent: ViewNode? = nil,
         children: [ViewNode] = [], page: PageNode? = nil
     ) {

@@ -18,6 +18,16 @@ public struct SealedBatch: Sendable, Hashable {
     public var sealedAt: Int64
     /// Whether the frame is in the outbox on disk (false if the disk refused it and it is kept in memory).
     public var isDurable: Bool
+
+    /// Describes a sealed batch (the log's seal and recovery make them; the upload rules' tests stand for them).
+    package init(id: BatchID, recordCount: Int, codec: Codec, frameBytes: Int, sealedAt: Int64, isDurable: Bool) {
+        self.id = id
+        self.recordCount = recordCount
+        self.codec = codec
+        self.frameBytes = frameBytes
+        self.sealedAt = sealedAt
+        self.isDurable = isDurable
+    }
 }
 
 extension EventLog {

@@ -1,16 +1,16 @@
 import Foundation
 
 /// What ``EventLog/eraseAll()`` removed.
-public struct ErasedLogContents: Sendable, Hashable {
+package struct ErasedLogContents: Sendable, Hashable {
     /// Live records (not yet sealed) removed.
-    public var records: Int
+    package var records: Int
     /// Sealed batches removed from the outbox.
-    public var batches: Int
+    package var batches: Int
     /// Files moved aside as damaged (`.bad`) that were deleted.
-    public var quarantinedFiles: Int
+    package var quarantinedFiles: Int
 
     /// Creates a summary.
-    public init(records: Int = 0, batches: Int = 0, quarantinedFiles: Int = 0) {
+    package init(records: Int = 0, batches: Int = 0, quarantinedFiles: Int = 0) {
         self.records = records
         self.batches = batches
         self.quarantinedFiles = quarantinedFiles
@@ -21,7 +21,7 @@ extension EventLog {
     /// Removes every record, every sealed batch and every damaged file kept aside, durably: the new head is
     /// persisted before the files go, so nothing erased comes back after a crash. The log stays open and
     /// usable. Counters are kept (they hold no user data).
-    public func eraseAll() throws(StorageError) -> ErasedLogContents {
+    package func eraseAll() throws(StorageError) -> ErasedLogContents {
         try sealing.withLock { () throws(StorageError) -> ErasedLogContents in
             var erased = ErasedLogContents()
             let (closed, pending) = state.withLock { (state: inout State) -> (Bool, [Pending]) in

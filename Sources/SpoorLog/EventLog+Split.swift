@@ -1,5 +1,5 @@
 import Foundation
-public import SpoorWire
+package import SpoorWire
 
 extension EventLog {
     /// Replaces the pending batch `id` by `frames`, its parts in order (a batch split after a 413).
@@ -12,7 +12,7 @@ extension EventLog {
     ///
     /// - Returns: the parts, as pending batches.
     @discardableResult
-    public func replace(_ id: BatchID, withFrames frames: [[UInt8]]) throws(StorageError) -> [SealedBatch] {
+    package func replace(_ id: BatchID, withFrames frames: [[UInt8]]) throws(StorageError) -> [SealedBatch] {
         try sealing.withLock { () throws(StorageError) -> [SealedBatch] in
             let (found, closed) = state.withLock { state in (state.pending.first { $0.info.id == id }, state.closed) }
             if closed { throw StorageError(.closed, path: path, reason: "the log is closed") }
@@ -61,7 +61,7 @@ extension EventLog {
 
     /// Removes the pending batch `id` from the outbox after it was set aside (its frame kept in the rejected
     /// area): like ``release(_:)``, but counted in ``LogCounters/rejected`` instead of as released.
-    public func discard(_ id: BatchID) throws(StorageError) {
+    package func discard(_ id: BatchID) throws(StorageError) {
         try release(id)
         state.withLock { state in
             state.counters.released -= 1

@@ -39,7 +39,7 @@ extension EventLog {
     }
 
     /// An open file descriptor, closed when the last reference goes.
-    final class OpenFile: @unchecked Sendable {
+    package final class OpenFile: @unchecked Sendable {
         let fd: Int32
         let path: String
         init(fd: Int32, path: String) {
@@ -60,10 +60,10 @@ extension EventLog {
         var end: LogPosition
     }
 
-    struct State {
+    package struct State {
         var segments: [Segment] = []
         /// The segment appended to; always the last of `segments`.
-        var active: OpenFile?
+        package var active: OpenFile?
         var nextSegmentID: UInt64 = 1
         /// Event records not on disk, oldest first, from `memoryStart`.
         var memory: [MemoryRecord] = []
@@ -81,8 +81,8 @@ extension EventLog {
         var stateVersion: UInt64 = 0
         var persistedVersion: UInt64 = 0
         /// The disk failed; retry at `retryAt`.
-        var diskFailing = false
-        var retryAt: Int64 = 0
+        package var diskFailing = false
+        package var retryAt: Int64 = 0
         /// The last disk failure, for `sync()` to report.
         var lastError: StorageError?
         /// The directory could not be set up at all: memory only, for good.
@@ -99,7 +99,7 @@ extension EventLog {
         /// Corrupt regions too short to pad over, already counted; kept in the state file.
         var shortRegions: Set<LogPosition> = []
 
-        var memoryCount: Int { memory.count - memoryStart }
+        package var memoryCount: Int { memory.count - memoryStart }
     }
 
 }

@@ -1,5 +1,5 @@
 public import Foundation
-import SpoorSystem
+package import SpoorSystem
 public import Logging
 
 /// A durable, bounded log of encoded events, kept in segment files in one directory.
@@ -30,7 +30,7 @@ public final class EventLog: @unchecked Sendable {
     var statePath: String { path + "/" + StorageLayout.logStateName }
 
     /// Everything the log knows about its files, records and batches.
-    let state: Locked<State>
+    package let state: Locked<State>
     /// Serialises syncs and state-file writes; taken before `state`, never while holding it.
     let syncing = Locked()
     /// Serialises seals and releases, so batches leave in log order; taken before `state`, never while holding it.

@@ -21,16 +21,16 @@ public import SpoorWire
 /// covers the length so a damaged length is caught too. Padding records are
 /// written over corrupt regions at recovery so the region is counted once and
 /// later scans pass over it.
-enum RecordFormat {
-    static let marker: [UInt8] = [0xF1, 0x5E, 0xC0, 0xDA]
+package enum RecordFormat {
+    package static let marker: [UInt8] = [0xF1, 0x5E, 0xC0, 0xDA]
     static let markerWord: UInt32 = 0xDAC0_5EF1  // the marker read as a little-endian u32
-    static let headerSize = 12
+    package static let headerSize = 12
     static let paddingFlag: UInt32 = 1 << 31
     /// The largest payload a record may carry; larger lengths are treated as damage.
     static let maxPayload = 16 << 20
 
     /// Writes a record header for `payload` into `buffer` at `at` (12 bytes already reserved).
-    static func writeHeader(into buffer: UnsafeMutableRawBufferPointer, at: Int, payloadLength: Int, padding: Bool = false) {
+    package static func writeHeader(into buffer: UnsafeMutableRawBufferPointer, at: Int, payloadLength: Int, padding: Bool = false) {
         let lengthField = UInt32(payloadLength) | (padding ? paddingFlag : 0)
         let base = buffer.baseAddress! + at
         base.storeBytes(of: markerWord.littleEndian, as: UInt32.self)
@@ -41,19 +41,19 @@ enum RecordFormat {
     }
 
     /// A record found in a buffer: where it starts, its total size, and whether it is padding.
-    struct Found {
-        var offset: Int
-        var size: Int
+    package struct Found {
+        package var offset: Int
+        package var size: Int
         var isPadding: Bool
 
         /// Its payload, copied out of `bytes`, the buffer it was found in.
-        func payload(in bytes: [UInt8]) -> [UInt8] {
+        package func payload(in bytes: [UInt8]) -> [UInt8] {
             Array(bytes[(offset + RecordFormat.headerSize)..<(offset + size)])
         }
     }
 
     /// The valid record starting at `offset` in `bytes`, if there is one.
-    static func record(in bytes: UnsafeRawBufferPointer, at offset: Int) -> Found? {
+    package static func record(in bytes: UnsafeRawBufferPointer, at offset: Int) -> Found? {
         guard offset >= 0, bytes.count - offset >= headerSize else { return nil }
         let base = bytes.baseAddress! + offset
         guard UInt32(littleEndian: base.loadUnaligned(as: UInt32.self)) == markerWord else { return nil }
@@ -84,7 +84,7 @@ enum RecordFormat {
     }
 
     /// Whether the framed record at `offset` in `bytes` (already checked) is a context record.
-    static func isContext<Bytes: RandomAccessCollection<UInt8>>(_ bytes: Bytes, at offset: Int) -> Bool where Bytes.Index == Int {
+    package static func isContext<Bytes: RandomAccessCollection<UInt8>>(_ bytes: Bytes, at offset: Int) -> Bool where Bytes.Index == Int {
         BatchPayload.Kind(tag: bytes[offset + headerSize]) == .context
     }
 
@@ -96,7 +96,7 @@ enum RecordFormat {
     }
 
     /// `payload` framed as one record.
-    static func frame(_ payload: [UInt8]) -> [UInt8] {
+    package static func frame(_ payload: [UInt8]) -> [UInt8] {
         var framed = [UInt8](repeating: 0, count: headerSize)
         framed.append(contentsOf: payload)
         framed.withUnsafeMutableBytes { writeHeader(into: $0, at: 0, payloadLength: payload.count) }
@@ -161,7 +161,7 @@ public struct RecordBuffer: Sendable {
     /// Event records added after it whose `context` field is set extend it, until the next context record
     /// (see `Batch` in `proto/spoor/v1/event.proto`); the log keeps it with them wherever they go: a new
     /// segment, memory while the disk fails, a sealed batch, a reader. On error the buffer is left as it was.
-    public mutating func appendContext(_ context: Event, suffix: [UInt8], using encoder: EventEncoder) throws(EncodeError) {
+    package mutating func appendContext(_ context: Event, suffix: [UInt8], using encoder: EventEncoder) throws(EncodeError) {
         let start = bytes.count
         guard try appendRecord({ bytes throws(EncodeError) in try encoder.appendContextEntry(context, suffix: suffix, to: &bytes) })
         else { return }

@@ -5,6 +5,21 @@ import SpoorModel
 public import SpoorWire
 import SpoorSystem
 
+/// How much a log directory's `rejected` folder keeps (``RejectedArea``): a new batch past either bound drops the
+/// oldest.
+public struct RejectedAreaLimits: Sendable, Hashable {
+    /// The most batches kept (default 64).
+    public var maxBatches: Int
+    /// The most bytes of frames kept (default 8 MiB).
+    public var maxBytes: Int
+
+    /// Creates limits.
+    public init(maxBatches: Int = 64, maxBytes: Int = 8 << 20) {
+        self.maxBatches = maxBatches
+        self.maxBytes = maxBytes
+    }
+}
+
 /// The `rejected` folder of a log directory: batches the collector refused for good (a 4xx other than 401, 403,
 /// 408, 413 and 429, or a single event still too large), kept for support instead of being retried forever or
 /// deleted.
@@ -14,19 +29,8 @@ import SpoorSystem
 /// are `<set-aside time, 16 hex ms>-<batch id>-<status>.spb`, so they sort oldest first and `spoor inspect`
 /// can list them without reading them.
 public final class RejectedArea: Sendable {
-    /// How much the folder keeps.
-    public struct Limits: Sendable, Hashable {
-        /// The most batches kept (default 64).
-        public var maxBatches: Int
-        /// The most bytes of frames kept (default 8 MiB).
-        public var maxBytes: Int
-
-        /// Creates limits.
-        public init(maxBatches: Int = 64, maxBytes: Int = 8 << 20) {
-            self.maxBatches = maxBatches
-            self.maxBytes = maxBytes
-        }
-    }
+    /// How much the folder keeps (``RejectedAreaLimits``).
+    public typealias Limits = RejectedAreaLimits
 
     /// One batch set aside.
     public struct Entry: Sendable, Hashable, Codable {

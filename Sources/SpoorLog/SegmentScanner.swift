@@ -10,17 +10,17 @@ import SpoorModel
 /// 6       2     reserved, zero
 /// 8       8     u64 LE segment id (also in the file name, seg-<16 hex digits>.log)
 /// ```
-enum SegmentFormat {
-    static let magic: [UInt8] = Array("SPLG".utf8)
+package enum SegmentFormat {
+    package static let magic: [UInt8] = Array("SPLG".utf8)
     /// The version new segments get. Version 2 segments may hold context records, which a reader of version 1
     /// would take for damage; it refuses the segment instead (moves it aside, keeping its records), so going
     /// back to an older Spoor never uploads events without the context they extend.
-    static let version: UInt16 = 2
+    package static let version: UInt16 = 2
     /// The versions this code reads.
     static let readableVersions: ClosedRange<UInt16> = 1...2
-    static let headerSize = 16
+    package static let headerSize = 16
 
-    static func header(id: UInt64) -> [UInt8] {
+    package static func header(id: UInt64) -> [UInt8] {
         var bytes = magic
         withUnsafeBytes(of: version.littleEndian) { bytes.append(contentsOf: $0) }
         bytes.append(contentsOf: [0, 0])

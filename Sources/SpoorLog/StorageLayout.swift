@@ -84,12 +84,12 @@ package enum StorageLayout {
     /// A sealed batch's name in the outbox: the log position just past its last record, and its id. Recovery
     /// learns from it where the log resumes even when the state file was not updated after the seal, and the
     /// names sort in log order.
-    static func batchName(end: LogPosition, id: BatchID) -> String {
+    package static func batchName(end: LogPosition, id: BatchID) -> String {
         hex(end.segment, digits: 16) + "-" + hex(UInt64(end.offset), digits: 8) + "-" + id.description + ".spb"
     }
 
     /// The end position and id in a name ``batchName(end:id:)`` made, or nil.
-    static func batch(fromName name: String) -> (end: LogPosition, id: BatchID)? {
+    package static func batch(fromName name: String) -> (end: LogPosition, id: BatchID)? {
         let parts = name.split(separator: "-", omittingEmptySubsequences: false)
         guard name.utf8.count <= 128, name.hasSuffix(".spb"), parts.count == 3, parts[0].utf8.count == 16,
               parts[1].utf8.count == 8,
@@ -158,7 +158,7 @@ package enum StorageLayout {
 
     /// Whether `name`, found in the outbox, is a batch write that did not reach its rename (safe to delete:
     /// its records are still in the log).
-    static func isUnfinishedBatch(_ name: String) -> Bool {
+    package static func isUnfinishedBatch(_ name: String) -> Bool {
         name.hasSuffix(temporarySuffix) && batch(fromName: String(name.dropLast(temporarySuffix.utf8.count))) != nil
     }
 }

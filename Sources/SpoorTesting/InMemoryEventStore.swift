@@ -1,11 +1,25 @@
-package import SpoorModel
+public import SpoorModel
 package import SpoorLog
-package import SpoorTracker
+public import SpoorTracker
 import SpoorSystem
 
-/// Keeps events in memory, for tests of the tracker: what the writer hands over, how often it syncs, whether it
-/// closed. It has no durable log, so a tracker on it cannot upload.
-package final class InMemoryEventStore: EventStore {
+/// Keeps a tracker's events in memory instead of in a log on disk, for tests of code that tracks: what the
+/// tracker's writer stored, how often it synced, whether it closed.
+///
+/// A tracker on it (`Tracker(configuration:store:)`, below) validates, stamps and merges events as
+/// any tracker does; they appear in ``events`` once the writer has stored them, which ``/SpoorTracker/Tracker/flush(timeout:)``
+/// waits for. It has no durable log, so such a tracker cannot upload (it refuses a
+/// ``/SpoorTracker/Configuration/serverURL``). The tracker still keeps its identity and lifecycle state in the
+/// configuration's storage directory.
+///
+/// ```swift
+/// let store = InMemoryEventStore()
+/// let tracker = try Tracker(configuration: Configuration(storageDirectory: directory), store: store)
+/// tracker.track("Export", properties: ["format": "pdf"])
+/// await tracker.flush()
+/// #expect(store.events.map(\.name) == ["Export"])
+/// ```
+public final class InMemoryEventStore: EventStore {
     private struct Contents {
         var events: [Event] = []
         var appendCalls = 0
@@ -15,10 +29,12 @@ package final class InMemoryEventStore: EventStore {
 
     private let contents = Locked(Contents())
 
-    package init() {}
+    /// Creates an empty store.
+    public init() {}
 
-    /// Stores complete events (tests use this to stand for what an earlier run left behind).
-    package func append(_ events: [Event]) {
+    /// Stores complete events as if an earlier run had left them behind (their sequence numbers count for the
+    /// next tracker on the store).
+    public func append(_ events: [Event]) {
         var stored = events.map { StoredEvent(complete: $0, firstDay: false) }
         append(&stored)
     }
@@ -45,10 +61,21 @@ package final class InMemoryEventStore: EventStore {
     package var droppedCount: Int { 0 }
     package var corruptCount: Int { 0 }
 
-    /// Everything stored so far.
-    package var events: [Event] { contents.withLock { $0.events } }
-    /// How many times the store was synced.
-    package var syncCount: Int { contents.withLock { $0.syncCalls } }
-    /// Whether the store was closed.
-    package var isClosed: Bool { contents.withLock { $0.closed } }
+    /// Every event stored so far, in the order the tracker stored them, with super properties and presets merged.
+    public var events: [Event] { contents.withLock { $0.events } }
+    /// How many times the tracker synced the store.
+    public var syncCount: Int { contents.withLock { $0.syncCalls } }
+    /// Whether the tracker closed the store (at ``/SpoorTracker/Tracker/shutdown(timeout:)``).
+    public var isClosed: Bool { contents.withLock { $0.closed } }
+}
+
+extension Tracker {
+    /// Creates a tracker that keeps its events in `store` rather than in a log on disk (see
+    /// ``InMemoryEventStore``).
+    ///
+    /// - Throws: ``/SpoorTracker/ConfigurationError`` naming the first invalid field (a
+    ///   ``/SpoorTracker/Configuration/serverURL`` among them: the store cannot upload).
+    public convenience init(configuration: Configuration, store: InMemoryEventStore) throws(ConfigurationError) {
+        try self.init(configuration: configuration, store: store as any EventStore)
+    }
 }

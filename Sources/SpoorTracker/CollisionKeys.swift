@@ -5,11 +5,11 @@ import Foundation
 ///
 /// The writer asks once per own key of almost every event, so the answer avoids hashing: keys are bucketed by
 /// UTF-8 length, and a key is compared byte for byte only with the few base keys of its length.
-struct CollisionKeys: Sendable {
+package struct CollisionKeys: Sendable {
     /// `buckets[n]`: the UTF-8 bytes of every key of n bytes, back to back.
     private var buckets: [[UInt8]]
 
-    init(_ keys: some Sequence<String>) {
+    package init(_ keys: some Sequence<String>) {
         var buckets = [[UInt8]](repeating: [], count: 1)
         for key in keys {
             let length = key.utf8.count
@@ -20,7 +20,7 @@ struct CollisionKeys: Sendable {
     }
 
     @inline(__always)
-    func contains(_ key: String) -> Bool {
+    package func contains(_ key: String) -> Bool {
         var key = key
         return key.withUTF8 { bytes in
             guard bytes.count < buckets.count, bytes.count > 0 else { return false }

@@ -42,7 +42,7 @@ package final class EventPipeline: @unchecked Sendable {
     let hookRejections = Locked<[ValidationRule: Int]>([:])
     let hookDropped = Locked(0)
     /// Fulfilled the first time a caller waits at the buffer bound: what a test awaits to know the bound holds.
-    let firstBlockedProducer = Promise<Void>()
+    package let firstBlockedProducer = Promise<Void>()
     /// ``Configuration/logEvents``: each stored event goes to the logger as a JSON line, at debug level.
     private let logEvents: Bool
     let metrics: TrackerMetrics?

@@ -21,7 +21,7 @@ package struct PersistedState: Codable, Equatable, Sendable {
     /// before consent existed, which were tracking: read as false.
     package var optedOut: Bool
 
-    init(
+    package init(
         deviceID: String, anonymousID: String, loginID: String?, superProperties: [String: StoredValue], firstDay: String,
         firstLaunchPending: Bool, nextSequence: UInt64, optedOut: Bool = false
     ) {
@@ -133,7 +133,7 @@ package struct PersistentStateFile: Sendable {
     }
 
     /// Writes to a temporary file, forces it to disk, then renames it over the old one.
-    func save(_ state: PersistedState) throws {
+    package func save(_ state: PersistedState) throws {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         try AtomicFile.write([UInt8](try encoder.encode(state)), to: url, durable: true)

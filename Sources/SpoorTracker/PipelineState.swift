@@ -1,5 +1,5 @@
 import SpoorModel
-import SpoorSystem
+package import SpoorSystem
 
 /// Everything the pipeline keeps under its one lock, by owner: identity and super properties
 /// (``TrackerIdentity``), sessions (``SessionState``) and the writer's queue (``WriterQueue``), with the
@@ -8,15 +8,15 @@ import SpoorSystem
 /// One lock, because an identity change and the events around it must enter the queue in one order (`login`
 /// and its `$SignUp`, nothing between). The tracker calls the intents below through ``EventPipeline``; each
 /// decides under the lock and returns what to do after it (wake the writer).
-struct PipelineState {
-    let context: PipelineContext
-    private(set) var identity: TrackerIdentity
+package struct PipelineState {
+    package let context: PipelineContext
+    package private(set) var identity: TrackerIdentity
     /// Identity and the merged preset and super properties; replaced whole when either changes.
-    private(set) var snapshot: Snapshot
-    private(set) var sessions: SessionState
-    private(set) var queue: WriterQueue
+    package private(set) var snapshot: Snapshot
+    package private(set) var sessions: SessionState
+    package private(set) var queue: WriterQueue
 
-    init(context: PipelineContext, persisted: PersistedState, saveNeeded: Bool = false, capacity: Int = 1024) {
+    package init(context: PipelineContext, persisted: PersistedState, saveNeeded: Bool = false, capacity: Int = 1024) {
         self.context = context
         identity = TrackerIdentity(persisted)
         snapshot = Snapshot(state: persisted, context: context)
@@ -29,7 +29,7 @@ struct PipelineState {
     }
 
     /// What happened to an event handed to ``enqueue(_:)``.
-    enum Enqueued: Equatable {
+    package enum Enqueued: Equatable {
         case appended(wakeWriter: Bool)
         /// The buffer is full: wait for space, then try again.
         case full(wakeWriter: Bool)
@@ -40,7 +40,7 @@ struct PipelineState {
     /// Stamps the event with its sequence number, snapshot and session and moves it into the queue (`event` is
     /// left empty), unless the pipeline stops, the user opted out or the buffer is full.
     @inline(__always)
-    mutating func enqueue(_ event: inout PendingEvent) -> Enqueued {
+    package mutating func enqueue(_ event: inout PendingEvent) -> Enqueued {
         switch queue.admit(optedOut: identity.isOptedOut) {
         case .stopped, .declined: return .refused
         case .full(let wake): return .full(wakeWriter: wake)
@@ -64,7 +64,7 @@ struct PipelineState {
 
     /// Applies an identity intent: a new snapshot for later events and a save, as `change` asks. Returns whether
     /// the writer must be woken.
-    mutating func apply(_ change: IdentityChange) -> Bool {
+    package mutating func apply(_ change: IdentityChange) -> Bool {
         if change.snapshot {
             queue.retire(snapshot)
             snapshot = Snapshot(state: identity.persisted, context: context)
@@ -74,14 +74,14 @@ struct PipelineState {
 
     /// Carries out an identity intent and applies what it changed. Returns the change and whether to wake the
     /// writer.
-    mutating func change(_ intent: TrackerIdentity.Intent) -> (change: IdentityChange, wakeWriter: Bool) {
+    package mutating func change(_ intent: TrackerIdentity.Intent) -> (change: IdentityChange, wakeWriter: Bool) {
         let change = identity.apply(intent)
         return (change, apply(change))
     }
 
     /// Logs `loginID` in at `time`; its `$SignUp` enters the queue in the same step, so no event slips between.
     /// Returns whether a `$SignUp` was recorded, and whether to wake the writer.
-    mutating func login(_ loginID: String, at time: EpochMilliseconds) -> (signedUp: Bool, wakeWriter: Bool) {
+    package mutating func login(_ loginID: String, at time: EpochMilliseconds) -> (signedUp: Bool, wakeWriter: Bool) {
         let change = identity.login(loginID)
         let wake = apply(change)
         guard let original = change.signUpOriginalID else { return (false, wake) }
@@ -94,7 +94,7 @@ struct PipelineState {
 
     /// The user opts out; with `discardingBuffer` the events waiting in memory go too. Returns how many were
     /// discarded, and whether to wake the writer.
-    mutating func optOut(discardingBuffer: Bool) -> (discarded: Int, wakeWriter: Bool) {
+    package mutating func optOut(discardingBuffer: Bool) -> (discarded: Int, wakeWriter: Bool) {
         let (_, wake) = change(.optOut)
         return (discardingBuffer ? queue.discardBuffer() : 0, wake)
     }
@@ -102,14 +102,14 @@ struct PipelineState {
     // MARK: Sessions
 
     /// Ends the current session: the next event starts a new one.
-    mutating func endSession() {
+    package mutating func endSession() {
         if let ended = sessions.end() { queue.retire(ended) }
     }
 
     // MARK: The writer
 
     /// What the writer does next, with the state to save when the step saves it.
-    mutating func nextWriterStep(lingered: Bool, swappingWith back: inout [PendingEvent]) -> (WriterQueue.Step, save: PersistedState?) {
+    package mutating func nextWriterStep(lingered: Bool, swappingWith back: inout [PendingEvent]) -> (WriterQueue.Step, save: PersistedState?) {
         let step = queue.nextStep(lingered: lingered, swappingWith: &back)
         switch step {
         case .write(_, _, true, _, _), .exit:
@@ -120,24 +120,44 @@ struct PipelineState {
     }
 
     /// Asks for a flush (and with `stop`, the end); see ``WriterQueue/requestFlush(_:stop:)``.
-    mutating func requestFlush(_ done: Promise<Bool>, stop: Bool) -> Bool? {
+    package mutating func requestFlush(_ done: Promise<Bool>, stop: Bool) -> Bool? {
         queue.requestFlush(done, stop: stop)
     }
 
-    mutating func completeFlush(through generation: UInt64) -> [Promise<Bool>] {
+    package mutating func completeFlush(through generation: UInt64) -> [Promise<Bool>] {
         queue.completeFlush(through: generation)
     }
 }
 
 /// What the pipeline needs to know that never changes while it runs.
-struct PipelineContext: Sendable {
-    var preset: Properties
-    var platform: String
-    var appVersion: String
+package struct PipelineContext: Sendable {
+    package var preset: Properties
+    package var platform: String
+    package var appVersion: String
     package var firstDay: Range<EpochMilliseconds>
-    var enableSession: Bool
-    var sessionIdleMilliseconds: Int64
-    var sessionMaxMilliseconds: Int64
+    package var enableSession: Bool
+    package var sessionIdleMilliseconds: Int64
+    package var sessionMaxMilliseconds: Int64
     /// The most events held in memory before callers wait for the writer.
-    var memoryLimit: Int
+    package var memoryLimit: Int
+
+    package init(
+        preset: Properties,
+        platform: String,
+        appVersion: String,
+        firstDay: Range<EpochMilliseconds>,
+        enableSession: Bool,
+        sessionIdleMilliseconds: Int64,
+        sessionMaxMilliseconds: Int64,
+        memoryLimit: Int
+    ) {
+        self.preset = preset
+        self.platform = platform
+        self.appVersion = appVersion
+        self.firstDay = firstDay
+        self.enableSession = enableSession
+        self.sessionIdleMilliseconds = sessionIdleMilliseconds
+        self.sessionMaxMilliseconds = sessionMaxMilliseconds
+        self.memoryLimit = memoryLimit
+    }
 }

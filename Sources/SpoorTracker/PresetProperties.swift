@@ -1,13 +1,13 @@
-import Foundation
+package import Foundation
 import SpoorModel
 
 /// The preset properties of docs/events.md, "Property order", read once when a tracker is created.
-enum PresetProperties {
+package enum PresetProperties {
     /// Spoor's version, `$lib_version`.
-    static var libVersion: String { SpoorVersion.current }
+    package static var libVersion: String { SpoorVersion.current }
 
     /// The platform name, `$lib`.
-    static var platform: String {
+    package static var platform: String {
         #if os(Linux)
         "Linux"
         #elseif os(iOS)
@@ -24,7 +24,7 @@ enum PresetProperties {
     }
 
     /// Reads the system's description: `uname`, `/etc/os-release`, `/sys/class/dmi/id`; "unknown" where unreadable.
-    static func read(
+    package static func read(
         appVersion: String, deviceID: String, timeZone: TimeZone, now: EpochMilliseconds, root: String = ""
     ) -> Properties {
         let uname = unameFields()

@@ -2,9 +2,9 @@ import Foundation
 import SpoorModel
 
 /// A session id, held by reference so that events can point to it without retaining it (see `PendingEvent`).
-final class Session: Sendable {
-    let id: String
-    init(id: String) { self.id = id }
+package final class Session: Sendable {
+    package let id: String
+    package init(id: String) { self.id = id }
 }
 
 /// The session rules (docs/events.md, "Sessions"): an event joins the current session unless the session has
@@ -12,16 +12,16 @@ final class Session: Sendable {
 /// event's own (the caller's clock), so the rules run on whatever time a test gives them.
 ///
 /// A pure value: no lock, no clock. New ids come from `makeID`.
-struct SessionState {
-    let idleMilliseconds: Int64
-    let maxMilliseconds: Int64
+package struct SessionState {
+    package let idleMilliseconds: Int64
+    package let maxMilliseconds: Int64
     private let makeID: @Sendable () -> String
-    private(set) var current: Session?
+    package private(set) var current: Session?
     /// When the current session started and when its latest event happened.
     private var start: EpochMilliseconds = 0
     private var last: EpochMilliseconds = 0
 
-    init(
+    package init(
         idleMilliseconds: Int64, maxMilliseconds: Int64, makeID: @escaping @Sendable () -> String = { UUID().uuidString }
     ) {
         self.idleMilliseconds = idleMilliseconds
@@ -32,7 +32,7 @@ struct SessionState {
     /// The session of an event at `time`, and the session it ended, if it started a new one (events already
     /// waiting may still point to the ended one).
     @inline(__always)
-    mutating func session(at time: EpochMilliseconds) -> (session: Session, ended: Session?) {
+    package mutating func session(at time: EpochMilliseconds) -> (session: Session, ended: Session?) {
         if let current, time - last < idleMilliseconds, time - start < maxMilliseconds {
             last = max(last, time)
             return (current, nil)
@@ -46,7 +46,7 @@ struct SessionState {
     }
 
     /// Ends the current session: the next event starts a new one. Returns the session it ended.
-    mutating func end() -> Session? {
+    package mutating func end() -> Session? {
         defer { current = nil }
         return current
     }

@@ -2,13 +2,13 @@ import SpoorModel
 
 /// Identity and the merged preset + super properties, immutable; replaced whole when either changes,
 /// so `track` captures it with one retain.
-final class Snapshot: Sendable {
-    let distinctID: String
+package final class Snapshot: Sendable {
+    package let distinctID: String
     package let anonymousID: String
     package let loginID: String?
     package let deviceID: String
     /// Preset properties, then super properties over them, then `$device_id` (never overridable).
-    let base: Properties
+    package let base: Properties
     let libCode: LibInfo
     let libAuto: LibInfo
     package let firstDay: Range<EpochMilliseconds>
@@ -17,7 +17,7 @@ final class Snapshot: Sendable {
     /// The keys an event's own properties may not share for the event to extend the context (`collides`).
     let collisionKeys: CollisionKeys
 
-    init(state: PersistedState, context: PipelineContext) {
+    package init(state: PersistedState, context: PipelineContext) {
         hasSuperProperties = !state.superProperties.isEmpty
         anonymousID = state.anonymousID
         loginID = state.loginID

@@ -6,7 +6,7 @@ package struct StoredEvent {
     /// method (lib's strings empty), its own properties (dynamic super properties and call site, none of which
     /// is a key of `base`), session and original id, and the distinct id only when it is not the snapshot's
     /// (else empty); the anonymous and login ids are left out. Otherwise it is complete.
-    var event: Event
+    package var event: Event
     /// What the event shares with others (ids, lib, preset and super properties), and `$is_first_day` over them.
     var base: Snapshot?
     /// `$is_first_day` for this event.

@@ -36,7 +36,7 @@ public final class Tracker: Sendable {
     /// Auto-tracking: the lifecycle state machine, pages, clicks and crash recovery (Lifecycle/).
     package let lifecycle: AutoTrackController
     /// Ships sealed batches to ``Configuration/serverURL``; nil when none is set (or the store is not the log).
-    let uploader: Uploader?
+    package let uploader: Uploader?
     /// The host's background-task hook, taken from the lifecycle source (see ``BackgroundTaskHook``).
     let backgroundTask = Locked<BackgroundTaskHook?>(nil)
 
@@ -56,9 +56,14 @@ public final class Tracker: Sendable {
         }
     }
 
+    /// A tracker on `store` (SpoorTesting's `InMemoryEventStore` reaches it through a public initializer).
+    package convenience init(configuration: Configuration, store: any EventStore) throws(ConfigurationError) {
+        try self.init(configuration: configuration, store: store, inheriting: nil)
+    }
+
     /// A tracker on `store`. With `release`, `store` is the one a released tracker left open: its state is
     /// taken from there (newer than the file), and the writer starts once the released one has ended.
-    init(configuration: Configuration, store: any EventStore, inheriting release: ReleasedTrackers.Release? = nil)
+    private init(configuration: Configuration, store: any EventStore, inheriting release: ReleasedTrackers.Release?)
         throws(ConfigurationError)
     {
         do throws(ConfigurationError) {
@@ -184,7 +189,7 @@ public final class Tracker: Sendable {
     /// The entry point for auto-tracking: records `name` as an auto-track event at `time` (now when `nil`).
     /// Whether the event type is enabled is for the caller to decide (see ``trackAutomatic(_:at:)``).
     @discardableResult
-    func trackAutomatic(_ name: String, properties: Properties, at time: EpochMilliseconds? = nil) -> Bool {
+    package func trackAutomatic(_ name: String, properties: Properties, at time: EpochMilliseconds? = nil) -> Bool {
         submit(
             name: name, type: .track, method: .autoTrack, time: time ?? wallClock.nowMilliseconds(),
             properties: properties, originalID: nil)
@@ -192,7 +197,7 @@ public final class Tracker: Sendable {
 
     /// Records a preset auto-track event if its ``AutoTrackOptions`` member is enabled; returns whether it was recorded.
     @discardableResult
-    func trackAutomatic<E: AutoTrackedEvent>(_ event: E, at time: EpochMilliseconds? = nil) -> Bool {
+    package func trackAutomatic<E: AutoTrackedEvent>(_ event: E, at time: EpochMilliseconds? = nil) -> Bool {
         guard configuration.autoTrack.contains(E.option) else { return false }
         return trackAutomatic(E.eventName, properties: event.properties, at: time)
     }
@@ -427,32 +432,32 @@ public final class Tracker: Sendable {
     }
 
     /// The app ended (went to the background): running timers stop counting.
-    func pauseAllTimers(at now: UInt64? = nil) {
+    package func pauseAllTimers(at now: UInt64? = nil) {
         let now = now ?? monotonicClock.nowNanoseconds()
         timers.withLock { $0.pauseAll(at: now) }
     }
 
     /// The app started again: timers paused by ``pauseAllTimers(at:)`` (and not by the user) run again.
-    func resumeAllTimers(at now: UInt64? = nil) {
+    package func resumeAllTimers(at now: UInt64? = nil) {
         let now = now ?? monotonicClock.nowNanoseconds()
         timers.withLock { $0.resumeAll(at: now) }
     }
 
     /// The app started or ended: the uploader's flush interval runs only while started (a suspended app must not
     /// be woken for it).
-    func appStartedChanged(_ started: Bool) {
+    package func appStartedChanged(_ started: Bool) {
         uploader?.setIntervalActive(started)
     }
 
     // MARK: Sessions and first launch
 
     /// Ends the current session: the next event starts a new one (a cold start does this on its own).
-    func startNewSession() {
+    package func startNewSession() {
         pipeline.endSession()
     }
 
     /// Whether this is the first launch ever on this install, clearing the flag (persisted) so it is true once.
-    func consumeFirstLaunch() -> Bool {
+    package func consumeFirstLaunch() -> Bool {
         pipeline.change(.consumeFirstLaunch).changed
     }
 

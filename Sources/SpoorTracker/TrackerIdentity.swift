@@ -6,34 +6,34 @@ import SpoorModel
 /// A pure value: each intent (``login(_:)``, ``logout()``, ``identify(_:)``, ``register(_:)``, ``optOut()``…)
 /// changes the value and returns an ``IdentityChange`` saying what the owner must do about it: build a new
 /// snapshot for later events, save the state, record a `$SignUp`. No I/O, no lock, no clock.
-struct TrackerIdentity: Equatable, Sendable {
+package struct TrackerIdentity: Equatable, Sendable {
     /// The state as it is saved, but for `nextSequence`, which the writer's queue owns.
-    private(set) var persisted: PersistedState
+    package private(set) var persisted: PersistedState
 
-    init(_ persisted: PersistedState) {
+    package init(_ persisted: PersistedState) {
         self.persisted = persisted
     }
 
     // MARK: Reading
 
     /// The login id when logged in, else the anonymous id.
-    var distinctID: String { persisted.loginID ?? persisted.anonymousID }
-    var anonymousID: String { persisted.anonymousID }
-    var loginID: String? { persisted.loginID }
-    var deviceID: String { persisted.deviceID }
-    var superProperties: Properties { persisted.superProperties.mapValues(\.value) }
+    package var distinctID: String { persisted.loginID ?? persisted.anonymousID }
+    package var anonymousID: String { persisted.anonymousID }
+    package var loginID: String? { persisted.loginID }
+    package var deviceID: String { persisted.deviceID }
+    package var superProperties: Properties { persisted.superProperties.mapValues(\.value) }
     /// Whether the user opted out: nothing is recorded while they are.
-    var isOptedOut: Bool { persisted.optedOut }
+    package var isOptedOut: Bool { persisted.optedOut }
 
     /// What `state.json` is to hold, with `nextSequence` from the writer's queue.
-    func saved(nextSequence: UInt64) -> PersistedState {
+    package func saved(nextSequence: UInt64) -> PersistedState {
         var state = persisted
         state.nextSequence = nextSequence
         return state
     }
 
     /// Whether `id` can be a login or anonymous id: not empty, not only white space, at most 255 bytes, no NUL.
-    static func isValidID(_ id: String) -> Bool {
+    package static func isValidID(_ id: String) -> Bool {
         !id.isEmpty && id.utf8.count <= 255 && !id.allSatisfy(\.isWhitespace) && !PropertyValidator.containsNUL(id)
     }
 
@@ -41,7 +41,7 @@ struct TrackerIdentity: Equatable, Sendable {
 
     /// What the tracker asks of its identity; `login` is its own step (``PipelineState/login(_:at:)``), since its
     /// `$SignUp` enters the queue with it.
-    enum Intent: Equatable, Sendable {
+    package enum Intent: Equatable, Sendable {
         case logout
         case identify(String)
         case register(Properties)
@@ -53,7 +53,7 @@ struct TrackerIdentity: Equatable, Sendable {
     }
 
     /// Carries out `intent`; what it changed.
-    mutating func apply(_ intent: Intent) -> IdentityChange {
+    package mutating func apply(_ intent: Intent) -> IdentityChange {
         switch intent {
         case .logout: logout()
         case .identify(let id): identify(id)
@@ -70,7 +70,7 @@ struct TrackerIdentity: Equatable, Sendable {
 
     /// Logs `loginID` in. Unchanged when it is already logged in; otherwise later events carry it, and a
     /// `$SignUp` is due (with the anonymous id as its original id) unless the user opted out.
-    mutating func login(_ loginID: String) -> IdentityChange {
+    package mutating func login(_ loginID: String) -> IdentityChange {
         guard persisted.loginID != loginID else { return .none }
         let anonymous = persisted.anonymousID
         persisted.loginID = loginID
@@ -80,14 +80,14 @@ struct TrackerIdentity: Equatable, Sendable {
     }
 
     /// Logs the user out: later events carry the anonymous id.
-    mutating func logout() -> IdentityChange {
+    package mutating func logout() -> IdentityChange {
         guard persisted.loginID != nil else { return .none }
         persisted.loginID = nil
         return .identity
     }
 
     /// Replaces the anonymous id.
-    mutating func identify(_ anonymousID: String) -> IdentityChange {
+    package mutating func identify(_ anonymousID: String) -> IdentityChange {
         guard persisted.anonymousID != anonymousID else { return .none }
         persisted.anonymousID = anonymousID
         return .identity
@@ -96,7 +96,7 @@ struct TrackerIdentity: Equatable, Sendable {
     // MARK: Super properties
 
     /// Adds or replaces super properties (already validated).
-    mutating func register(_ properties: Properties) -> IdentityChange {
+    package mutating func register(_ properties: Properties) -> IdentityChange {
         var changed = false
         for (key, value) in properties where persisted.superProperties[key]?.value != value {
             persisted.superProperties[key] = StoredValue(value)
@@ -106,12 +106,12 @@ struct TrackerIdentity: Equatable, Sendable {
     }
 
     /// Removes one super property.
-    mutating func unregister(_ key: String) -> IdentityChange {
+    package mutating func unregister(_ key: String) -> IdentityChange {
         persisted.superProperties.removeValue(forKey: key) == nil ? .none : .identity
     }
 
     /// Removes every super property.
-    mutating func clearSuperProperties() -> IdentityChange {
+    package mutating func clearSuperProperties() -> IdentityChange {
         guard !persisted.superProperties.isEmpty else { return .none }
         persisted.superProperties.removeAll()
         return .identity
@@ -120,21 +120,21 @@ struct TrackerIdentity: Equatable, Sendable {
     // MARK: Consent and first launch
 
     /// The user opts out; saved, so it holds at the next launch.
-    mutating func optOut() -> IdentityChange {
+    package mutating func optOut() -> IdentityChange {
         guard !persisted.optedOut else { return .none }
         persisted.optedOut = true
         return .saveOnly
     }
 
     /// The user opts in again.
-    mutating func optIn() -> IdentityChange {
+    package mutating func optIn() -> IdentityChange {
         guard persisted.optedOut else { return .none }
         persisted.optedOut = false
         return .saveOnly
     }
 
     /// Whether this is the install's first launch; true once only (the flag is cleared and saved).
-    mutating func consumeFirstLaunch() -> IdentityChange {
+    package mutating func consumeFirstLaunch() -> IdentityChange {
         guard persisted.firstLaunchPending else { return .none }
         persisted.firstLaunchPending = false
         return .saveOnly
@@ -142,18 +142,24 @@ struct TrackerIdentity: Equatable, Sendable {
 }
 
 /// What an intent on ``TrackerIdentity`` asks of its owner.
-struct IdentityChange: Equatable, Sendable {
+package struct IdentityChange: Equatable, Sendable {
     /// The identity or the super properties changed: events from now on need a new snapshot.
-    var snapshot = false
+    package var snapshot = false
     /// Something `state.json` keeps changed.
-    var save = false
+    package var save = false
     /// A `$SignUp` is to be recorded, with this original (anonymous) id.
-    var signUpOriginalID: String?
+    package var signUpOriginalID: String?
+
+    package init(snapshot: Bool = false, save: Bool = false, signUpOriginalID: String? = nil) {
+        self.snapshot = snapshot
+        self.save = save
+        self.signUpOriginalID = signUpOriginalID
+    }
 
     /// Whether anything changed.
-    var changed: Bool { save }
+    package var changed: Bool { save }
 
-    static let none = IdentityChange()
-    static let identity = IdentityChange(snapshot: true, save: true)
-    static let saveOnly = IdentityChange(save: true)
+    package static let none = IdentityChange()
+    package static let identity = IdentityChange(snapshot: true, save: true)
+    package static let saveOnly = IdentityChange(save: true)
 }

@@ -1,4 +1,4 @@
-import SpoorSystem
+package import SpoorSystem
 
 /// The writer's queue: the front buffer callers append to, sequence numbers, the writer's state, callers
 /// waiting at the memory bound, flush generations and the stop, with the rules for when the writer must be
@@ -6,9 +6,9 @@ import SpoorSystem
 ///
 /// A pure value: the pipeline keeps it under its lock, and each method says what is to be done (wake the
 /// writer, release waiting callers, answer flushes), which the pipeline does after releasing the lock.
-struct WriterQueue {
+package struct WriterQueue {
     /// What the writer is doing, as callers see it.
-    enum WriterState: Equatable {
+    package enum WriterState: Equatable {
         /// Running, or about to: nobody needs to wake it.
         case busy
         /// Parked until woken.
@@ -18,7 +18,7 @@ struct WriterQueue {
     }
 
     /// What the writer does next (``nextStep(lingered:swappingWith:)``).
-    enum Step {
+    package enum Step {
         /// Park until woken.
         case waitIdle
         /// Park for the linger time, or until woken.
@@ -32,7 +32,7 @@ struct WriterQueue {
     }
 
     /// Whether a caller's event may go in (``admit()``).
-    enum Admission: Equatable {
+    package enum Admission: Equatable {
         case open
         /// The buffer is at the bound: the caller waits for the writer (woken when `wakeWriter`).
         case full(wakeWriter: Bool)
@@ -43,29 +43,29 @@ struct WriterQueue {
     }
 
     /// The most events held before callers wait for the writer.
-    let memoryLimit: Int
+    package let memoryLimit: Int
     /// Wake a lingering writer once this many events wait.
-    let wakeThreshold: Int
+    package let wakeThreshold: Int
     /// The front buffer: callers append, the writer swaps it for its empty back buffer.
-    private(set) var buffer: [PendingEvent]
+    package private(set) var buffer: [PendingEvent]
     /// The sequence number the next accepted event gets.
-    private(set) var nextSequence: UInt64
+    package private(set) var nextSequence: UInt64
     /// The sequence number last saved in the state.
     private var savedSequence: UInt64
-    private(set) var accepted = 0
-    private(set) var droppedAfterShutdown = 0
+    package private(set) var accepted = 0
+    package private(set) var droppedAfterShutdown = 0
     /// The state is to be saved at the writer's next step.
-    private(set) var saveNeeded = false
-    private(set) var writerState = WriterState.busy
+    package private(set) var saveNeeded = false
+    package private(set) var writerState = WriterState.busy
     private var blockedProducers = 0
     private var flushes = FlushGenerations<Bool>()
-    private(set) var stopping = false
-    private(set) var stopped = false
+    package private(set) var stopping = false
+    package private(set) var stopped = false
     /// Snapshots and sessions replaced since the writer last took the buffer: events waiting there may point to
     /// them (unretained), so they live until the writer has written those events.
     private var retired: [AnyObject] = []
 
-    init(nextSequence: UInt64, memoryLimit: Int, wakeThreshold: Int, capacity: Int) {
+    package init(nextSequence: UInt64, memoryLimit: Int, wakeThreshold: Int, capacity: Int) {
         self.nextSequence = nextSequence
         savedSequence = nextSequence
         self.memoryLimit = memoryLimit
@@ -78,7 +78,7 @@ struct WriterQueue {
 
     /// Whether an event may be appended now. A refusal after a stop is counted; a caller at the bound waits.
     @inline(__always)
-    mutating func admit(optedOut: Bool) -> Admission {
+    package mutating func admit(optedOut: Bool) -> Admission {
         if stopping {
             droppedAfterShutdown += 1
             return .stopped
@@ -93,14 +93,14 @@ struct WriterQueue {
 
     /// Takes the next sequence number.
     @inline(__always)
-    mutating func takeSequence() -> UInt64 {
+    package mutating func takeSequence() -> UInt64 {
         defer { nextSequence &+= 1 }
         return nextSequence
     }
 
     /// Moves `event` into the front buffer (`event` is left empty). Returns whether the writer must be woken.
     @inline(__always)
-    mutating func append(_ event: inout PendingEvent) -> Bool {
+    package mutating func append(_ event: inout PendingEvent) -> Bool {
         // Moved, not copied: the caller's `event` is left empty (immortal empty values), so no reference count
         // is raised here and dropped again when the caller's copy goes away.
         var moved = PendingEvent.empty
@@ -120,19 +120,19 @@ struct WriterQueue {
     }
 
     /// Keeps `object` alive until the writer has written the events now waiting (they may point to it).
-    mutating func retire(_ object: AnyObject) {
+    package mutating func retire(_ object: AnyObject) {
         retired.append(object)
     }
 
     /// Drops the events waiting in memory (the user opted out and asked for their data to be erased); how many.
-    mutating func discardBuffer() -> Int {
+    package mutating func discardBuffer() -> Int {
         let count = buffer.count
         buffer.removeAll(keepingCapacity: true)
         return count
     }
 
     /// Asks for the state to be saved soon. Returns whether the writer must be woken.
-    mutating func requestSave() -> Bool {
+    package mutating func requestSave() -> Bool {
         saveNeeded = true
         return wakeIfWaiting()
     }
@@ -140,7 +140,7 @@ struct WriterQueue {
     /// Asks the writer to write and sync everything accepted so far (and with `stop`, to end afterwards);
     /// `done` is answered when it has. Returns nil when the writer has already ended (answer `done` at once),
     /// else whether the writer must be woken.
-    mutating func requestFlush(_ done: Promise<Bool>, stop: Bool) -> Bool? {
+    package mutating func requestFlush(_ done: Promise<Bool>, stop: Bool) -> Bool? {
         if stopped { return nil }
         if stop { stopping = true }
         flushes.request(done, untilDrained: stop)
@@ -159,7 +159,7 @@ struct WriterQueue {
 
     /// What the writer does next. `lingered`: its last step was a linger. A `write` step swaps the front buffer
     /// with `back` (which must be empty), so the events to write are in `back`.
-    mutating func nextStep(lingered: Bool, swappingWith back: inout [PendingEvent]) -> Step {
+    package mutating func nextStep(lingered: Bool, swappingWith back: inout [PendingEvent]) -> Step {
         let flushPending = flushes.isPending
         if buffer.isEmpty, !flushPending, !saveNeeded, blockedProducers == 0 {
             if stopping {
@@ -190,7 +190,7 @@ struct WriterQueue {
     }
 
     /// The writer synced everything up to `generation`: the flush waiters it answers.
-    mutating func completeFlush(through generation: UInt64) -> [Promise<Bool>] {
+    package mutating func completeFlush(through generation: UInt64) -> [Promise<Bool>] {
         flushes.complete(through: generation)
     }
 }

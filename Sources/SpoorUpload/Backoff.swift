@@ -40,13 +40,13 @@ public struct Backoff: Sendable, Hashable {
 }
 
 /// The `Retry-After` header (RFC 9110 §10.2.3): a number of seconds or an HTTP date.
-public enum RetryAfter {
+package enum RetryAfter {
     /// The longest pause a server may ask for (1 h); longer asks are cut to it.
-    public static let maximum: Duration = .seconds(3600)
+    package static let maximum: Duration = .seconds(3600)
 
     /// The pause `value` asks for, counted from `nowMilliseconds` (wall clock, for the date form), at most
     /// ``maximum``; a date in the past gives zero. Nil when `value` is neither form.
-    public static func parse(_ value: String, nowMilliseconds: Int64) -> Duration? {
+    package static func parse(_ value: String, nowMilliseconds: Int64) -> Duration? {
         let text = value.trimmingCharacters(in: .whitespaces)
         if !text.isEmpty, text.allSatisfy(\.isASCII), text.allSatisfy(\.isNumber) {
             // Delay-seconds: digits only; a huge number is the maximum, not an overflow.

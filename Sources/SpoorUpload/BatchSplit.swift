@@ -1,5 +1,5 @@
 import SpoorModel
-public import SpoorWire
+package import SpoorWire
 
 extension BatchID {
     /// The id of part `index` of this batch when it is split (after a 413): a fixed function of this id and
@@ -7,7 +7,7 @@ extension BatchID {
     ///
     /// The bits are a SplitMix64-style mix of both halves of the parent id and the index, laid out as a
     /// version 4 UUID like random ids.
-    public func derived(index: Int) -> BatchID {
+    package func derived(index: Int) -> BatchID {
         func mix(_ value: UInt64) -> UInt64 { SplitMix64.mix(value &+ SplitMix64.increment) }
         let salt = mix(UInt64(truncatingIfNeeded: index) &+ 1)
         let high = mix(bytes.0 ^ mix(bytes.1 ^ salt))
@@ -18,13 +18,13 @@ extension BatchID {
 
 /// Cuts a batch frame in two for a 413. What a payload holds, and how it splits, is the business of SpoorWire's
 /// `BatchPayload`: the halves carry the parent's contexts and events byte for byte.
-public enum BatchSplit {
+package enum BatchSplit {
     /// The two halves of `frame`: the first `count / 2` events, then the rest, each behind the parent's contexts and
     /// sealed with the parent's codec and seal time and the id ``SpoorWire/BatchID/derived(index:)`` of the parent's.
     /// Nil when the frame holds a single event (it cannot be split).
     ///
     /// - Throws: ``/SpoorWire/FrameError`` when the frame or its events cannot be decoded.
-    public static func halves(of frame: [UInt8]) throws(FrameError) -> [[UInt8]]? {
+    package static func halves(of frame: [UInt8]) throws(FrameError) -> [[UInt8]]? {
         let decoded = try FrameDecoder(limits: FrameLimits(maxFrameBytes: .max, maxUncompressedBytes: 1 << 30, maxRecords: 1 << 20))
             .decode(frame)
         // Only events that decode are sent again: a batch that does not is set aside whole.

@@ -24,7 +24,7 @@ public struct UploadConfiguration: Sendable {
     public var batchSize: Int
     /// The most payload bytes per batch before compression (default 512 KiB).
     public var maxBatchBytes: Int
-    /// How batches are compressed (default ``Codec/preferred``: zstd where the build has it, else gzip).
+    /// How batches are compressed (default ``/SpoorWire/Codec/preferred``: zstd where the build has it, else gzip).
     public var codec: Codec
     /// The most batches on the wire at once (default 4; at least 1). Batches still leave the outbox in order, and
     /// after a failure the uploader goes back to one batch at a time until an attempt succeeds. Values above the

@@ -1,4 +1,4 @@
-public import Foundation
+package import Foundation
 public import Logging
 import SpoorWire
 import SpoorSystem
@@ -18,7 +18,7 @@ public import SpoorLog
 /// | --- | --- |
 /// | 2xx | the batch is released (after every older batch has left) |
 /// | 408, 429, 5xx, timeout, network error | kept; retried after a backoff with full jitter, or after `Retry-After` (a pause for the whole uploader, at most 1 h) |
-/// | 401, 403 | uploads pause (logged once) until ``setToken(_:)``, ``flush(timeout:)`` or a new launch |
+/// | 401, 403 | uploads pause (logged once) until a new token (`Tracker.setToken(_:)`), ``flush(timeout:)`` or a new launch |
 /// | 413 | the batch is split in two (ids derived from its id) and each half sent; a single event is set aside |
 /// | other 4xx | the batch is set aside in the ``/SpoorLog/RejectedArea`` |
 ///
@@ -27,7 +27,7 @@ public import SpoorLog
 /// upload. Each state change is logged once, not each retry.
 public final class Uploader: Sendable {
     /// The file in the log directory that keeps the counters across launches.
-    public static let countersFileName = StorageLayout.uploadCountersName
+    package static let countersFileName = StorageLayout.uploadCountersName
 
     /// The log whose batches are sent.
     public let log: EventLog
@@ -99,7 +99,7 @@ public final class Uploader: Sendable {
 
     /// Asks for an upload soon (events reached the batch size, the app started or ended, a user logged in).
     /// Never blocks; triggers that come while an upload runs are merged. It does not cut a backoff or a pause short.
-    public func trigger() {
+    package func trigger() {
         feed { $0.trigger(at: $1) }
     }
 
@@ -113,12 +113,12 @@ public final class Uploader: Sendable {
     /// while the app is started (the end's upload runs in the host's background window, and a suspended
     /// app must not be woken for it). A program with no lifecycle source keeps it on. Other triggers are
     /// unaffected; turning it on asks for an upload, as a start does.
-    public func setIntervalActive(_ active: Bool) {
+    package func setIntervalActive(_ active: Bool) {
         feed { $0.setIntervalActive(active, at: $1) }
     }
 
     /// Replaces the token; a pause for authorization ends and uploads resume.
-    public func setToken(_ token: String?) {
+    package func setToken(_ token: String?) {
         feed { $0.setToken(token, at: $1) }
     }
 
@@ -172,7 +172,7 @@ public final class Uploader: Sendable {
     /// Starts stopping without waiting (for `deinit` and other synchronous paths); the task ends when ``stop()``
     /// would return.
     @discardableResult
-    public func beginStop() -> Task<Void, Never>? {
+    package func beginStop() -> Task<Void, Never>? {
         let drained = Promise<Void>()
         var waited = drained
         feed { machine, now in
@@ -192,13 +192,13 @@ public final class Uploader: Sendable {
 
     /// The user's consent: while withheld (they opted out) nothing is sealed or sent, whatever triggers an upload;
     /// granting it again starts an upload of what waits.
-    public func setConsent(granted: Bool) {
+    package func setConsent(granted: Bool) {
         feed { $0.setConsent(granted: granted, at: $1) }
     }
 
     /// A network change from the monitor: the policy sees the new status, and a network that is back cuts the
     /// backoff short.
-    public func networkChanged(_ status: NetworkStatus) {
+    package func networkChanged(_ status: NetworkStatus) {
         feed { $0.networkChanged(status, at: $1) }
     }
 
@@ -533,7 +533,7 @@ public final class Uploader: Sendable {
     }
 
     /// Reads the counters a tracker saved in `logDirectory` (for `spoor inspect`), or nil.
-    public static func savedCounters(logDirectory: URL) -> UploadCounters? {
+    package static func savedCounters(logDirectory: URL) -> UploadCounters? {
         guard let bytes = try? FileIO.readFile(logDirectory.standardizedFileURL.path + "/" + countersFileName, limit: 1 << 16) else {
             return nil
         }

@@ -27,13 +27,13 @@ public enum CRC32C {
     public static var usesHardware: Bool { spoor_crc32c_hardware() != 0 }
 
     /// ``update(_:_:)`` through the tables only, for tests and benchmarks.
-    static func portableUpdate(_ crc: UInt32, _ bytes: UnsafeRawBufferPointer) -> UInt32 {
+    package static func portableUpdate(_ crc: UInt32, _ bytes: UnsafeRawBufferPointer) -> UInt32 {
         guard let base = bytes.baseAddress, !bytes.isEmpty else { return crc }
         return spoor_crc32c_update_portable(crc, base, bytes.count)
     }
 
     /// ``update(_:_:)`` through the instructions only; `nil` when the CPU has none.
-    static func hardwareUpdate(_ crc: UInt32, _ bytes: UnsafeRawBufferPointer) -> UInt32? {
+    package static func hardwareUpdate(_ crc: UInt32, _ bytes: UnsafeRawBufferPointer) -> UInt32? {
         guard usesHardware else { return nil }
         guard let base = bytes.baseAddress, !bytes.isEmpty else { return crc }
         return spoor_crc32c_update_hardware(crc, base, bytes.count)

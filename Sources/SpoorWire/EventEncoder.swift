@@ -135,7 +135,7 @@ public final class EventEncoder {
     /// Appends the header of a `Batch.events` entry, the tag `0x0A` and `bodyLength` as a varint, to `buffer`;
     /// the entry's body, an encoded event of that length, must follow. For callers that assemble an event's
     /// bytes themselves.
-    public static func appendBatchEntryHeader(bodyLength: Int, to buffer: inout [UInt8]) {
+    package static func appendBatchEntryHeader(bodyLength: Int, to buffer: inout [UInt8]) {
         buffer.append(eventsTag)
         Varint.append(UInt64(bodyLength), to: &buffer)
     }

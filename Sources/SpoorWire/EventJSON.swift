@@ -54,7 +54,7 @@ public enum EventJSON {
     }
 
     /// The property value a JSON value stands for, as ``json(_:)`` writes it.
-    public static func propertyValue(_ json: JSONValue, key: String) throws(EventJSONError) -> PropertyValue {
+    package static func propertyValue(_ json: JSONValue, key: String) throws(EventJSONError) -> PropertyValue {
         switch json {
         case .string(let string): return ISO8601Millis.parse(string).map(PropertyValue.date) ?? .string(string)
         case .int(let int): return .int(int)

@@ -1,12 +1,12 @@
-public import SpoorModel
+package import SpoorModel
 /// Formats and parses `yyyy-MM-ddTHH:mm:ss.SSSZ`, the one date form Spoor's JSON uses.
 ///
 /// Written out by hand (days-from-civil arithmetic) because it runs per
 /// property on the `spoor decode` path, and `DateFormatter` is slow and
 /// depends on locale settings.
-public enum ISO8601Millis {
+package enum ISO8601Millis {
     /// The ISO-8601 text of `millis`, or `nil` for years outside 0000–9999.
-    public static func format(_ millis: EpochMilliseconds) -> String? {
+    package static func format(_ millis: EpochMilliseconds) -> String? {
         let (days, msOfDay) = floorDivide(millis, 86_400_000)
         let (year, month, day) = civil(fromDays: days)
         guard (0...9999).contains(year) else { return nil }
@@ -17,7 +17,7 @@ public enum ISO8601Millis {
     }
 
     /// The epoch milliseconds of an exact `yyyy-MM-ddTHH:mm:ss.SSSZ` text, or `nil` for anything else.
-    public static func parse(_ text: String) -> EpochMilliseconds? {
+    package static func parse(_ text: String) -> EpochMilliseconds? {
         let utf8 = Array(text.utf8)
         guard utf8.count == 24 else { return nil }
         func number(_ range: Range<Int>) -> Int? {

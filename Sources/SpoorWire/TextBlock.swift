@@ -4,17 +4,20 @@ internal import CSpoorViews
 ///
 /// A ``ScratchList`` rather than an `Array`: an event copies a dozen or more strings. The block is owned by one
 /// encoder, moved but never copied, and freed with ``deallocate()``.
-struct TextBlock {
+package struct TextBlock {
     private var bytes = ScratchList<UInt8>()
+
+    /// An empty block; ``reset()`` prepares it for an event.
+    package init() {}
     /// The first byte; offset 0 always holds a lone NUL, the empty string.
-    var base: UnsafeMutablePointer<UInt8>? { bytes.base }
+    package var base: UnsafeMutablePointer<UInt8>? { bytes.base }
     /// The bytes in use.
-    var count: Int { bytes.count }
+    package var count: Int { bytes.count }
     /// How many strings were appended since the last reset.
     private(set) var strings = 0
 
     /// Empties the block, leaving only the empty string at offset 0.
-    mutating func reset() {
+    package mutating func reset() {
         bytes.removeAll()
         strings = 0
         bytes.append(0)
@@ -23,7 +26,7 @@ struct TextBlock {
     /// Appends `string` and its NUL and returns its offset, or `nil` when the block would
     /// pass 4 GiB (the shim's offsets are 32-bit).
     @inline(__always)
-    mutating func append(_ string: String) -> UInt32? {
+    package mutating func append(_ string: String) -> UInt32? {
         // One look at the string's representation: its bytes and their count come together.
         if let offset = string.utf8.withContiguousStorageIfAvailable({ append(bytes: $0) }) { return offset }
         var string = string
@@ -42,17 +45,17 @@ struct TextBlock {
     }
 
     /// Whether some string holds a NUL of its own: the block then has more NULs than terminators.
-    var hasEmbeddedNUL: Bool {
+    package var hasEmbeddedNUL: Bool {
         guard let base else { return false }
         return Self.zeroBytes(in: UnsafeRawBufferPointer(start: base, count: count)) != strings + 1
     }
 
     /// Frees the memory; the block is empty afterwards.
-    mutating func deallocate() { bytes.deallocate() }
+    package mutating func deallocate() { bytes.deallocate() }
 
     /// Counts the zero bytes (in C, sixteen at a time: a word-at-a-time count in Swift cost 6 % of an
     /// encoding).
-    static func zeroBytes(in bytes: UnsafeRawBufferPointer) -> Int {
+    package static func zeroBytes(in bytes: UnsafeRawBufferPointer) -> Int {
         guard let base = bytes.baseAddress else { return 0 }
         return spoor_count_zero_bytes(base.assumingMemoryBound(to: UInt8.self), bytes.count)
     }

@@ -6,7 +6,7 @@ import SpoorTestSupport
 import SpoorTracker
 import Testing
 
-@testable import SpoorAutoCapture
+import SpoorAutoCapture
 
 /// From fake trees and fake controllers through ``AutoCapture`` and a real tracker to the events it records.
 @Suite("auto-capture through a real tracker")

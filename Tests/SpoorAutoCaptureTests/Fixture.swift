@@ -4,7 +4,7 @@ import SpoorModel
 import SpoorTestSupport
 import SpoorTesting
 
-@testable import SpoorTracker
+import SpoorTracker
 
 /// A real tracker on a temporary storage directory, a manual clock and the tracker's in-memory store, with
 /// an ``AutoCapture`` in front of it and its log captured.

@@ -1,4 +1,4 @@
-@testable import SpoorAutoCapture
+import SpoorAutoCapture
 import SpoorModel
 import SpoorTracker
 import Testing

@@ -2,7 +2,7 @@ import SpoorModel
 import SpoorTracker
 import Testing
 
-@testable import SpoorAutoCapture
+import SpoorAutoCapture
 
 /// The bodies of the page and action hooks, as the glue's blocks run them, with fake live views and
 /// controllers read through the same kind of readers the glue gives them.

@@ -1,4 +1,4 @@
-@testable import SpoorAutoCapture
+import SpoorAutoCapture
 
 /// A fake of a live `UIView`, read through a ``ViewReader`` as the glue reads UIKit: it counts the reads, so
 /// tests see what a snapshot touches.

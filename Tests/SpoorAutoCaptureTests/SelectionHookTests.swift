@@ -2,7 +2,7 @@ import SpoorModel
 import SpoorTracker
 import Testing
 
-@testable import SpoorAutoCapture
+import SpoorAutoCapture
 
 /// The cell selection path end to end on a fake runtime: ``MethodHooks`` hooking delegate classes the way the
 /// glue does on the Objective-C runtime, each hooked method running the glue's own hook body

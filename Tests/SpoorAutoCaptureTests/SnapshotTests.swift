@@ -2,7 +2,7 @@ import SpoorModel
 import SpoorTracker
 import Testing
 
-@testable import SpoorAutoCapture
+import SpoorAutoCapture
 
 /// What a snapshot of live views and controllers reads, and what it holds: the decisions the glue leaves to
 /// ``ViewSnapshots`` and ``PageSnapshots``, on fakes that count their reads.

@@ -2,7 +2,7 @@ import SpoorModel
 import SpoorTracker
 import Testing
 
-@testable import SpoorAutoCapture
+import SpoorAutoCapture
 
 /// The rules behind what the glue reads: each a pure function the glue calls with what UIKit holds.
 @Suite("UIKit rules")

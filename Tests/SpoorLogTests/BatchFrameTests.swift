@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import SpoorModel
 import SpoorWire
-@testable import SpoorLog
+import SpoorLog
 
 
 /// Builds frames with any header values, for tests of the decoder's checks.

@@ -3,13 +3,13 @@ import SpoorModel
 import SpoorWire
 import SpoorTestSupport
 import Testing
-@testable import SpoorLog
+import SpoorLog
 import SpoorUpload
 
 /// A 413 split of a batch sealed from the log: each half carries the parent's context record and its own events,
 /// byte for byte.
 @Suite struct BatchSplitTests {
-    @Test(arguments: [Codec.none, .zstd])
+    @Test(arguments: Codec.linked)
     func aContextRecordBatchSplitsIntoHalvesThatCarryItsContext(codec: Codec) throws {
         let directory = TemporaryDirectory()
         let log = try EventLog(directory: directory.url, configuration: .init(durability: .none))

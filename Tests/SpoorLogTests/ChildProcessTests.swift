@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import SpoorModel
 import SpoorWire
-@testable import SpoorLog
+import SpoorLog
 
 import SpoorTestSupport
 

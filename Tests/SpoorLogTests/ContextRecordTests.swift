@@ -3,7 +3,7 @@ import SpoorModel
 import SpoorWire
 import SpoorTestSupport
 import Testing
-@testable import SpoorLog
+import SpoorLog
 
 /// Context records: what events share, stored once in the log; every reader sees whole events.
 @Suite struct ContextRecordTests {

@@ -2,7 +2,7 @@ import Foundation
 import SpoorWire
 import Testing
 import Logging
-@testable import SpoorLog
+import SpoorLog
 import SpoorTestSupport
 
 /// Replays the fuzzers' committed corpora and past crashers (Fuzz/Corpus, Fuzz/FailCases)

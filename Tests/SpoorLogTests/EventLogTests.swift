@@ -3,7 +3,7 @@ import Testing
 import SpoorTesting
 import SpoorModel
 import SpoorWire
-@testable import SpoorLog
+import SpoorLog
 import SpoorTestSupport
 
 @Suite struct EventLogTests {

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import SpoorModel
 @_spi(Testing) import SpoorWire
-@testable import SpoorLog
+import SpoorLog
 import SpoorTestSupport
 
 /// The committed test vectors in docs/vectors (see docs/frame-format.md).

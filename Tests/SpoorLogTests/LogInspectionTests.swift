@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import SpoorLog
+import SpoorLog
 import SpoorTestSupport
 
 @Suite struct LogInspectionTests {

@@ -3,7 +3,7 @@ import Testing
 import SpoorTesting
 import SpoorModel
 import SpoorWire
-@testable import SpoorLog
+import SpoorLog
 import SpoorTestSupport
 
 /// Copies a live log's directory, as a crash at this moment would leave it (minus the lock).

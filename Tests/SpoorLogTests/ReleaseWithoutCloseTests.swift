@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 import SpoorWire
-@testable import SpoorLog
+import SpoorLog
 import SpoorTestSupport
 
 /// A log released without `close()` forces nothing to disk in its `deinit`, yet a process that goes on keeps

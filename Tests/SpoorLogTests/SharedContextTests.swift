@@ -3,7 +3,7 @@ import Testing
 import SpoorModel
 @_spi(Testing) import SpoorWire
 import SpoorWorkload
-@testable import SpoorLog
+import SpoorLog
 
 /// The shared context of a batch (`Batch.contexts`): stored once, and every decoder sees whole events again.
 @Suite struct SharedContextTests {

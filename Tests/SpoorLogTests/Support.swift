@@ -4,7 +4,7 @@ import SpoorModel
 import SpoorWire
 import SpoorTestSupport
 import Testing
-@testable import SpoorLog
+import SpoorLog
 
 /// A clock tests move by hand.
 enum Fixtures {

@@ -3,7 +3,7 @@ import Testing
 import SpoorModel
 @_spi(Testing) import SpoorWire
 import SpoorTestSupport
-@testable import SpoorLog
+import SpoorLog
 
 /// Bytes per event on the wire: Spoor's frame against Sensors' upload encoding of the same
 /// events, `base64(gzip(JSON array))` (the `data_list` form field).

@@ -2,7 +2,7 @@ import SpoorModel
 import SpoorWire
 import SpoorWorkload
 import Testing
-@testable import SpoorLog
+import SpoorLog
 
 /// The realistic workloads: deterministic, shaped like real traffic, and what they cost in the
 /// log and on the wire against Sensors' `base64(gzip(JSON))` of the same events.

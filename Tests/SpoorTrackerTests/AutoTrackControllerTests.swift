@@ -5,7 +5,7 @@ import SpoorTestSupport
 import SpoorSystem
 import Testing
 
-@testable import SpoorTracker
+import SpoorTracker
 
 /// A sink that calls back into the lifecycle while the controller delivers an event to it, as app code run by
 /// `track` can (a dynamic super property provider, an `onRejection` callback): the first `$AppStart` makes

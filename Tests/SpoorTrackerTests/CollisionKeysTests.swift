@@ -1,6 +1,6 @@
 import Testing
 
-@testable import SpoorTracker
+import SpoorTracker
 
 @Suite struct CollisionKeysTests {
     @Test func findsExactlyTheKeysItHolds() {

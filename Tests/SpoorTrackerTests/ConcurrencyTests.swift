@@ -3,7 +3,7 @@ import SpoorModel
 import SpoorLog
 import Testing
 
-@testable import SpoorTracker
+import SpoorTracker
 import SpoorTestSupport
 import SpoorSystem
 

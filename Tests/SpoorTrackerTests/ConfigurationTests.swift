@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@testable import SpoorTracker
+import SpoorTracker
 import SpoorTestSupport
 
 @Suite struct ConfigurationTests {

@@ -4,7 +4,7 @@ import SpoorLog
 import SpoorTestSupport
 import Testing
 
-@testable import SpoorTracker
+import SpoorTracker
 
 @Suite("consent")
 struct ConsentTests {

@@ -5,7 +5,7 @@ import SpoorLog
 import SpoorTesting
 import Testing
 
-@testable import SpoorTracker
+import SpoorTracker
 import SpoorSystem
 import SpoorTestSupport
 

@@ -3,7 +3,7 @@ import SpoorModel
 import SpoorTesting
 import Testing
 
-@testable import SpoorTracker
+import SpoorTracker
 import SpoorSystem
 import SpoorTestSupport
 

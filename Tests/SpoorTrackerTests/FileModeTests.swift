@@ -4,7 +4,7 @@ import SpoorLog
 import SpoorTestSupport
 import Testing
 
-@testable import SpoorTracker
+import SpoorTracker
 
 #if canImport(Glibc)
 import Glibc

@@ -5,7 +5,7 @@ import SpoorTestSupport
 import Testing
 import SpoorSystem
 
-@testable import SpoorTracker
+import SpoorTracker
 
 /// What a hook saw, collected from the writer thread.
 private final class Seen: Sendable {

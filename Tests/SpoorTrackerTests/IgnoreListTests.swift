@@ -3,7 +3,7 @@ import SpoorModel
 import SpoorTestSupport
 import Testing
 
-@testable import SpoorTracker
+import SpoorTracker
 
 @Suite("auto-track ignore lists")
 struct IgnoreListTests {

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import SpoorTracker
+import SpoorTracker
 import SpoorTestSupport
 
 @Suite("The checkpoint file's two slots")

@@ -3,7 +3,7 @@ import Testing
 import SpoorModel
 import SpoorLog
 import SpoorTesting
-@testable import SpoorTracker
+import SpoorTracker
 import SpoorSystem
 import SpoorTestSupport
 

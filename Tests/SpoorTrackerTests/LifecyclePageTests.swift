@@ -1,7 +1,7 @@
 import Foundation
 import SpoorModel
 import Testing
-@testable import SpoorTracker
+import SpoorTracker
 
 @Suite("Pages P1–P6 and clicks")
 struct LifecyclePageTests {

@@ -2,7 +2,7 @@ import Foundation
 import SpoorModel
 import SpoorTesting
 import Testing
-@testable import SpoorTracker
+import SpoorTracker
 import SpoorTestSupport
 
 

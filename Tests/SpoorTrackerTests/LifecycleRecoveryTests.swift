@@ -3,7 +3,7 @@ import SpoorModel
 import SpoorLog
 import SpoorTesting
 import Testing
-@testable import SpoorTracker
+import SpoorTracker
 import SpoorTestSupport
 
 @Suite("Crash and kill recovery (L10, P7)")

@@ -1,7 +1,7 @@
 import Foundation
 import SpoorModel
 import Testing
-@testable import SpoorTracker
+import SpoorTracker
 
 @Suite("Lifecycle rules L1–L11")
 struct LifecycleRuleTests {

@@ -1,7 +1,7 @@
 import Foundation
 import SpoorModel
 import Testing
-@testable import SpoorTracker
+import SpoorTracker
 
 /// Collects delivered signals.
 final class SignalRecorder: @unchecked Sendable {

@@ -2,7 +2,7 @@ import Foundation
 import SpoorModel
 import Testing
 
-@testable import SpoorTracker
+import SpoorTracker
 import SpoorTestSupport
 
 @Suite struct MergeOrderTests {

@@ -6,7 +6,7 @@ import SpoorTestSupport
 import Testing
 import SpoorWire
 
-@testable import SpoorTracker
+import SpoorTracker
 
 /// The process's one metrics backend: `MetricsSystem.bootstrap` may run once per process, so every test
 /// that needs it goes through here, and tells its trackers apart with ``Configuration/metricsDimensions``.

@@ -2,7 +2,7 @@ import SpoorModel
 import SpoorSystem
 import Testing
 
-@testable import SpoorTracker
+import SpoorTracker
 
 /// The pipeline's state by owner, composed: what the tracker's intents do to identity, sessions and the queue,
 /// in one step each.

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@testable import SpoorTracker
+import SpoorTracker
 
 /// The privacy manifest against the sources: every required-reason API the library calls has its category
 /// declared with a reason, and nothing is declared that the sources do not call.

@@ -2,7 +2,7 @@ import Foundation
 import SpoorModel
 import Testing
 
-@testable import SpoorTracker
+import SpoorTracker
 
 @Suite struct ProfileTests {
     @Test func everyProfileOperationHasItsTypeAndOnlyItsProperties() async throws {

@@ -1,7 +1,10 @@
-// Only what the README shows an app importing (and the test doubles): `import SpoorTracker` brings the rest.
+// The examples use only what the README shows an app importing (and the test doubles); SpoorLog and SpoorWire read
+// the log back.
 import Foundation
+import SpoorLog
 import SpoorTesting
 import SpoorTracker
+import SpoorWire
 import Testing
 
 /// The README's example, kept compiling and true.

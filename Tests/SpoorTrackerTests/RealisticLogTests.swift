@@ -7,7 +7,7 @@ import SpoorWorkload
 import SpoorTesting
 import Testing
 
-@testable import SpoorTracker
+import SpoorTracker
 
 /// Realistic traffic (SpoorWorkload) through the tracker into the real log: what context records save in the
 /// log and on the wire, and that every event comes back out exactly as the tracker's merge makes it.

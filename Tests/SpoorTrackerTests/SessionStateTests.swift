@@ -2,7 +2,7 @@ import SpoorModel
 import SpoorSystem
 import Testing
 
-@testable import SpoorTracker
+import SpoorTracker
 
 /// The session rules on their own, on the events' times: no tracker, no clock.
 @Suite("SessionState")

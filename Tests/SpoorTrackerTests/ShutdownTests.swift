@@ -7,7 +7,7 @@ import SpoorTestSupport
 import SpoorSystem
 import Testing
 
-@testable import SpoorTracker
+import SpoorTracker
 
 @Suite("shutdown and release")
 struct ShutdownTests {

@@ -6,7 +6,7 @@ import SpoorTesting
 import SpoorSystem
 import Testing
 
-@testable import SpoorTracker
+import SpoorTracker
 
 /// Fixed preset properties, so tests do not depend on the machine.
 let testPresets: Properties = [

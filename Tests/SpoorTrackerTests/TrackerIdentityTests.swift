@@ -1,7 +1,7 @@
 import SpoorModel
 import Testing
 
-@testable import SpoorTracker
+import SpoorTracker
 
 /// The identity rules on their own: no tracker, no lock, no file.
 @Suite("TrackerIdentity")

@@ -7,7 +7,7 @@ import SpoorTesting
 import SpoorSystem
 import Testing
 
-@testable import SpoorTracker
+import SpoorTracker
 
 /// A tracker on the durable log with a server URL, a scripted HTTP client and a manual upload clock.
 struct UploadingTracker {

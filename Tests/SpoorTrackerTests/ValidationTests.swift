@@ -4,7 +4,7 @@ import SpoorLog
 import Testing
 import SpoorSystem
 
-@testable import SpoorTracker
+import SpoorTracker
 
 @Suite struct ValidationTests {
     @Test(arguments: [

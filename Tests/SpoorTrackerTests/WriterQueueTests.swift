@@ -2,7 +2,7 @@ import SpoorModel
 import SpoorSystem
 import Testing
 
-@testable import SpoorTracker
+import SpoorTracker
 
 /// The writer's queue on its own: when the writer is woken, what each of its steps does, flushes and the stop.
 @Suite("WriterQueue")

@@ -1,8 +1,8 @@
 import SpoorModel
 import SpoorWire
 import Testing
-@testable import SpoorLog
-@testable import SpoorUpload
+import SpoorLog
+import SpoorUpload
 
 /// The upload rules alone: inputs in, actions out. No clock, no HTTP, no files: time is a value each input carries.
 @Suite struct UploadStateMachineTests {

@@ -5,7 +5,7 @@ import SpoorWire
 import SpoorTestSupport
 import SpoorTesting
 import Testing
-@testable import SpoorUpload
+import SpoorUpload
 import SpoorSystem
 import SpoorLog
 

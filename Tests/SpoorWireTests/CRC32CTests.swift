@@ -1,6 +1,6 @@
 import SpoorModel
 import Testing
-@testable import SpoorWire
+import SpoorWire
 
 
 @Suite struct CRC32CTests {

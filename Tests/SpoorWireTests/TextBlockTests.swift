@@ -1,4 +1,4 @@
-@testable import SpoorWire
+import SpoorWire
 import Testing
 
 @Suite struct TextBlockTests {

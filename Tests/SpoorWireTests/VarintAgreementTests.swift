@@ -1,6 +1,6 @@
 import SpoorModel
 import Testing
-@testable import SpoorWire
+import SpoorWire
 
 /// The Swift varint reader (log records, shared contexts, frames) and the C decoder (events) must accept exactly
 /// the same varints and read the same values from them: both are fed the same bytes, and both are held to the

@@ -4,7 +4,6 @@ public import SpoorModel
 public import SpoorWire
 import SpoorLog
 import SpoorTracker
-import SpoorTesting
 
 /// Why a simulation stopped: a malformed scenario line (or configuration, line 0).
 public struct SimulationError: Error, Sendable, Hashable, CustomStringConvertible {
@@ -24,7 +23,7 @@ public struct SimulationError: Error, Sendable, Hashable, CustomStringConvertibl
 
 /// Replays an app's life through the real ``Tracker`` (`spoor simulate`; docs/command-line.md).
 ///
-/// A scenario is one JSON object per line, `{"t": MS, "do": ACTION, …}`. Time is a ``ManualClock`` at
+/// A scenario is one JSON object per line, `{"t": MS, "do": ACTION, …}`. Time is a scenario clock at
 /// 2026-01-01T00:00:00Z + `t`. Each action takes full effect before the next: its events are in the log in
 /// the storage directory. Events are handed to `emit` in delivery order, decoded back from the log's
 /// protobuf records.
@@ -33,7 +32,7 @@ public final class LifecycleSimulator {
     public static let epoch: EpochMilliseconds = 1_767_225_600_000
 
     private let storageDirectory: URL
-    private let clock = ManualClock(wall: LifecycleSimulator.epoch, monotonic: 1_000_000_000)
+    private let clock = ScenarioClock(wall: LifecycleSimulator.epoch, monotonic: 1_000_000_000)
     private let autoTrack: AutoTrackOptions
     private let enableSession: Bool
     private let flushBulkSize: Int
@@ -122,7 +121,7 @@ public final class LifecycleSimulator {
 
     private func perform(_ action: ScenarioAction) throws(ScenarioError) {
         if action.t > now {
-            clock.advance(by: .milliseconds(action.t - now))
+            clock.advance(milliseconds: action.t - now)
             now = action.t
         }
         if !started, action.name != "startTracker" {

@@ -1,12 +1,12 @@
 import Dispatch
-import Foundation
-import SpoorSystem
+package import Foundation
+package import SpoorSystem
 internal import Logging
 internal import SpoorModel
 
 /// What auto-tracking needs from the tracker. ``Tracker`` implements it with its internal entry points;
 /// tests use a recording fake.
-protocol AutoTrackSink: AnyObject, Sendable {
+package protocol AutoTrackSink: AnyObject, Sendable {
     /// Tracks an auto event through the tracker's normal path (super properties, identity, the log).
     /// `time`, when given, replaces the clock's wall time (recovered events are timed to the past).
     @discardableResult
@@ -25,20 +25,34 @@ protocol AutoTrackSink: AnyObject, Sendable {
 }
 
 /// How the lifecycle machinery is set up.
-struct LifecycleOptions: Sendable {
+package struct LifecycleOptions: Sendable {
     /// The tracker's storage directory: the checkpoint and the crash marker live there.
-    var storageDirectory: URL
+    package var storageDirectory: URL
     /// The auto events that are emitted; the machinery behind the others keeps running (a disabled `$AppEnd`
     /// still ends the session, so the next `$AppStart` is a new one).
-    var enabled: Set<AutoTrackEventKind> = Set(AutoTrackEventKind.allCases)
+    package var enabled: Set<AutoTrackEventKind> = Set(AutoTrackEventKind.allCases)
     /// Pages and clicks left out.
-    var ignore = AutoTrackIgnoreList()
+    package var ignore: AutoTrackIgnoreList = AutoTrackIgnoreList()
     /// How often the checkpoint's last-alive time is refreshed while started; `nil` for never (manual
     /// clocks drive `heartbeat()` themselves).
-    var heartbeatInterval: Duration? = .seconds(5)
+    package var heartbeatInterval: Duration? = .seconds(5)
     /// The longest `willTerminate` waits for events to become durable: the system kills an app that takes
     /// too long to terminate, so the wait is bounded.
     var terminateTimeout: Duration = .seconds(2)
+
+    package init(
+        storageDirectory: URL,
+        enabled: Set<AutoTrackEventKind> = Set(AutoTrackEventKind.allCases),
+        ignore: AutoTrackIgnoreList = AutoTrackIgnoreList(),
+        heartbeatInterval: Duration? = .seconds(5),
+        terminateTimeout: Duration = .seconds(2)
+    ) {
+        self.storageDirectory = storageDirectory
+        self.enabled = enabled
+        self.ignore = ignore
+        self.heartbeatInterval = heartbeatInterval
+        self.terminateTimeout = terminateTimeout
+    }
 }
 
 /// Runs auto-tracking: feeds signals, page and click calls into the engine and carries out its effects
@@ -94,7 +108,7 @@ package final class AutoTrackController: Sendable {
     private let logger = Logger(label: "spoor.lifecycle")
 
     /// Creates the controller; nothing happens until ``connect(_:isFirstLaunch:)``.
-    init(options: LifecycleOptions, now: @escaping @Sendable () -> LifecycleInstant) {
+    package init(options: LifecycleOptions, now: @escaping @Sendable () -> LifecycleInstant) {
         self.options = options
         self.now = now
         state = Locked(State(engine: AutoTrackEngine(isFirstLaunch: false, ignore: options.ignore)))
@@ -106,18 +120,18 @@ package final class AutoTrackController: Sendable {
     }
 
     /// The lifecycle state.
-    var lifecycleState: LifecycleState { state.withLock { $0.engine.state } }
+    package var lifecycleState: LifecycleState { state.withLock { $0.engine.state } }
 
     /// Whether this process is the install's first launch (`$is_first_time`).
-    var isFirstLaunch: Bool { state.withLock { $0.engine.isFirstLaunch } }
+    package var isFirstLaunch: Bool { state.withLock { $0.engine.isFirstLaunch } }
 
     /// Checkpoints that could not be read or written.
-    var checkpointErrorCount: Int { state.withLock { $0.checkpointErrorCount } }
+    package var checkpointErrorCount: Int { state.withLock { $0.checkpointErrorCount } }
 
     /// Connects the tracker (held weakly: it owns the controller), emits what the previous process left
     /// unsaid (the `$AppEnd` of a session it never closed, its crash) and opens this process's crash marker.
     /// Call once, before the first signal; later calls do nothing.
-    func connect(_ sink: any AutoTrackSink, isFirstLaunch: Bool) {
+    package func connect(_ sink: any AutoTrackSink, isFirstLaunch: Bool) {
         guard !state.withLock({ $0.recovered }) else { return }
         var checkpoint: LifecycleCheckpoint?
         var unreadable: CheckpointError?
@@ -155,7 +169,7 @@ package final class AutoTrackController: Sendable {
     ///
     /// `willTerminate` returns once its events are durable (at most twice ``LifecycleOptions/terminateTimeout``),
     /// also when another thread delivers them: the app gets no later chance.
-    func handle(_ signal: LifecycleSignal) {
+    package func handle(_ signal: LifecycleSignal) {
         let terminating = signal == .willTerminate
         let done = perform(reporting: terminating) { s, instant in
             let effects = s.engine.handle(signal, now: instant)
@@ -179,7 +193,7 @@ package final class AutoTrackController: Sendable {
     /// The tracker shuts down: the open session ends (pages left, `$AppEnd`) and the heartbeat stops. The
     /// promise is fulfilled once those events are delivered.
     @discardableResult
-    func shutdown() -> Promise<Void> {
+    package func shutdown() -> Promise<Void> {
         perform(reporting: true) { s, instant in
             s.isShutDown = true
             s.heartbeatTimer?.cancel()
@@ -189,13 +203,13 @@ package final class AutoTrackController: Sendable {
     }
 
     /// A page appears.
-    func pageAppear(id: String, info: PageInfo) {
+    package func pageAppear(id: String, info: PageInfo) {
         perform { s, instant in s.engine.pageAppear(id: id, info: info, now: instant) }
     }
 
     /// A page disappears. With `lastSeen`, the page was found gone after the fact: its leave is timed (and
     /// its duration ends) at that earlier instant, the last one it was known to be visible.
-    func pageDisappear(id: String, lastSeen: LifecycleInstant? = nil) {
+    package func pageDisappear(id: String, lastSeen: LifecycleInstant? = nil) {
         perform { s, instant in
             let effects = s.engine.pageDisappear(id: id, now: lastSeen ?? instant)
             guard let lastSeen else { return effects }
@@ -207,13 +221,13 @@ package final class AutoTrackController: Sendable {
     }
 
     /// A click on the current page.
-    func click(_ click: AppClick) {
+    package func click(_ click: AppClick) {
         perform { s, instant in s.engine.click(click, now: instant) }
     }
 
     /// Refreshes the checkpoint's last-alive time while a session is open. The heartbeat timer calls it;
     /// with a manual clock the host (or `spoor simulate`) calls it.
-    func heartbeat() {
+    package func heartbeat() {
         let deliver = state.withLock { s -> Bool in
             guard s.engine.state == .started else { return false }
             // Queued like any call's actions, so checkpoints are written in the order they were taken.
@@ -224,7 +238,7 @@ package final class AutoTrackController: Sendable {
 
     /// Records a crash with `reason` at the clock's time, exactly as the fatal-signal handler would. After
     /// it the process is expected to die.
-    func recordCrash(reason: String) {
+    package func recordCrash(reason: String) {
         let marker = state.withLock { $0.crashMarker }
         marker?.record(reason: reason, time: now().wall)
     }

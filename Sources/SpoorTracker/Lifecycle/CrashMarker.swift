@@ -7,6 +7,11 @@ package struct CrashRecord: Sendable, Hashable {
     package var time: Int64
     /// `app_crashed_reason`, such as `SIGSEGV` or the reason a simulated crash gave.
     package var reason: String
+
+    package init(time: Int64, reason: String) {
+        self.time = time
+        self.reason = reason
+    }
 }
 
 /// The crash marker file: opened ahead of time so a crashing process can record the crash with nothing
@@ -15,7 +20,7 @@ package struct CrashRecord: Sendable, Hashable {
 /// Format: the crash's epoch milliseconds in decimal, a space, the reason, a newline. An empty file means
 /// no crash.
 package final class CrashMarker: @unchecked Sendable {
-    static let bufferSize = 512
+    package static let bufferSize = 512
 
     /// The open marker file. Immutable after init; the fd is closed in deinit.
     let fd: Int32
@@ -35,7 +40,7 @@ package final class CrashMarker: @unchecked Sendable {
     }
 
     /// Opens (and empties) the marker in `directory`; `nil` when the file cannot be opened.
-    init?(directory: URL) {
+    package init?(directory: URL) {
         let path = directory.appendingPathComponent(StorageLayout.crashMarkerName).path
         let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
         guard fd >= 0 else { return nil }
@@ -50,7 +55,7 @@ package final class CrashMarker: @unchecked Sendable {
 
     /// Records a crash with the given reason. Used by simulated crashes and by code that catches a fatal
     /// condition itself; the signal handler uses `writeRecord` directly.
-    func record(reason: String, time: Int64) {
+    package func record(reason: String, time: Int64) {
         var reason = reason
         reason.withUTF8 { bytes in
             guard let base = bytes.baseAddress else {

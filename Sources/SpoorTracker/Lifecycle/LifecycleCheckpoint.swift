@@ -22,6 +22,13 @@ package struct LifecycleCheckpoint: Sendable, Hashable, Codable {
     package var lastAlive: LifecycleInstant
 
     package static let currentVersion = 1
+
+    package init(state: LifecycleState, sessionStart: LifecycleInstant?, pages: [VisiblePage], lastAlive: LifecycleInstant) {
+        self.state = state
+        self.sessionStart = sessionStart
+        self.pages = pages
+        self.lastAlive = lastAlive
+    }
 }
 
 /// Why a checkpoint file could not be used. Recovery then has nothing to recover; the file is replaced by
@@ -47,7 +54,7 @@ package struct CheckpointError: Error, Sendable, Hashable, CustomStringConvertib
 /// few seconds, which only makes a recovered `$AppEnd` a little earlier.
 package final class LifecycleCheckpointStore: Sendable {
     /// The room for one slot; a checkpoint with hundreds of visible pages still fits.
-    static let slotSize = 64 << 10
+    package static let slotSize = 64 << 10
     private static let magic: [UInt8] = Array("SPCK".utf8)
     private static let headerSize = 20
 
@@ -66,7 +73,7 @@ package final class LifecycleCheckpointStore: Sendable {
     }
 
     /// Writes `checkpoint` into the slot after the newest one.
-    func save(_ checkpoint: LifecycleCheckpoint) throws {
+    package func save(_ checkpoint: LifecycleCheckpoint) throws {
         let encoder = JSONEncoder()
         encoder.outputFormatting = .sortedKeys
         let json = [UInt8](try encoder.encode(checkpoint))

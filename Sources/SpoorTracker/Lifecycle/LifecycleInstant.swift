@@ -6,6 +6,11 @@ package struct LifecycleInstant: Sendable, Hashable, Codable {
     package var wall: EpochMilliseconds
     /// Monotonic time in nanoseconds; only differences within one process mean anything.
     package var monotonic: UInt64
+
+    package init(wall: EpochMilliseconds, monotonic: UInt64) {
+        self.wall = wall
+        self.monotonic = monotonic
+    }
 }
 
 extension EventDuration {

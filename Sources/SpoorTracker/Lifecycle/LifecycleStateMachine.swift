@@ -1,7 +1,12 @@
 /// A change of lifecycle state.
-struct LifecycleTransition: Sendable, Hashable {
-    var from: LifecycleState
-    var to: LifecycleState
+package struct LifecycleTransition: Sendable, Hashable {
+    package var from: LifecycleState
+    package var to: LifecycleState
+
+    package init(from: LifecycleState, to: LifecycleState) {
+        self.from = from
+        self.to = to
+    }
 }
 
 /// The lifecycle state machine: signals in, state transitions out.
@@ -9,11 +14,13 @@ struct LifecycleTransition: Sendable, Hashable {
 /// The single rule "a signal that would move the machine to the state it is already in does nothing"
 /// removes the duplicates the platform produces (two `didEnterBackground` on lock screen, resign/active
 /// pairs for notification centre and incoming calls).
-struct LifecycleStateMachine: Sendable, Hashable {
-    private(set) var state: LifecycleState = .initial
+package struct LifecycleStateMachine: Sendable, Hashable {
+    package init() {}
+
+    package private(set) var state: LifecycleState = .initial
 
     /// Applies `signal`; returns the transition it caused, or `nil` when the state stays the same.
-    mutating func handle(_ signal: LifecycleSignal) -> LifecycleTransition? {
+    package mutating func handle(_ signal: LifecycleSignal) -> LifecycleTransition? {
         guard let target = Self.target(of: signal, from: state), target != state else { return nil }
         let transition = LifecycleTransition(from: state, to: target)
         state = target
@@ -21,7 +28,7 @@ struct LifecycleStateMachine: Sendable, Hashable {
     }
 
     /// The state `signal` leads to from `state`, or `nil` when the signal means nothing there.
-    static func target(of signal: LifecycleSignal, from state: LifecycleState) -> LifecycleState? {
+    package static func target(of signal: LifecycleSignal, from state: LifecycleState) -> LifecycleState? {
         if state == .terminated { return nil }
         switch signal {
         case .didFinishLaunching(.background):
