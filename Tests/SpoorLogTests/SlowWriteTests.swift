@@ -178,4 +178,52 @@ final class WriteGate: Sendable {
         #expect(Fixtures.sequences(log) == Array(3..<9))
         #expect(log.recordCount == 6 && log.counters.dropped == 1)
     }
+
+    /// Appends that rotate segments and push out the oldest records race seals, releases and readers: every
+    /// event appended is live, sealed or counted as dropped, exactly once, and nothing reads as corrupt.
+    @Test func capsSealsAndReadersRacingAppendsKeepTheCountsWhole() async throws {
+        let directory = TemporaryDirectory()
+        let configuration = EventLog.Configuration(maxRecords: 400, durability: .none, segmentBytes: 8 << 10, maxPendingBatches: 10_000)
+        let log = try EventLog(directory: directory.url, configuration: configuration, logger: quiet)
+        let sealed = await withTaskGroup(of: [Int].self) { group in
+            for writer in 0..<2 {
+                group.addTask {
+                    let encoder = EventEncoder()
+                    for start in stride(from: writer * 3000, to: writer * 3000 + 3000, by: 20) {
+                        log.append(Fixtures.buffer(start..<start + 20, encoder: encoder))
+                    }
+                    return []
+                }
+            }
+            group.addTask {
+                var sealed: [Int] = []
+                for round in 0..<200 {
+                    guard let batch = try? log.seal(maxRecords: 37), let frame = try? FrameDecoder().decode(log.frame(of: batch.id)) else { continue }
+                    sealed += (try? Fixtures.sequences(inBatch: frame.payload)) ?? []
+                    if round % 2 == 0 { try? log.release(batch.id) }
+                }
+                return sealed
+            }
+            group.addTask {
+                for _ in 0..<50 {
+                    let live = Fixtures.sequences(log)
+                    if Set(live).count != live.count { Issue.record("a reader saw a record twice") }
+                }
+                return []
+            }
+            var all: [Int] = []
+            for await part in group { all += part }
+            return all
+        }
+        let live = Fixtures.sequences(log)
+        let counters = log.counters
+        #expect(counters.corrupt == 0)
+        #expect(log.recordCount == live.count)
+        #expect(Set(live + sealed).count == live.count + sealed.count, "no event is both live and sealed, or sealed twice")
+        #expect(UInt64(live.count + sealed.count) + counters.dropped == 6000)
+        log.close()
+        let reopened = try EventLog(directory: directory.url, configuration: configuration, logger: quiet)
+        #expect(Fixtures.sequences(reopened) == live)
+        reopened.close()
+    }
 }
