@@ -38,16 +38,18 @@ extension EventLog {
     public func seal(
         maxRecords: Int = 100, maxBytes: Int = 512 << 10, codec: Codec = .preferred
     ) throws(StorageError) -> SealedBatch? {
-        try sealing.withLock { () throws(StorageError) -> SealedBatch? in
+        var messages = LogMessages()
+        defer { messages.emit(to: logger) }
+        return try sealing.withLock { () throws(StorageError) -> SealedBatch? in
             let limits = (records: max(1, maxRecords), bytes: max(1, maxBytes))
             // Records held in memory (the disk failing) are taken holding the writer lock too, so that writing
             // them out to a segment never overlaps a seal taking or putting them back; otherwise appends go on.
             if state.withLock({ state in state.memory.count > 0 }) {
                 return try writing.withLock { () throws(StorageError) -> SealedBatch? in
-                    try sealHoldingLocks(maxRecords: limits.records, maxBytes: limits.bytes, codec: codec, fromMemory: true)
+                    try sealHoldingLocks(maxRecords: limits.records, maxBytes: limits.bytes, codec: codec, fromMemory: true, messages: &messages)
                 }
             }
-            return try sealHoldingLocks(maxRecords: limits.records, maxBytes: limits.bytes, codec: codec, fromMemory: false)
+            return try sealHoldingLocks(maxRecords: limits.records, maxBytes: limits.bytes, codec: codec, fromMemory: false, messages: &messages)
         }
     }
 
@@ -69,7 +71,9 @@ extension EventLog {
         var end: LogPosition
     }
 
-    private func sealHoldingLocks(maxRecords: Int, maxBytes: Int, codec: Codec, fromMemory: Bool) throws(StorageError) -> SealedBatch? {
+    private func sealHoldingLocks(
+        maxRecords: Int, maxBytes: Int, codec: Codec, fromMemory: Bool, messages: inout LogMessages
+    ) throws(StorageError) -> SealedBatch? {
         // Under the state lock: take committed records off the head. Reading and compressing happen outside it.
         let taken = try state.withLock { (state: inout LogState) throws(StorageError) -> Taken? in
             if state.closed { throw StorageError(.closed, path: path, reason: "the log is closed") }
@@ -145,7 +149,7 @@ extension EventLog {
                         payload.append(contentsOf: record)
                         count += 1
                     } else {
-                        noteCorrupt(segment: take.segment, offset: Int(ref.offset))
+                        noteCorrupt(segment: take.segment, offset: Int(ref.offset), messages: &messages)
                     }
                 }
             } catch {
@@ -175,7 +179,7 @@ extension EventLog {
                 state.inflightStart = nil
                 state.progress.version += 1
                 return collectGarbage(&state)
-            })
+            }, messages: &messages)
             return nil
         }
 
@@ -187,7 +191,7 @@ extension EventLog {
         do {
             try AtomicFile.write(frame, to: filePath, durable: configuration.durability != .none)
         } catch {
-            logger.error("spoor: cannot write a sealed batch to the outbox; keeping it in memory", metadata: ["error": "\(error)"])
+            messages.add(.error, "spoor: cannot write a sealed batch to the outbox; keeping it in memory", ["error": "\(error)"])
             info.isDurable = false
             entry = Outbox.Entry(info: info, path: nil, frame: frame, end: taken.end)
             failed = true
@@ -199,7 +203,7 @@ extension EventLog {
             state.counters.sealed += 1
             state.progress.version += 1
             return collectGarbage(&state)
-        })
+        }, messages: &messages)
         return info
     }
 

@@ -23,12 +23,14 @@ extension EventLog {
     /// usable. Counters are kept (they hold no user data).
     public func eraseAll() throws(StorageError) -> ErasedLogContents {
         // The writer lock too: an append in progress finishes (and is erased), and none starts meanwhile.
-        try sealing.withLock { () throws(StorageError) -> ErasedLogContents in
-            try writing.withLock { () throws(StorageError) -> ErasedLogContents in try eraseHoldingLocks() }
+        var messages = LogMessages()
+        defer { messages.emit(to: logger) }
+        return try sealing.withLock { () throws(StorageError) -> ErasedLogContents in
+            try writing.withLock { () throws(StorageError) -> ErasedLogContents in try eraseHoldingLocks(messages: &messages) }
         }
     }
 
-    private func eraseHoldingLocks() throws(StorageError) -> ErasedLogContents {
+    private func eraseHoldingLocks(messages: inout LogMessages) throws(StorageError) -> ErasedLogContents {
         var erased = ErasedLogContents()
         let (closed, batches) = state.withLock { (state: inout LogState) -> (Bool, [Outbox.Entry]) in
             guard !state.closed else { return (true, []) }
@@ -45,7 +47,7 @@ extension EventLog {
         if closed { throw StorageError(.closed, path: path, reason: "the log is closed") }
         // The head moves past everything before any file goes.
         try syncFiles(persistState: true, wait: true)
-        deleteSegments(state.withLock { state in collectGarbage(&state) })
+        deleteSegments(state.withLock { state in collectGarbage(&state) }, messages: &messages)
         for batch in batches {
             if let filePath = batch.path { try FileIO.unlink(filePath) }
             erased.batches += 1

@@ -87,11 +87,14 @@ extension EventLog {
         let now = configuration.now()
         let (dropped, dropReport) = enforceCaps(&state, now: now)
         let garbage = dropped + collectGarbage(&state)
-        reportDrops(dropReport)
+        // No lock is held here (recovery works on a value of its own), so the messages go out at once.
+        var messages = LogMessages()
+        reportDrops(dropReport, messages: &messages)
         if !garbage.isEmpty {
-            state.counters.writeErrors += UInt64(unlinkSegments(garbage))
+            state.counters.writeErrors += UInt64(unlinkSegments(garbage, messages: &messages))
             state.progress.directoryDirty = true
         }
+        messages.emit(to: logger)
         state.progress.version += 1
         if state.counters.corrupt > 0 || state.counters.tornTails > 0 {
             logger.info("spoor: event log recovered", metadata: [

@@ -28,8 +28,9 @@ extension EventLog {
         var error: StorageError?
     }
 
-    /// An append, holding the writer lock. Returns whether the caller syncs now.
-    func appendHoldingWriterLock(_ records: RecordBuffer, now: Int64) -> Bool {
+    /// An append, holding the writer lock. Returns whether the caller syncs now, and the segments emptied by the
+    /// caps, for the caller to delete after the writer lock (the files are out of the index already).
+    func appendHoldingWriterLock(_ records: RecordBuffer, now: Int64, messages: inout LogMessages) -> (sync: Bool, garbage: [UInt64]) {
         let startsWithContext = records.bytes.withUnsafeBytes { RecordFormat.isContext($0, at: 0) }
         var route = state.withLock { state -> AppendRoute in
             if state.closed {
@@ -40,14 +41,14 @@ extension EventLog {
             return planAppend(&state, byteCount: records.bytes.count, startsWithContext: startsWithContext, now: now, retry: true)
         }
         if case .retryDisk = route {
-            _ = diskUsable(now: now)
+            _ = diskUsable(now: now, messages: &messages)
             route = state.withLock { state in
                 planAppend(&state, byteCount: records.bytes.count, startsWithContext: startsWithContext, now: now, retry: false)
             }
         }
         var outcome: WriteOutcome?
         switch route {
-        case .closed: return false
+        case .closed: return (false, [])
         case .memory, .retryDisk: break
         case .disk(let plan): outcome = records.bytes.withUnsafeBytes { perform(plan, $0) }
         }
@@ -73,13 +74,12 @@ extension EventLog {
             return (syncNeeded, garbage, outcome?.error, dropReport, state.memory.count)
         }
         if let failure {
-            logger.error("spoor: cannot write to the event log; keeping records in memory", metadata: [
+            messages.add(.error, "spoor: cannot write to the event log; keeping records in memory", [
                 "error": "\(failure)", "records": "\(records.sizes.count)", "heldInMemory": "\(held)",
             ])
         }
-        reportDrops(dropReport)
-        deleteSegments(garbage)
-        return syncNeeded
+        reportDrops(dropReport, messages: &messages)
+        return (syncNeeded, garbage)
     }
 
     /// Decides where an append goes; with `retry`, a failing disk whose retry time has come is tried again first.
@@ -96,7 +96,7 @@ extension EventLog {
     /// Whether appends go to disk now. When the retry time of a failing disk has come, writes the records held
     /// in memory, in order, to a fresh segment first. Called holding the writer lock: nothing else takes records
     /// out of memory meanwhile (a seal that takes records held in memory holds it too).
-    func diskUsable(now: Int64) -> Bool {
+    func diskUsable(now: Int64, messages: inout LogMessages) -> Bool {
         enum Step {
             case usable, unusable
             case writeOut(Segments.WritePlan, bytes: [UInt8], sizes: [UInt32], records: Int)
@@ -125,11 +125,11 @@ extension EventLog {
                 return written
             }
             if let error = outcome.error {
-                logger.error("spoor: cannot write to the event log; keeping records in memory", metadata: [
+                messages.add(.error, "spoor: cannot write to the event log; keeping records in memory", [
                     "error": "\(error)", "records": "\(records)", "heldInMemory": "\(records)",
                 ])
             } else {
-                logger.notice("spoor: the disk works again; records held in memory were written", metadata: ["records": "\(records)"])
+                messages.add(.notice, "spoor: the disk works again; records held in memory were written", ["records": "\(records)"])
             }
             return written
         }
@@ -228,9 +228,9 @@ extension EventLog {
     }
 
     /// Logs the drops ``enforceCaps(_:now:)`` reported.
-    func reportDrops(_ dropped: UInt64?) {
+    func reportDrops(_ dropped: UInt64?, messages: inout LogMessages) {
         guard let dropped else { return }
-        logger.warning("spoor: event log full; dropped the oldest records", metadata: [
+        messages.add(.warning, "spoor: event log full; dropped the oldest records", [
             "dropped": "\(dropped)", "maxRecords": "\(configuration.maxRecords)", "maxBytes": "\(configuration.maxBytes)",
         ])
     }
@@ -246,9 +246,9 @@ extension EventLog {
     /// Deletes the files of segments taken out of the index. Called without the state lock. A file that cannot
     /// be deleted is counted and logged; its records are consumed, so the next recovery deletes it (its id is
     /// below the persisted head).
-    func deleteSegments(_ ids: [UInt64]) {
+    func deleteSegments(_ ids: [UInt64], messages: inout LogMessages) {
         guard !ids.isEmpty else { return }
-        let failures = unlinkSegments(ids)
+        let failures = unlinkSegments(ids, messages: &messages)
         state.withLock { state in
             state.counters.writeErrors += UInt64(failures)
             state.progress.directoryDirty = true
@@ -256,14 +256,14 @@ extension EventLog {
     }
 
     /// Unlinks the segment files `ids`, logging each failure; returns the number of failures.
-    func unlinkSegments(_ ids: [UInt64]) -> Int {
+    func unlinkSegments(_ ids: [UInt64], messages: inout LogMessages) -> Int {
         var failures = 0
         for id in ids {
             do {
                 try FileIO.unlink(path + "/" + StorageLayout.segmentName(id: id))
             } catch {
                 failures += 1
-                logger.error("spoor: cannot delete a consumed segment", metadata: ["error": "\(error)"])
+                messages.add(.error, "spoor: cannot delete a consumed segment", ["error": "\(error)"])
             }
         }
         return failures
@@ -274,12 +274,12 @@ extension EventLog {
         logger.error("spoor: event log \(operation) failed", metadata: ["error": "\(error)"])
     }
 
-    func noteCorrupt(segment: UInt64, offset: Int) {
+    func noteCorrupt(segment: UInt64, offset: Int, messages: inout LogMessages) {
         state.withLock { state in
             state.counters.corrupt += 1
             state.progress.version += 1
         }
-        logger.error("spoor: a record failed its checksum when read; skipped", metadata: [
+        messages.add(.error, "spoor: a record failed its checksum when read; skipped", [
             "segment": "\(StorageLayout.segmentName(id: segment))", "offset": "\(offset)",
         ])
     }

@@ -133,7 +133,10 @@ public final class EventLog: @unchecked Sendable {
         }
         guard !records.isEmpty else { return }
         let now = configuration.now()
-        let syncNeeded = writing.withLock { appendHoldingWriterLock(records, now: now) }
+        var messages = LogMessages()
+        let (syncNeeded, garbage) = writing.withLock { appendHoldingWriterLock(records, now: now, messages: &messages) }
+        deleteSegments(garbage, messages: &messages)
+        messages.emit(to: logger)
         if syncNeeded {
             do {
                 try syncFiles(persistState: configuration.durability != .always, wait: configuration.durability == .always)
@@ -147,6 +150,8 @@ public final class EventLog: @unchecked Sendable {
     /// memory, forces the segments to disk and persists the log's state.
     public func sync() throws(StorageError) {
         let now = configuration.now()
+        var messages = LogMessages()
+        defer { messages.emit(to: logger) }
         try writing.withLock { () throws(StorageError) in
             let failing = try state.withLock { (state: inout LogState) throws(StorageError) -> Bool in
                 if state.closed { throw StorageError(.closed, path: path, reason: "the log is closed") }
@@ -154,7 +159,7 @@ public final class EventLog: @unchecked Sendable {
                 if state.memory.diskFailing { state.memory.retryAt = .min }
                 return state.memory.diskFailing
             }
-            guard failing, !diskUsable(now: now) else { return }
+            guard failing, !diskUsable(now: now, messages: &messages) else { return }
             let (lastError, held) = state.withLock { state in (state.memory.lastError, state.memory.count) }
             var error = lastError ?? StorageError(.directoryUnavailable, path: path, reason: "the storage directory is unusable")
             error.reason += "; \(held) records are held in memory"
@@ -200,7 +205,9 @@ public final class EventLog: @unchecked Sendable {
             }
             for ref in records {
                 guard let payload = Self.payload(bytes, at: Int(ref.offset) - first) else {
-                    noteCorrupt(segment: segment.id, offset: Int(ref.offset))
+                    var messages = LogMessages()
+                    noteCorrupt(segment: segment.id, offset: Int(ref.offset), messages: &messages)
+                    messages.emit(to: logger)
                     continue
                 }
                 try body(RecordFormat.wholeEvent(payload, context: segment.context(before: ref.offset)))
@@ -220,13 +227,15 @@ public final class EventLog: @unchecked Sendable {
 
     /// Persists the state file (forcing it and the segments to disk with `force`) and releases the directory.
     private func finish(force: Bool) {
+        var messages = LogMessages()
+        defer { messages.emit(to: logger) }
         writing.withLock {
             let alreadyClosed = state.withLock { state in state.closed }
             if alreadyClosed { return }
             do {
                 try syncFiles(persistState: true, wait: true, force: force)
             } catch {
-                logger.error("spoor: could not persist the log while closing", metadata: ["error": "\(error)"])
+                messages.add(.error, "spoor: could not persist the log while closing", ["error": "\(error)"])
             }
             // The files are closed (their last references dropped) after the state lock is released.
             let (lost, files) = state.withLock { state in
@@ -238,7 +247,7 @@ public final class EventLog: @unchecked Sendable {
                 return (state.memory.count, [state.segments.active, state.lockFile])
             }
             if lost > 0 {
-                logger.warning("spoor: closing with records the disk refused; they are lost", metadata: ["records": "\(lost)"])
+                messages.add(.warning, "spoor: closing with records the disk refused; they are lost", ["records": "\(lost)"])
             }
             withExtendedLifetime(files) {}
         }

@@ -226,4 +226,49 @@ final class WriteGate: Sendable {
         #expect(Fixtures.sequences(reopened) == live)
         reopened.close()
     }
+
+    /// A log handler that calls back into the log (here: appends when told the log is full) finds none of the
+    /// log's locks held: messages are logged after they are released.
+    @Test func aLogHandlerMayCallBackIntoTheLog() async throws {
+        let directory = TemporaryDirectory()
+        let target = Locked<EventLog?>(nil)
+        let answered = Locked(false)
+        let logger = Logger(label: "test") { _ in
+            CallbackHandler { message in
+                guard message.contains("event log full"), let log = target.withLock({ $0 }) else { return }
+                let first = answered.withLock { answered in
+                    defer { answered = true }
+                    return !answered
+                }
+                if first { log.append(Fixtures.buffer(1000..<1001)) }
+            }
+        }
+        let log = try EventLog(directory: directory.url, configuration: .init(maxRecords: 5, durability: .none), logger: logger)
+        target.withLock { $0 = log }
+        let returned = await onThreadOfItsOwn(within: testBound) {
+            log.append(Fixtures.buffer(0..<8))
+            return log.recordCount
+        }
+        #expect(returned == 5, "the append returned, with the log at its cap")
+        #expect(answered.withLock { $0 })
+        #expect(Fixtures.sequences(log).last == 1000)
+        target.withLock { $0 = nil }
+        log.close()
+    }
+}
+
+/// Calls `body` with every message's text.
+struct CallbackHandler: LogHandler {
+    let body: @Sendable (String) -> Void
+    var metadata: Logger.Metadata = [:]
+    var logLevel: Logger.Level = .trace
+
+    init(_ body: @escaping @Sendable (String) -> Void) { self.body = body }
+
+    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+
+    func log(event: LogEvent) { body("\(event.message)") }
 }
