@@ -102,7 +102,6 @@ public final class EventLog: @unchecked Sendable {
             logger.error("spoor: storage directory unusable, keeping events in memory only", metadata: ["error": "\(error)"])
             state.withLock { state in
                 state = LogState()
-                state.progress.lastSync = configuration.now()
                 state.memory.memoryOnly = true
                 state.memory.diskFailing = true
                 state.counters.writeErrors += 1
