@@ -53,7 +53,7 @@ extension EventLog {
         case .disk(let plan): outcome = records.bytes.withUnsafeBytes { perform(plan, $0) }
         }
 
-        let (syncNeeded, garbage, failure, dropReport, held) = state.withLock { state in
+        return state.withLock { state in
             var written = false
             if let outcome {
                 written = records.bytes.withUnsafeBytes { commit(&state, outcome, $0, sizes: records.sizes, now: now) }
@@ -61,6 +61,13 @@ extension EventLog {
             if !written { state.memory.keep(records, leadingContext: state.segments.tailContext) }
             if let last = records.lastContext { state.segments.tailContext = last }
             let (garbage, dropReport) = enforceCaps(&state, now: now)
+            // Only added here; logged by the caller once every lock is released.
+            if let failure = outcome?.error {
+                messages.add(.error, "spoor: cannot write to the event log; keeping records in memory", [
+                    "error": "\(failure)", "records": "\(records.sizes.count)", "heldInMemory": "\(state.memory.count)",
+                ])
+            }
+            reportDrops(dropReport, messages: &messages)
             let syncNeeded: Bool
             switch configuration.durability {
             case .none:
@@ -71,15 +78,8 @@ extension EventLog {
                 syncNeeded = now - state.progress.lastSync >= interval.milliseconds || now < state.progress.lastSync
                 if syncNeeded { state.progress.lastSync = now }
             }
-            return (syncNeeded, garbage, outcome?.error, dropReport, state.memory.count)
+            return (syncNeeded, garbage)
         }
-        if let failure {
-            messages.add(.error, "spoor: cannot write to the event log; keeping records in memory", [
-                "error": "\(failure)", "records": "\(records.sizes.count)", "heldInMemory": "\(held)",
-            ])
-        }
-        reportDrops(dropReport, messages: &messages)
-        return (syncNeeded, garbage)
     }
 
     /// Decides where an append goes; with `retry`, a failing disk whose retry time has come is tried again first.
@@ -154,9 +154,9 @@ extension EventLog {
             do throws(StorageError) {
                 if !plan.lead.isEmpty {
                     // A crash between the two writes leaves a context record that no event extends: harmless.
-                    try plan.lead.withBytes { raw throws(StorageError) in try writeRecords(file.fd, raw, file.path) }
+                    try plan.lead.withBytes { raw throws(StorageError) in try write(raw, to: file) }
                 }
-                try writeRecords(file.fd, bytes, file.path)
+                try write(bytes, to: file)
             } catch {
                 try? FileIO.truncate(file.fd, to: plan.start, path: file.path)
                 throw error
@@ -164,6 +164,16 @@ extension EventLog {
             return WriteOutcome(plan: plan, file: file, created: created, error: nil)
         } catch {
             return WriteOutcome(plan: plan, file: nil, created: created, error: error)
+        }
+    }
+
+    /// Writes `bytes` at the end of `file`: straight to `FileIO`, or through a test's stand-in.
+    @inline(__always)
+    private func write(_ bytes: UnsafeRawBufferPointer, to file: OpenFile) throws(StorageError) {
+        if let writeRecords {
+            try writeRecords(file.fd, bytes, file.path)
+        } else {
+            try FileIO.writeAll(file.fd, bytes, path: file.path)
         }
     }
 

@@ -43,8 +43,8 @@ public final class EventLog: @unchecked Sendable {
     ///
     /// The order locks are taken in: `sealing`, `writing`, `syncing`, `state`; never the other way.
     let sealing = Locked()
-    /// Hands a write group's bytes to the segment file: `FileIO.writeAll`, or a test's stand-in for a slow disk.
-    let writeRecords: RecordWriter
+    /// A test's stand-in for the write of a group's bytes to a segment file (a slow disk); nil: `FileIO.writeAll`.
+    let writeRecords: RecordWriter?
 
     /// How a write group's bytes reach a segment file (the descriptor, the bytes, the file's path).
     package typealias RecordWriter = @Sendable (Int32, UnsafeRawBufferPointer, String) throws(StorageError) -> Void
@@ -58,15 +58,13 @@ public final class EventLog: @unchecked Sendable {
     /// (``StorageError/Kind/invalidConfiguration``) or a directory another open
     /// log holds (``StorageError/Kind/directoryInUse``).
     public convenience init(directory: URL, configuration: Configuration = .init(), logger: Logger = Logger(label: "spoor.log")) throws(StorageError) {
-        try self.init(directory: directory, configuration: configuration, logger: logger) { fd, bytes, path throws(StorageError) in
-            try FileIO.writeAll(fd, bytes, path: path)
-        }
+        try self.init(directory: directory, configuration: configuration, logger: logger, writeRecords: nil)
     }
 
     /// Opens the log as ``init(directory:configuration:logger:)`` does, with the write of records to segments
     /// replaced (tests hold a write up to stand for a slow disk).
     package init(
-        directory: URL, configuration: Configuration, logger: Logger, writeRecords: @escaping RecordWriter
+        directory: URL, configuration: Configuration, logger: Logger, writeRecords: RecordWriter?
     ) throws(StorageError) {
         guard configuration.maxRecords >= 1, configuration.maxBytes >= 1024,
               configuration.effectiveSegmentBytes >= 1024, configuration.maxMemoryBytes >= 0,

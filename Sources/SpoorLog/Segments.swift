@@ -106,18 +106,20 @@ struct Segments {
     /// Plans a write of `byteCount` bytes of framed records: to the active segment, or to a new one when there
     /// is none or the group would pass `segmentBytes`. A new segment's id is taken now.
     mutating func planWrite(byteCount: Int, startsWithContext: Bool, leadingContext: [UInt8]?, segmentBytes: Int) -> WritePlan {
-        if let last = list.last, active != nil, last.end > SegmentFormat.headerSize, last.end + byteCount > segmentBytes {
+        // The last segment is read in place (`list[last]`), not copied: this runs on every append.
+        let last = list.count - 1
+        if active != nil, last >= 0, list[last].end > SegmentFormat.headerSize, list[last].end + byteCount > segmentBytes {
             active = nil
         }
         var plan: WritePlan
-        if let active, let last = list.last {
-            plan = WritePlan(id: last.id, file: active, start: last.end, lead: [], leadingContext: nil)
+        if let active, last >= 0 {
+            plan = WritePlan(id: list[last].id, file: active, start: list[last].end, lead: [], leadingContext: nil)
         } else {
             plan = WritePlan(id: nextID, file: nil, start: SegmentFormat.headerSize, lead: [], leadingContext: nil)
             nextID += 1
         }
-        let lastContext = plan.file == nil ? nil : list.last?.contexts.last?.payload
-        if let leadingContext, byteCount > 0, !startsWithContext, lastContext != leadingContext {
+        if let leadingContext, byteCount > 0, !startsWithContext,
+           plan.file == nil || list[last].contexts.last?.payload != leadingContext {
             plan.lead = RecordFormat.frame(leadingContext)
             plan.leadingContext = leadingContext
         }
