@@ -48,28 +48,50 @@ extension EventLog {
     public func seal(
         maxRecords: Int = 100, maxBytes: Int = 512 << 10, codec: Codec = .preferred
     ) throws(StorageError) -> SealedBatch? {
-        try sealing.withLock { () throws(StorageError) -> SealedBatch? in
-            try sealLocked(maxRecords: max(1, maxRecords), maxBytes: max(1, maxBytes), codec: codec)
+        var messages = LogMessages()
+        defer { messages.emit(to: logger) }
+        return try sealing.withLock { () throws(StorageError) -> SealedBatch? in
+            let limits = (records: max(1, maxRecords), bytes: max(1, maxBytes))
+            // Records held in memory (the disk failing) are taken holding the writer lock too, so that writing
+            // them out to a segment never overlaps a seal taking or putting them back; otherwise appends go on.
+            if state.withLock({ state in state.memory.count > 0 }) {
+                return try writing.withLock { () throws(StorageError) -> SealedBatch? in
+                    try sealHoldingLocks(maxRecords: limits.records, maxBytes: limits.bytes, codec: codec, fromMemory: true, messages: &messages)
+                }
+            }
+            return try sealHoldingLocks(maxRecords: limits.records, maxBytes: limits.bytes, codec: codec, fromMemory: false, messages: &messages)
         }
     }
 
+    /// Records a seal took from one segment.
     private struct Take {
         var segment: UInt64
         /// The index of the first record taken, to put them back if the seal fails.
         var first: Int
         /// A copy, so the segment's index is not shared while appends go on.
-        var refs: [RecordRef]
+        var refs: [Segments.RecordRef]
     }
 
-    private func sealLocked(maxRecords: Int, maxBytes: Int, codec: Codec) throws(StorageError) -> SealedBatch? {
-        // Under the lock: take records off the head. Reading and compressing happen outside it.
-        let taken = try state.withLock { (state: inout State) throws(StorageError) -> (takes: [Take], memory: [MemoryRecord], context: [UInt8]?, start: LogPosition, end: LogPosition)? in
+    /// What a seal took, under the state lock.
+    private struct Taken {
+        var takes: [Take]
+        var memory: [MemoryFallback.Record]
+        /// The context the batch's records extend.
+        var context: [UInt8]?
+        var end: LogPosition
+    }
+
+    private func sealHoldingLocks(
+        maxRecords: Int, maxBytes: Int, codec: Codec, fromMemory: Bool, messages: inout LogMessages
+    ) throws(StorageError) -> SealedBatch? {
+        // Under the state lock: take committed records off the head. Reading and compressing happen outside it.
+        let taken = try state.withLock { (state: inout LogState) throws(StorageError) -> Taken? in
             if state.closed { throw StorageError(.closed, path: path, reason: "the log is closed") }
-            guard state.pending.count < configuration.maxPendingBatches else {
-                throw StorageError(.outboxFull, path: outboxPath, reason: "\(state.pending.count) batches are waiting for upload")
+            guard state.outbox.count < configuration.maxPendingBatches else {
+                throw StorageError(.outboxFull, path: outboxPath, reason: "\(state.outbox.count) batches are waiting for upload")
             }
             guard state.recordCount > 0 else { return nil }
-            let start = headPosition(&state)
+            let start = state.segments.head
             var end = start
             var count = 0
             var bytes = 0
@@ -80,49 +102,44 @@ extension EventLog {
             func fits(_ size: Int) -> Bool {
                 count < maxRecords && (count == 0 || bytes + size - RecordFormat.headerSize <= maxBytes)
             }
-            func sameContext(_ state: inout State, _ next: [UInt8]?) -> Bool {
+            func sameContext(_ next: [UInt8]?) -> Bool {
                 if count == 0 { context = next }
                 return next == context
             }
-            for index in state.segments.indices where state.segments[index].liveCount > 0 {
-                let segment = state.segments[index]
+            for index in state.segments.list.indices where state.segments.list[index].liveCount > 0 {
+                let segment = state.segments.list[index]
                 var last = segment.head
                 var contextIndex = segment.contexts.lastIndex { $0.offset < segment.records[last].offset }
-                guard sameContext(&state, contextIndex.map { segment.contexts[$0].payload }) else { break }
+                guard sameContext(contextIndex.map { segment.contexts[$0].payload }) else { break }
                 while last < segment.records.count, fits(Int(segment.records[last].size)) {
                     let ref = segment.records[last]
                     let next = (contextIndex ?? -1) + 1
                     if next < segment.contexts.count, segment.contexts[next].offset < ref.offset {
                         contextIndex = segment.contexts.lastIndex { $0.offset < ref.offset }
-                        guard sameContext(&state, segment.contexts[contextIndex!].payload) else { break }
+                        guard sameContext(segment.contexts[contextIndex!].payload) else { break }
                     }
                     bytes += Int(ref.size) - RecordFormat.headerSize
                     count += 1
                     last += 1
                 }
                 guard last > segment.head else { break }
-                let refs = Array(segment.records[segment.head..<last])
+                let refs = state.segments.take(from: index, upTo: last)
                 takes.append(Take(segment: segment.id, first: segment.head, refs: refs))
-                let taken = refs.reduce(0) { $0 + Int($1.size) }
-                state.segments[index].head = last
-                state.liveBytes -= taken
-                state.recordCount -= refs.count
                 end = LogPosition(segment: segment.id, offset: Int(refs.last!.offset + refs.last!.size))
                 if last < segment.records.count { break }
             }
-            var memory: [MemoryRecord] = []
-            if takes.isEmpty || count < maxRecords, state.segments.allSatisfy({ $0.liveCount == 0 }) {
-                while state.memoryCount > 0, fits(state.memory[state.memoryStart].framed.count),
-                      sameContext(&state, state.memory[state.memoryStart].context) {
-                    let record = state.memory[state.memoryStart]
+            var memory: [MemoryFallback.Record] = []
+            if fromMemory, takes.isEmpty || count < maxRecords, state.segments.liveCount == 0 {
+                while let record = state.memory.first, fits(record.framed.count), sameContext(record.context) {
                     bytes += record.framed.count - RecordFormat.headerSize
                     count += 1
                     memory.append(record)
-                    removeFirstInMemory(&state)
+                    state.memory.removeFirst()
                 }
             }
+            guard !takes.isEmpty || !memory.isEmpty else { return nil }
             state.inflightStart = start
-            return (takes, memory, context, start, end)
+            return Taken(takes: takes, memory: memory, context: context, end: end)
         }
         guard let taken else { return nil }
 
@@ -142,15 +159,12 @@ extension EventLog {
                         payload.append(contentsOf: record)
                         count += 1
                     } else {
-                        noteCorrupt(segment: take.segment, offset: Int(ref.offset))
+                        noteCorrupt(segment: take.segment, offset: Int(ref.offset), messages: &messages)
                     }
                 }
             } catch {
                 // Unreadable now: put the records back and let a later seal try again.
-                state.withLock { state in
-                    state.inflightStart = nil
-                    restore(&state, taken.takes, memory: taken.memory)
-                }
+                restore(taken)
                 throw error
             }
         }
@@ -166,68 +180,65 @@ extension EventLog {
             frame = try BatchFrame.encode(
                 payload: payload, recordCount: count, batchID: id, sealedAt: sealedAt, codec: codec)
         } catch {
-            state.withLock { state in
-                state.inflightStart = nil
-                restore(&state, taken.takes, memory: taken.memory)
-            }
+            restore(taken)
             throw StorageError(.ioFailure, path: outboxPath, reason: "cannot encode the batch: \(error)")
         }
         guard count > 0 else {
             // Every record taken was corrupt: they are gone, and so is the batch.
-            state.withLock { state in
+            deleteSegments(state.withLock { state in
                 state.inflightStart = nil
-                state.stateVersion += 1
-                collectGarbage(&state)
-            }
+                state.progress.version += 1
+                return collectGarbage(&state)
+            }, messages: &messages)
             return nil
         }
 
         var info = SealedBatch(id: id, recordCount: count, codec: codec, frameBytes: frame.count, sealedAt: sealedAt, isDurable: true)
         let name = StorageLayout.batchName(end: taken.end, id: id)
         let filePath = outboxPath + "/" + name
-        var pending = Pending(info: info, path: filePath, frame: nil, end: taken.end)
+        var entry = Outbox.Entry(info: info, path: filePath, frame: nil, end: taken.end)
+        var failed = false
         do {
             try AtomicFile.write(frame, to: filePath, durable: configuration.durability != .none)
         } catch {
-            logger.error("spoor: cannot write a sealed batch to the outbox; keeping it in memory", metadata: ["error": "\(error)"])
+            messages.add(.error, "spoor: cannot write a sealed batch to the outbox; keeping it in memory", ["error": "\(error)"])
             info.isDurable = false
-            pending = Pending(info: info, path: nil, frame: frame, end: taken.end)
-            state.withLock { state in state.counters.writeErrors += 1 }
+            entry = Outbox.Entry(info: info, path: nil, frame: frame, end: taken.end)
+            failed = true
         }
-        state.withLock { state in
+        deleteSegments(state.withLock { state in
+            if failed { state.counters.writeErrors += 1 }
             state.inflightStart = nil
-            state.pending.append(pending)
+            state.outbox.add(entry)
             state.counters.sealed += 1
-            state.stateVersion += 1
-            collectGarbage(&state)
-        }
+            state.progress.version += 1
+            return collectGarbage(&state)
+        }, messages: &messages)
         return info
     }
 
-    /// Puts taken records back at the head (the seal failed before anything was written).
-    private func restore(_ state: inout State, _ takes: [Take], memory: [MemoryRecord]) {
-        for take in takes {
-            guard let index = state.segments.firstIndex(where: { $0.id == take.segment }) else { continue }
-            state.segments[index].head = take.first
-            state.recordCount += take.refs.count
-            state.liveBytes += take.refs.reduce(0) { $0 + Int($1.size) }
-        }
-        if !memory.isEmpty {
-            state.memory.replaceSubrange(state.memoryStart..<state.memoryStart, with: memory)
-            state.memoryBytes += memory.reduce(0) { $0 + $1.framed.count }
-            state.recordCount += memory.count
-            state.liveBytes += memory.reduce(0) { $0 + $1.framed.count }
+    /// Puts taken records back at the head (the seal failed before anything was written). Records a cap dropped
+    /// the newer neighbours of meanwhile are not put back: they count as dropped, as the oldest records would
+    /// have been.
+    private func restore(_ taken: Taken) {
+        state.withLock { state in
+            state.inflightStart = nil
+            for take in taken.takes where !state.segments.restore(segment: take.segment, first: take.first, take.refs) {
+                state.counters.dropped += UInt64(take.refs.count)
+                state.progress.version += 1
+            }
+            if !taken.memory.isEmpty { state.memory.restore(taken.memory) }
         }
     }
 
     /// The sealed batches waiting for upload, oldest first.
     public func pendingBatches() -> [SealedBatch] {
-        state.withLock { state in state.pending.map { $0.info } }
+        state.withLock { state in state.outbox.batches }
     }
 
     /// The frame of a pending batch, exactly as it is to be sent.
     public func frame(of id: BatchID) throws(StorageError) -> [UInt8] {
-        let pending = state.withLock { state in state.pending.first { $0.info.id == id } }
+        let pending = state.withLock { state in state.outbox.entry(id) }
         guard let pending else { throw StorageError(.unknownBatch, path: outboxPath, reason: "no pending batch \(id)") }
         if let frame = pending.frame { return frame }
         return try FileIO.readFile(pending.path!, limit: Int(UInt32.max))
@@ -239,10 +250,11 @@ extension EventLog {
     /// come back after a restart.
     public func release(_ id: BatchID) throws(StorageError) {
         try sealing.withLock { () throws(StorageError) in
-            let (found, closed) = state.withLock { state in (state.pending.first { $0.info.id == id }, state.closed) }
+            let (found, closed, persisted) = state.withLock { state in
+                (state.outbox.entry(id), state.closed, state.progress.persistedHead)
+            }
             if closed { throw StorageError(.closed, path: path, reason: "the log is closed") }
             guard let found else { throw StorageError(.unknownBatch, path: outboxPath, reason: "no pending batch \(id)") }
-            let persisted = state.withLock { state in state.persistedHead }
             if persisted < found.end {
                 try syncFiles(persistState: true, wait: true)
             }
@@ -251,9 +263,9 @@ extension EventLog {
                 if configuration.durability != .none { try FileIO.syncDirectory(outboxPath) }
             }
             state.withLock { state in
-                state.pending.removeAll { $0.info.id == id }
+                state.outbox.remove(id)
                 state.counters.released += 1
-                state.stateVersion += 1
+                state.progress.version += 1
             }
         }
     }

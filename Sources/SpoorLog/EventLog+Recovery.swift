@@ -10,6 +10,14 @@ extension EventLog {
     /// until the child execs, close-on-exec or not; a `flock` lives as long as any copy, so a log
     /// closed and reopened at that moment finds its own lock briefly held. Real contention (another
     /// open log) lasts; that window ends within milliseconds.
+    ///
+    /// Why a bounded poll rather than a blocking wait: `flock` has no timeout, and nothing wakes a
+    /// thread blocked in `flock(LOCK_EX)` short of the lock coming free (closing the descriptor does
+    /// not; a signal would need a handler installed in the host process). A blocking call on a thread
+    /// of its own, given up after the grace period, would leave that thread blocked for as long as the
+    /// other log stays open (for good, under real contention), one more for every refused open. The
+    /// poll costs nothing when the lock is free (the first try takes it), and at most the grace
+    /// period, about 125 tries of a non-blocking `flock`, when it is not.
     static func lockExclusively(_ fd: Int32, grace: Duration = .milliseconds(250)) -> Bool {
         if flock(fd, LOCK_EX | LOCK_NB) == 0 { return true }
         let clock = ContinuousClock()
@@ -23,7 +31,7 @@ extension EventLog {
 
     /// Sets up the directory and rebuilds the index from the files. Called once, from `init`.
     /// Returns whether recovery found damage, which the caller persists at once.
-    func recover(_ state: inout State) throws(StorageError) -> Bool {
+    func recover(_ state: inout LogState) throws(StorageError) -> Bool {
         try PrivateDirectory.prepare(URL(fileURLWithPath: path, isDirectory: true), logger: logger)
         let lockFD = try FileIO.open(path + "/" + StorageLayout.lockName, O_RDWR | O_CREAT)
         if !Self.lockExclusively(lockFD) {
@@ -44,7 +52,7 @@ extension EventLog {
             if let decoded = LogStateFile.decode(bytes) {
                 head = decoded.head
                 state.counters = decoded.counters
-                state.shortRegions = decoded.shortRegions
+                state.progress.shortRegions = decoded.shortRegions
             } else {
                 state.counters.corrupt += 1
                 quarantine(&state, statePath, reason: "the state file is damaged; the log head is rebuilt from the segments")
@@ -52,13 +60,13 @@ extension EventLog {
         }
         let countersBefore = state.counters
         recoverOutbox(&state)
-        for pending in state.pending where pending.end > head {
-            head = pending.end
+        for entry in state.outbox.entries where entry.end > head {
+            head = entry.end
         }
 
         // New segments must sort after the head even when every segment file is gone,
         // or the next recovery would take their records for consumed ones.
-        state.nextSegmentID = max(state.nextSegmentID, head.segment + 1)
+        state.segments.nextID = max(state.segments.nextID, head.segment + 1)
 
         let names = try FileIO.list(path)
         let foreign = names.filter { !StorageLayout.isOwnLogEntry($0) }
@@ -69,17 +77,25 @@ extension EventLog {
         }
         let ids = names.compactMap(StorageLayout.segmentID(fromName:)).sorted()
         for (index, id) in ids.enumerated() {
-            state.nextSegmentID = max(state.nextSegmentID, id + 1)
+            state.segments.nextID = max(state.segments.nextID, id + 1)
             recoverSegment(&state, id: id, isLast: index == ids.count - 1, head: head)
         }
         // Forget short regions of segments that are gone.
-        let present = Set(state.segments.map(\.id))
-        state.shortRegions = state.shortRegions.filter { present.contains($0.segment) }
-        state.persistedHead = head
+        let present = state.segments.ids
+        state.progress.shortRegions = state.progress.shortRegions.filter { present.contains($0.segment) }
+        state.progress.persistedHead = head
         let now = configuration.now()
-        enforceCaps(&state, now: now)
-        collectGarbage(&state)
-        state.stateVersion += 1
+        let (dropped, dropReport) = enforceCaps(&state, now: now)
+        let garbage = dropped + collectGarbage(&state)
+        // No lock is held here (recovery works on a value of its own), so the messages go out at once.
+        var messages = LogMessages()
+        reportDrops(dropReport, messages: &messages)
+        if !garbage.isEmpty {
+            state.counters.writeErrors += UInt64(unlinkSegments(garbage, messages: &messages))
+            state.progress.directoryDirty = true
+        }
+        messages.emit(to: logger)
+        state.progress.version += 1
         if state.counters.corrupt > 0 || state.counters.tornTails > 0 {
             logger.info("spoor: event log recovered", metadata: [
                 "records": "\(state.recordCount)", "corrupt": "\(state.counters.corrupt)", "tornTails": "\(state.counters.tornTails)",
@@ -89,12 +105,12 @@ extension EventLog {
     }
 
     /// Scans one segment: indexes its live records, truncates a torn tail, pads over corrupt regions.
-    private func recoverSegment(_ state: inout State, id: UInt64, isLast: Bool, head: LogPosition) {
+    private func recoverSegment(_ state: inout LogState, id: UInt64, isLast: Bool, head: LogPosition) {
         let segmentPath = path + "/" + StorageLayout.segmentName(id: id)
         if id < head.segment {
             // Consumed before the last run ended; its deletion did not happen or was not durable.
             try? FileIO.unlink(segmentPath)
-            state.directoryDirty = true
+            state.progress.directoryDirty = true
             return
         }
         let fd: Int32
@@ -122,7 +138,7 @@ extension EventLog {
                 // Created but its header never fully reached the disk: a torn creation, nothing lost.
                 if bytes.count > 0 { state.counters.tornTails += 1 }
                 try? FileIO.unlink(segmentPath)
-                state.directoryDirty = true
+                state.progress.directoryDirty = true
             } else {
                 state.counters.quarantined += 1
                 quarantine(&state, segmentPath, reason: "segment \(headerProblem)")
@@ -152,8 +168,8 @@ extension EventLog {
             // Regions too short for a padding header stay in the file; the state file remembers them.
             if region.length < RecordFormat.headerSize {
                 let position = LogPosition(segment: id, offset: region.offset)
-                if state.shortRegions.contains(position) { continue }
-                state.shortRegions.insert(position)
+                if state.progress.shortRegions.contains(position) { continue }
+                state.progress.shortRegions.insert(position)
             }
             state.counters.corrupt += 1
             logger.error("spoor: skipped a corrupt region in a segment", metadata: [
@@ -162,25 +178,23 @@ extension EventLog {
             padOver(&state, region, in: bytes, fd: fd, path: segmentPath)
         }
 
-        var segment = Segment(id: id)
+        var segment = Segments.Segment(id: id)
         segment.end = scan.validEnd
         for found in scan.records {
             if RecordFormat.isContext(bytes, at: found.offset) {
                 // Kept whatever the head: live records after it may extend a context before it.
                 let payload = found.payload(in: bytes)
-                segment.contexts.append(ContextRef(offset: UInt32(found.offset), payload: payload))
+                segment.contexts.append(Segments.ContextRef(offset: UInt32(found.offset), payload: payload))
             } else if LogPosition(segment: id, offset: found.offset) >= head {
-                segment.records.append(RecordRef(offset: UInt32(found.offset), size: UInt32(found.size)))
-                state.recordCount += 1
-                state.liveBytes += found.size
+                segment.records.append(Segments.RecordRef(offset: UInt32(found.offset), size: UInt32(found.size)))
             }
         }
-        if let last = segment.contexts.last { state.tailContext = last.payload }
-        state.segments.append(segment)
+        if let last = segment.contexts.last { state.segments.tailContext = last.payload }
+        state.segments.adopt(segment)
     }
 
     /// Turns a corrupt region into a padding record, so later scans pass over it without counting it again.
-    private func padOver(_ state: inout State, _ region: (offset: Int, length: Int), in bytes: [UInt8], fd: Int32, path segmentPath: String) {
+    private func padOver(_ state: inout LogState, _ region: (offset: Int, length: Int), in bytes: [UInt8], fd: Int32, path segmentPath: String) {
         guard region.length >= RecordFormat.headerSize else { return }
         var header = Array(bytes[region.offset..<region.offset + region.length])
         header.withUnsafeMutableBytes { raw in
@@ -196,7 +210,7 @@ extension EventLog {
     }
 
     /// Loads the outbox: sealed batches waiting for upload, in log order.
-    private func recoverOutbox(_ state: inout State) {
+    private func recoverOutbox(_ state: inout LogState) {
         guard let names = try? FileIO.list(outboxPath) else { return }
         for name in names {
             let filePath = outboxPath + "/" + name
@@ -218,7 +232,7 @@ extension EventLog {
                 }
                 let info = SealedBatch(id: frame.batchID, recordCount: Int(frame.recordCount), codec: frame.codec,
                                        frameBytes: bytes.count, sealedAt: frame.sealedAt, isDurable: true)
-                state.pending.append(Pending(info: info, path: filePath, frame: nil, end: parsed.end))
+                state.outbox.add(Outbox.Entry(info: info, path: filePath, frame: nil, end: parsed.end))
             } catch {
                 state.counters.quarantined += 1
                 quarantine(&state, filePath, reason: "an outbox batch is unreadable (\(error))")
@@ -227,13 +241,13 @@ extension EventLog {
     }
 
     /// Renames a damaged file aside (adding `.bad`), so it is kept for inspection and never read again.
-    func quarantine(_ state: inout State, _ filePath: String, reason: String) {
+    func quarantine(_ state: inout LogState, _ filePath: String, reason: String) {
         logger.error("spoor: \(reason); moved aside", metadata: ["file": "\(filePath)"])
         do {
             try FileIO.rename(filePath, filePath + StorageLayout.quarantineSuffix)
         } catch {
             try? FileIO.unlink(filePath)
         }
-        state.directoryDirty = true
+        state.progress.directoryDirty = true
     }
 }

@@ -14,11 +14,12 @@ extension EventLog {
     @discardableResult
     package func replace(_ id: BatchID, withFrames frames: [[UInt8]]) throws(StorageError) -> [SealedBatch] {
         try sealing.withLock { () throws(StorageError) -> [SealedBatch] in
-            let (found, closed) = state.withLock { state in (state.pending.first { $0.info.id == id }, state.closed) }
+            let (found, closed, existing) = state.withLock { state in
+                (state.outbox.entry(id), state.closed, Set(state.outbox.batches.map(\.id)))
+            }
             if closed { throw StorageError(.closed, path: path, reason: "the log is closed") }
             guard let parent = found else { throw StorageError(.unknownBatch, path: outboxPath, reason: "no pending batch \(id)") }
-            let existing = Set(state.withLock { state in state.pending.map(\.info.id) })
-            var parts: [Pending] = []
+            var parts: [Outbox.Entry] = []
             var recordsAfter = 0
             var headers: [FrameHeader] = []
             for frame in frames {
@@ -39,9 +40,9 @@ extension EventLog {
                 if parent.path != nil {
                     let filePath = outboxPath + "/" + StorageLayout.batchName(end: end, id: header.batchID)
                     try AtomicFile.write(frame, to: filePath, durable: configuration.durability != .none)
-                    parts.append(Pending(info: info, path: filePath, frame: nil, end: end))
+                    parts.append(Outbox.Entry(info: info, path: filePath, frame: nil, end: end))
                 } else {
-                    parts.append(Pending(info: info, path: nil, frame: frame, end: end))
+                    parts.append(Outbox.Entry(info: info, path: nil, frame: frame, end: end))
                 }
             }
             parts.reverse()
@@ -50,11 +51,9 @@ extension EventLog {
                 if configuration.durability != .none { try FileIO.syncDirectory(outboxPath) }
             }
             return state.withLock { state in
-                if let index = state.pending.firstIndex(where: { $0.info.id == id }) {
-                    state.pending.replaceSubrange(index...index, with: parts)
-                }
-                state.stateVersion += 1
-                return state.pending.filter { pending in headers.contains { $0.batchID == pending.info.id } }.map(\.info)
+                state.outbox.replace(id, with: parts)
+                state.progress.version += 1
+                return state.outbox.batches.filter { batch in headers.contains { $0.batchID == batch.id } }
             }
         }
     }

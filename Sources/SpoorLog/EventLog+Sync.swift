@@ -17,13 +17,15 @@ extension EventLog {
 
     private func syncHoldingSyncLock(persistState: Bool, force: Bool) throws(StorageError) {
         let (ids, directoryDirty, stateBytes, head, version) = state.withLock { state in
-            let ids = state.unsynced
-            state.unsynced = []
-            let dirty = state.directoryDirty
-            state.directoryDirty = false
-            let head = state.inflightStart.map { min($0, headPosition(&state)) } ?? headPosition(&state)
-            let needsState = persistState && !state.memoryOnly && (state.stateVersion != state.persistedVersion || head != state.persistedHead)
-            return (ids, dirty, needsState ? LogStateFile.encode(head: head, counters: state.counters, shortRegions: state.shortRegions) : nil, head, state.stateVersion)
+            let ids = state.progress.unsynced
+            state.progress.unsynced = []
+            let dirty = state.progress.directoryDirty
+            state.progress.directoryDirty = false
+            let head = state.persistableHead
+            let needsState = persistState && !state.memory.memoryOnly
+                && (state.progress.version != state.progress.persistedVersion || head != state.progress.persistedHead)
+            let bytes = needsState ? LogStateFile.encode(head: head, counters: state.counters, shortRegions: state.progress.shortRegions) : nil
+            return (ids, dirty, bytes, head, state.progress.version)
         }
         var failure: StorageError?
         if force {
@@ -47,8 +49,8 @@ extension EventLog {
             do {
                 try AtomicFile.write(stateBytes, to: statePath, durable: force)
                 state.withLock { state in
-                    state.persistedHead = head
-                    state.persistedVersion = version
+                    state.progress.persistedHead = head
+                    state.progress.persistedVersion = version
                 }
             } catch {
                 failure = error
@@ -57,8 +59,8 @@ extension EventLog {
         if let failure {
             state.withLock { state in
                 state.counters.writeErrors += 1
-                if !force || failure.code != 0 { state.unsynced.formUnion(ids) }
-                if directoryDirty { state.directoryDirty = true }
+                if !force || failure.code != 0 { state.progress.unsynced.formUnion(ids) }
+                if directoryDirty { state.progress.directoryDirty = true }
             }
             throw failure
         }

@@ -29,12 +29,25 @@ public final class EventLog: @unchecked Sendable {
     var outboxPath: String { path + "/" + StorageLayout.outboxName }
     var statePath: String { path + "/" + StorageLayout.logStateName }
 
-    /// Everything the log knows about its files, records and batches.
-    package let state: Locked<State>
-    /// Serialises syncs and state-file writes; taken before `state`, never while holding it.
+    /// Everything the log knows about its files, records and batches (``LogState``). Held only to read or change
+    /// that value: no file is touched, no message logged and no other lock taken while it is held, so readers
+    /// (``recordCount``, ``counters``, ``pendingBatches()``) never wait behind the disk.
+    package let state: Locked<LogState>
+    /// Serialises the writers of segments: appends, writing held records out, erasing, closing, and seals that take
+    /// records held in memory. A write is planned under `state`, done holding only this lock, and committed under
+    /// `state`, so writes reach the file in the order they are committed.
+    let writing = Locked()
+    /// Serialises syncs and state-file writes.
     let syncing = Locked()
-    /// Serialises seals and releases, so batches leave in log order; taken before `state`, never while holding it.
+    /// Serialises seals, releases, splits and erases, so batches leave in log order.
+    ///
+    /// The order locks are taken in: `sealing`, `writing`, `syncing`, `state`; never the other way.
     let sealing = Locked()
+    /// A test's stand-in for the write of a group's bytes to a segment file (a slow disk); nil: `FileIO.writeAll`.
+    let writeRecords: RecordWriter?
+
+    /// How a write group's bytes reach a segment file (the descriptor, the bytes, the file's path).
+    package typealias RecordWriter = @Sendable (Int32, UnsafeRawBufferPointer, String) throws(StorageError) -> Void
 
     /// Opens (creating if needed) the log in `directory` and recovers what it holds.
     ///
@@ -44,7 +57,15 @@ public final class EventLog: @unchecked Sendable {
     /// through `logger`; this initialiser throws only for an invalid configuration
     /// (``StorageError/Kind/invalidConfiguration``) or a directory another open
     /// log holds (``StorageError/Kind/directoryInUse``).
-    public init(directory: URL, configuration: Configuration = .init(), logger: Logger = Logger(label: "spoor.log")) throws(StorageError) {
+    public convenience init(directory: URL, configuration: Configuration = .init(), logger: Logger = Logger(label: "spoor.log")) throws(StorageError) {
+        try self.init(directory: directory, configuration: configuration, logger: logger, writeRecords: nil)
+    }
+
+    /// Opens the log as ``init(directory:configuration:logger:)`` does, with the write of records to segments
+    /// replaced (tests hold a write up to stand for a slow disk).
+    package init(
+        directory: URL, configuration: Configuration, logger: Logger, writeRecords: RecordWriter?
+    ) throws(StorageError) {
         guard configuration.maxRecords >= 1, configuration.maxBytes >= 1024,
               configuration.effectiveSegmentBytes >= 1024, configuration.maxMemoryBytes >= 0,
               configuration.maxPendingBatches >= 1
@@ -54,12 +75,15 @@ public final class EventLog: @unchecked Sendable {
         self.directory = directory
         self.configuration = configuration
         self.logger = logger
+        self.writeRecords = writeRecords
         self.path = directory.standardizedFileURL.path
-        var initial = State()
-        initial.lastSync = configuration.now()
-        state = Locked(initial)
+        state = Locked(LogState())
         do {
-            let foundDamage = try state.withLock { (state: inout State) throws(StorageError) in try recover(&state) }
+            // Recovery works on a value of its own: nothing else can reach the log yet, and it logs as it goes.
+            var recovered = LogState()
+            recovered.progress.lastSync = configuration.now()
+            let foundDamage = try recover(&recovered)
+            state.withLock { $0 = recovered }
             // Persist what recovery found now rather than at the next sync or close (hours away with `.always`
             // durability): the damage is already repaired on disk, so a reader of the state file (`spoor inspect`
             // of a live log) would otherwise see neither the damage nor the count.
@@ -75,9 +99,9 @@ public final class EventLog: @unchecked Sendable {
         } catch {
             logger.error("spoor: storage directory unusable, keeping events in memory only", metadata: ["error": "\(error)"])
             state.withLock { state in
-                state = State()
-                state.memoryOnly = true
-                state.diskFailing = true
+                state = LogState()
+                state.memory.memoryOnly = true
+                state.memory.diskFailing = true
                 state.counters.writeErrors += 1
             }
         }
@@ -106,33 +130,10 @@ public final class EventLog: @unchecked Sendable {
         }
         guard !records.isEmpty else { return }
         let now = configuration.now()
-        let syncNeeded: Bool = state.withLock { state in
-            if state.closed {
-                state.counters.dropped += UInt64(records.count)
-                return false
-            }
-            state.counters.appended += UInt64(records.count)
-            var written = false
-            let leading = state.tailContext
-            if diskUsable(&state, now: now) {
-                written = records.bytes.withUnsafeBytes { writeToDisk(&state, $0, sizes: records.sizes, leadingContext: leading, now: now) }
-            }
-            if !written { keepInMemory(&state, records, leadingContext: leading) }
-            if let last = records.lastContext { state.tailContext = last }
-            enforceCaps(&state, now: now)
-            switch configuration.durability {
-            case .none:
-                return false
-            case .always:
-                return written
-            case .batched(let interval):
-                if now - state.lastSync >= interval.milliseconds || now < state.lastSync {
-                    state.lastSync = now
-                    return true
-                }
-                return false
-            }
-        }
+        var messages = LogMessages()
+        let (syncNeeded, garbage) = writing.withLock { appendHoldingWriterLock(records, now: now, messages: &messages) }
+        deleteSegments(garbage, messages: &messages)
+        messages.emit(to: logger)
         if syncNeeded {
             do {
                 try syncFiles(persistState: configuration.durability != .always, wait: configuration.durability == .always)
@@ -146,17 +147,20 @@ public final class EventLog: @unchecked Sendable {
     /// memory, forces the segments to disk and persists the log's state.
     public func sync() throws(StorageError) {
         let now = configuration.now()
-        try state.withLock { (state: inout State) throws(StorageError) in
-            if state.closed { throw StorageError(.closed, path: path, reason: "the log is closed") }
-            state.lastSync = now
-            if state.diskFailing {
-                state.retryAt = .min
-                guard diskUsable(&state, now: now) else {
-                    var error = state.lastError ?? StorageError(.directoryUnavailable, path: path, reason: "the storage directory is unusable")
-                    error.reason += "; \(state.memoryCount) records are held in memory"
-                    throw error
-                }
+        var messages = LogMessages()
+        defer { messages.emit(to: logger) }
+        try writing.withLock { () throws(StorageError) in
+            let failing = try state.withLock { (state: inout LogState) throws(StorageError) -> Bool in
+                if state.closed { throw StorageError(.closed, path: path, reason: "the log is closed") }
+                state.progress.lastSync = now
+                if state.memory.diskFailing { state.memory.retryAt = .min }
+                return state.memory.diskFailing
             }
+            guard failing, !diskUsable(now: now, messages: &messages) else { return }
+            let (lastError, held) = state.withLock { state in (state.memory.lastError, state.memory.count) }
+            var error = lastError ?? StorageError(.directoryUnavailable, path: path, reason: "the storage directory is unusable")
+            error.reason += "; \(held) records are held in memory"
+            throw error
         }
         try syncFiles(persistState: true, wait: true)
     }
@@ -178,7 +182,7 @@ public final class EventLog: @unchecked Sendable {
     /// fail their checksum when read are skipped and counted as corrupt. The log is not locked while `body` runs.
     public func forEachRecord(_ body: ([UInt8]) throws -> Void) rethrows {
         let (segments, memory) = state.withLock { state in
-            (state.segments.filter { $0.liveCount > 0 }, Array(state.memory[state.memoryStart...]))
+            (state.segments.list.filter { $0.liveCount > 0 }, Array(state.memory.held))
         }
         for segment in segments {
             let records = segment.records[segment.head...]
@@ -198,7 +202,9 @@ public final class EventLog: @unchecked Sendable {
             }
             for ref in records {
                 guard let payload = Self.payload(bytes, at: Int(ref.offset) - first) else {
-                    noteCorrupt(segment: segment.id, offset: Int(ref.offset))
+                    var messages = LogMessages()
+                    noteCorrupt(segment: segment.id, offset: Int(ref.offset), messages: &messages)
+                    messages.emit(to: logger)
                     continue
                 }
                 try body(RecordFormat.wholeEvent(payload, context: segment.context(before: ref.offset)))
@@ -210,28 +216,37 @@ public final class EventLog: @unchecked Sendable {
     }
 
     /// Closes the log: persists its state, forces records to disk (unless the
-    /// durability is ``Durability/none``) and releases the directory. Later
-    /// appends are dropped and counted.
+    /// durability is ``Durability/none``) and releases the directory. An append
+    /// in progress finishes first; later appends are dropped and counted.
     public func close() {
         finish(force: configuration.durability != .none)
     }
 
     /// Persists the state file (forcing it and the segments to disk with `force`) and releases the directory.
     private func finish(force: Bool) {
-        let alreadyClosed = state.withLock { state in state.closed }
-        if alreadyClosed { return }
-        do {
-            try syncFiles(persistState: true, wait: true, force: force)
-        } catch {
-            logger.error("spoor: could not persist the log while closing", metadata: ["error": "\(error)"])
-        }
-        state.withLock { state in
-            if state.memoryCount > 0 {
-                logger.warning("spoor: closing with records the disk refused; they are lost", metadata: ["records": "\(state.memoryCount)"])
+        var messages = LogMessages()
+        defer { messages.emit(to: logger) }
+        writing.withLock {
+            let alreadyClosed = state.withLock { state in state.closed }
+            if alreadyClosed { return }
+            do {
+                try syncFiles(persistState: true, wait: true, force: force)
+            } catch {
+                messages.add(.error, "spoor: could not persist the log while closing", ["error": "\(error)"])
             }
-            state.closed = true
-            state.active = nil
-            state.lockFile = nil
+            // The files are closed (their last references dropped) after the state lock is released.
+            let (lost, files) = state.withLock { state in
+                state.closed = true
+                defer {
+                    state.segments.active = nil
+                    state.lockFile = nil
+                }
+                return (state.memory.count, [state.segments.active, state.lockFile])
+            }
+            if lost > 0 {
+                messages.add(.warning, "spoor: closing with records the disk refused; they are lost", ["records": "\(lost)"])
+            }
+            withExtendedLifetime(files) {}
         }
     }
 }

@@ -72,3 +72,23 @@ enum LogStateFile {
         }
     }
 }
+
+extension LogStateFile {
+    /// What the state file and the fsyncs have caught up with, and what changed since: the log decides under its
+    /// state lock what a sync must do, and does it outside.
+    struct Progress {
+        /// Bumped by every change the state file records (counters, a seal or release, a drop).
+        var version: UInt64 = 0
+        /// The version and head the state file holds.
+        var persistedVersion: UInt64 = 0
+        var persistedHead = LogPosition(segment: 0, offset: 0)
+        /// Corrupt regions too short to pad over, already counted; kept in the state file.
+        var shortRegions: Set<LogPosition> = []
+        /// Segments written since the last sync.
+        var unsynced: Set<UInt64> = []
+        /// Files were created, renamed or deleted in the directory since the last sync.
+        var directoryDirty = false
+        /// When the last sync was decided (for `.batched` durability).
+        var lastSync: Int64 = 0
+    }
+}

@@ -124,7 +124,7 @@ package enum RecordFormat {
 /// entry, so any run of payloads is a valid `spoor.v1.Batch`.
 public struct RecordBuffer: Sendable {
     /// The framed records, back to back.
-    var bytes: [UInt8] = []
+    package var bytes: [UInt8] = []
     /// The framed size of each record, in order, context records included.
     var sizes: [UInt32] = []
     /// How many of the records are context records.

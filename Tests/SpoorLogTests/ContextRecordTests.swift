@@ -126,24 +126,24 @@ import SpoorLog
         log.append(try Self.buffer([("ann", 0..<2)]))
         // The disk fails: the next groups are held in memory, one of them switching to bob.
         log.state.withLock { state in
-            state.diskFailing = true
-            state.retryAt = .max
-            state.active = nil
+            state.memory.diskFailing = true
+            state.memory.retryAt = .max
+            state.segments.active = nil
         }
         var encoder = EventEncoder()
         var buffer = RecordBuffer()
         try buffer.append(Self.own(2), suffix: Self.reference, using: encoder)
         log.append(buffer)
         log.append(try Self.buffer([("bob", 3..<5)]))
-        #expect(log.state.withLock { $0.memoryCount } == 3)
+        #expect(log.state.withLock { $0.memory.count } == 3)
         #expect(try Self.whole(log).map(\.1) == ["ann", "ann", "ann", "bob", "bob"])
         // The disk works again: memory is written out, each run after its context.
-        log.state.withLock { $0.retryAt = .min }
+        log.state.withLock { $0.memory.retryAt = .min }
         encoder = EventEncoder()
         buffer = RecordBuffer()
         try buffer.append(Self.own(5), suffix: Self.reference, using: encoder)
         log.append(buffer)
-        #expect(log.state.withLock { $0.memoryCount } == 0)
+        #expect(log.state.withLock { $0.memory.count } == 0)
         log.close()
         let reopened = try open(directory)
         #expect(try Self.whole(reopened).map(\.1) == ["ann", "ann", "ann", "bob", "bob", "bob"])
@@ -155,8 +155,8 @@ import SpoorLog
         let directory = TemporaryDirectory()
         let log = try open(directory)
         log.state.withLock { state in
-            state.diskFailing = true
-            state.retryAt = .max
+            state.memory.diskFailing = true
+            state.memory.retryAt = .max
         }
         log.append(try Self.buffer([("ann", 0..<2), ("bob", 2..<4)]))
         let batches = try Self.sealAll(log)
