@@ -17,7 +17,7 @@ extension AutoCapture {
     /// needs. Nothing it reaches is unavailable to app extensions.
     @MainActor public func installUIKitHooks() {
         makeInstalled()
-        for hook in UIKitHook.needed(for: options, keeping: tracker.configuration.autoTrack)
+        for hook in UIKitHook.needed(for: options, keeping: tracker.configuration.autoTrack.events)
         where UIKitHooks.installed.withLock({ $0.insert(hook).inserted }) {
             UIKitHooks.install(hook)
         }
