@@ -14,7 +14,7 @@ import Testing
 final class UploadRig {
     let collector: CollectorProcess
     let proxy: FaultProxy
-    let clock = ManualUploadClock()
+    let clock = ManualClock()
     let storage: URL
     let tracker: Tracker
     /// The uploader's request timeout: a length no other timer of the uploader uses, so a test can wait for it. The
