@@ -185,7 +185,7 @@ public final class AutoCapture: Sendable {
         record(CaptureRules.click(on: view, childPages: childPages, ignore: ignore), explicit: false)
     }
 
-    /// A click the app reports itself, for code paths the hooks cannot see: recorded even when `autoCapture`
+    /// A click the app reports itself, for code paths the hooks cannot see: recorded even when `autoTrack.capture`
     /// lacks `.clicks`, the view is hidden or opted out, or its page is ignored. The tracker's ignore lists
     /// by element type and id still apply.
     public func trackClick(on view: any CapturedView) {

@@ -21,7 +21,7 @@ public struct UploadConfiguration: Sendable {
     public var requestTimeout: Duration
     /// Delays between failed attempts (default 1 s base, 5 min cap, full jitter).
     public var backoff: Backoff
-    /// The most events per batch (the tracker's `flushBulkSize`, default 100).
+    /// The most events per batch (the tracker's `upload.flushBulkSize`, default 100).
     public var batchSize: Int
     /// The most payload bytes per batch before compression (default 512 KiB).
     public var maxBatchBytes: Int

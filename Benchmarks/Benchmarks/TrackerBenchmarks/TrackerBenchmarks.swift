@@ -17,7 +17,7 @@ final class TrackerHolder: @unchecked Sendable {
     func open(_ configure: (inout Configuration) -> Void = { _ in }) throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("spoor-bench-\(UUID().uuidString)")
         var configuration = Configuration(storageDirectory: directory)
-        configuration.appVersion = "1.0"
+        configuration.tracking.appVersion = "1.0"
         configure(&configuration)
         tracker = try Tracker(configuration: configuration)
         self.directory = directory

@@ -58,9 +58,9 @@ let eventLabel = workloadKind.map { "\($0.rawValue) calls" } ?? "5 properties"
 func makeTracker(_ configure: (inout Configuration) -> Void = { _ in }) throws -> (Tracker, URL) {
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent("spoor-bench-\(UUID().uuidString)")
     var configuration = Configuration(storageDirectory: directory)
-    configuration.appVersion = "1.0"
+    configuration.tracking.appVersion = "1.0"
     if let workloadKind {
-        configuration.presetOverrides = Workload(workloadKind, seed: 0).presets
+        configuration.tracking.presetOverrides = Workload(workloadKind, seed: 0).presets
     }
     configure(&configuration)
     let tracker = try Tracker(configuration: configuration)

@@ -32,21 +32,21 @@ final class UploadRig {
         proxy = try FaultProxy(upstreamPort: collector.port, script: script)
         storage = FileManager.default.temporaryDirectory.appendingPathComponent("spoor-fault-\(UUID().uuidString)")
         var configuration = Configuration(storageDirectory: storage)
-        configuration.serverURL = proxy.batchURL
+        configuration.upload.serverURL = proxy.batchURL
         if systemClock {
             // On real time nothing may retry while the test looks: a full-jitter draw near 0 would let the retry
             // after a timeout fire before `flush()` returns. Every draw here is the ceiling: the retry waits 1 h.
-            configuration.uploadBackoff = Backoff(base: .seconds(3600), cap: .seconds(3600))
+            configuration.upload.backoff = Backoff(base: .seconds(3600), cap: .seconds(3600))
             configuration.uploadRandom = AlwaysTheCeiling()
         } else {
-            configuration.uploadClock = clock
+            configuration.clock = clock
             configuration.uploadRandom = SplitMix64(seed: 9)
         }
-        configuration.requestTimeout = requestTimeout
-        configuration.flushBulkSize = flushBulkSize
-        configuration.durability = .none
+        configuration.upload.requestTimeout = requestTimeout
+        configuration.upload.flushBulkSize = flushBulkSize
+        configuration.storage.durability = .none
         // The faults are the point: their warnings would only bury the test output.
-        configuration.logger.logLevel = .critical
+        configuration.diagnostics.logger.logLevel = .critical
         tracker = try Tracker(configuration: configuration)
         let empty = await tracker.flush()
         #expect(empty.isComplete && proxy.requests.isEmpty, "\(empty)")
