@@ -187,6 +187,38 @@ struct UploadingTracker {
         #expect(await u.tracker.shutdown(timeout: testBound))
     }
 
+    /// The tracker, its log and its uploader read one clock: the event's `time`, the batch's seal time and the
+    /// uploader's backoff all follow the manual clock given as `configuration.clock`.
+    @Test func oneClockDrivesEventTimeTheSealAndTheBackoff() async throws {
+        let client = ScriptedHTTPClient([.respond(503)])
+        let u = try UploadingTracker(client: client) { $0.upload.flushInterval = .seconds(3600) }
+        #expect(await u.clock.sleeper(within: .seconds(3600)))
+        u.clock.advance(by: .seconds(100))
+        let trackedAt = u.clock.wallMilliseconds()
+        #expect(trackedAt == 1_700_000_100_000)
+        u.tracker.track("Tap")
+
+        let failed = await u.tracker.flush()
+        guard case .backingOff = failed.pendingReason else {
+            Issue.record("expected backingOff, got \(String(describing: failed.pendingReason))")
+            return
+        }
+        let sent = try EventDecoder().decodeBatch(FrameDecoder().decode(client.requests[0].body).payload)
+        #expect(sent.map(\.time) == [trackedAt])
+        let log = try #require(u.tracker.pipeline.store.durableLog)
+        #expect(log.pendingBatches().map(\.sealedAt) == [trackedAt])
+        let nextAttempt = try #require(u.tracker.counters.upload?.nextAttemptAt)
+        #expect(nextAttempt > trackedAt && nextAttempt <= trackedAt + 1_000, "the first backoff is at most its 1 s base")
+
+        // The retry waits on the same clock: nothing is sent until it passes the backoff.
+        #expect(await u.tracker.uploader?.nextPass(timeout: testBound) == true)
+        #expect(client.requests.count == 1)
+        u.clock.advance(by: .seconds(1))
+        try #require(await client.requests(atLeast: 2))
+        #expect(await u.tracker.flush().isComplete)
+        #expect(await u.tracker.shutdown(timeout: testBound))
+    }
+
     @Test func aStalledUploadDoesNotHoldShutdown() async throws {
         let u = try UploadingTracker(client: ScriptedHTTPClient(otherwise: .stall))
         for _ in 0..<10 { u.tracker.track("Tap") }

@@ -93,9 +93,9 @@ let benchmarks: @Sendable () -> Void = {
         benchmark.stopMeasurement()
     } setup: {
         try throughputHolder.open {
-            $0.maxQueuedEvents = 1_000_000
-            $0.maxBufferedEvents = 1_000_000
-            $0.maxLogBytes = 1 << 30
+            $0.storage.maxEvents = 1_000_000
+            $0.storage.maxBufferedEvents = 1_000_000
+            $0.storage.maxBytes = 1 << 30
         }
     } teardown: {
         await throughputHolder.close()
