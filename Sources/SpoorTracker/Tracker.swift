@@ -98,7 +98,8 @@ public final class Tracker: Sendable {
         let firstDay = days.range(of: state.firstDay) ?? days.range(of: days.name(of: now))!
 
         var preset = PresetProperties.read(
-            appVersion: configuration.tracking.appVersion, deviceID: state.deviceID, timeZone: configuration.tracking.timeZone, now: now)
+            appVersion: configuration.tracking.appVersion, deviceID: state.deviceID,
+            timeZone: configuration.tracking.timeZone, now: now)
         for (key, value) in configuration.tracking.presetOverrides { preset[key] = value }
         let context = PipelineContext(
             preset: preset, platform: PresetProperties.platform, appVersion: configuration.tracking.appVersion,
@@ -109,7 +110,8 @@ public final class Tracker: Sendable {
         pipeline = EventPipeline(
             context: context, persisted: state, saveNeeded: outcome != .loaded, store: store, stateFile: stateFile,
             logger: logger, hook: configuration.tracking.beforeRecord, onRejection: configuration.tracking.onRejection,
-            logEvents: configuration.diagnostics.logEvents, metrics: TrackerMetrics.make(dimensions: configuration.diagnostics.metricsDimensions),
+            logEvents: configuration.diagnostics.logEvents,
+            metrics: TrackerMetrics.make(dimensions: configuration.diagnostics.metricsDimensions),
             predecessor: release?.writerDone)
         pipeline.start()
         lifecycle = AutoTrackController(
@@ -504,7 +506,8 @@ public final class Tracker: Sendable {
     public func flush(timeout: Duration = .seconds(60)) async -> FlushResult {
         _ = await pipeline.requestFlush().value
         guard let uploader else {
-            return FlushResult(pendingEvents: pendingEventCount, pendingReason: configuration.upload.serverURL == nil ? .noServer : .stopped)
+            let reason: PendingReason = configuration.upload.serverURL == nil ? .noServer : .stopped
+            return FlushResult(pendingEvents: pendingEventCount, pendingReason: reason)
         }
         return await uploader.flush(timeout: timeout)
     }
