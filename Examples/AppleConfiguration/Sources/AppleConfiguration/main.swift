@@ -43,7 +43,7 @@ do {
     try zstdConfiguration.validate()
     fail("a configuration asking for zstd was accepted")
 } catch {
-    guard error.field == "codec" else { fail("zstd refused for another reason: \(error)") }
+    guard error.field == "upload.codec" else { fail("zstd refused for another reason: \(error)") }
 }
 do {
     _ = try BatchFrame.encode(payload: [], recordCount: 0, batchID: BatchID(high: 1, low: 2), sealedAt: 0, codec: .zstd)
