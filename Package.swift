@@ -33,7 +33,8 @@ let package = Package(
         .library(name: "SpoorWire", targets: ["SpoorWire", "SpoorModel"]),
         // Its own product: an app opts into method swizzling by linking it, never by linking Spoor.
         .library(name: "SpoorAutoCapture", targets: ["SpoorAutoCapture"]),
-        // Test doubles for code that embeds Spoor: a manual clock, an upload clock and a scripted HTTP client.
+        // Test doubles for code that embeds Spoor: the manual clock, a scripted HTTP client, and the configuration's
+        // test seams (its clock, its upload jitter).
         .library(name: "SpoorTesting", targets: ["SpoorTesting"]),
         // Reading logs and storage directories, replaying scenarios: what the `spoor` command (Tools/) is built on.
         .library(name: "SpoorTooling", targets: ["SpoorTooling"]),
@@ -41,8 +42,8 @@ let package = Package(
         .library(name: "SpoorWorkload", targets: ["SpoorWorkload"]),
         // The small concurrency vocabulary every Spoor package shares (as swift-nio ships NIOConcurrencyHelpers):
         // `Locked`, the one lock; `Promise`, a value delivered once and the one "first of result or deadline";
-        // `onThreadOfItsOwn`, the one way to run blocking work off the cooperative pool; the `Duration`
-        // conversions. It depends on nothing, so a nested package that links it fetches nothing more.
+        // `SpoorClock`, the one clock; `onThreadOfItsOwn`, the one way to run blocking work off the cooperative pool;
+        // the `Duration` conversions. It depends on nothing, so a nested package that links it fetches nothing more.
         .library(name: "SpoorSystem", targets: ["SpoorSystem"]),
     ],
     traits: [

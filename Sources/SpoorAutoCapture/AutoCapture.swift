@@ -5,7 +5,7 @@ internal import SpoorSystem
 public import SpoorTracker
 
 /// Turns what the UI framework reports (pages appearing, actions sent, cells selected, gestures
-/// recognized) into page and click events for a tracker, as its ``Configuration/autoCapture`` allows.
+/// recognized) into page and click events for a tracker, as its ``Configuration/AutoTrack/capture`` allows.
 ///
 /// The UIKit and SwiftUI glue call this and decide nothing themselves; so can any host with a view tree of
 /// its own. Thread-safe. Every capture of one tracker shares one state (its visible pages, selections under
@@ -16,7 +16,7 @@ public import SpoorTracker
 public final class AutoCapture: Sendable {
     /// The tracker events go to.
     public let tracker: Tracker
-    /// What is captured: the tracker's `configuration.autoCapture`.
+    /// What is captured: the tracker's `configuration.autoTrack.capture`.
     public let options: AutoCaptureOptions
     private let ignore: AutoTrackIgnoreList
     private let logger: Logger
@@ -52,9 +52,9 @@ public final class AutoCapture: Sendable {
     /// Every capture of `tracker` shares the same pages and bookkeeping.
     public init(tracker: Tracker) {
         self.tracker = tracker
-        options = tracker.configuration.autoCapture
-        ignore = tracker.configuration.autoTrackIgnore
-        logger = tracker.configuration.logger
+        options = tracker.configuration.autoTrack.capture
+        ignore = tracker.configuration.autoTrack.ignore
+        logger = tracker.configuration.diagnostics.logger
         state = Self.sharedState(of: tracker)
     }
 
@@ -106,7 +106,7 @@ public final class AutoCapture: Sendable {
 
     /// A view controller appeared. `object` is the controller: held weakly, it is the page's identity, so a
     /// page freed without disappearing leaves, and a later controller at the same address is a new page.
-    /// Containers, system controllers and (unless `autoCapture` has `.childPages`) child controllers are
+    /// Containers, system controllers and (unless `autoTrack.capture` has `.childPages`) child controllers are
     /// not pages.
     public func pageAppeared(_ page: any CapturedPage, object: AnyObject) {
         guard capturesPages, CaptureRules.isPage(page, childPages: childPages) else { return }
@@ -145,8 +145,7 @@ public final class AutoCapture: Sendable {
 
     private func clockNow() -> PageRegistry.Instant {
         PageRegistry.Instant(
-            wall: tracker.configuration.wallClock.nowMilliseconds(),
-            monotonic: tracker.configuration.monotonicClock.nowNanoseconds())
+            wall: tracker.clock.wallMilliseconds(), monotonic: tracker.monotonicNanoseconds())
     }
 
     /// Decides under the lock what the tracker gets, then hands it over after the lock is released, in the
@@ -186,7 +185,7 @@ public final class AutoCapture: Sendable {
         record(CaptureRules.click(on: view, childPages: childPages, ignore: ignore), explicit: false)
     }
 
-    /// A click the app reports itself, for code paths the hooks cannot see: recorded even when `autoCapture`
+    /// A click the app reports itself, for code paths the hooks cannot see: recorded even when `autoTrack.capture`
     /// lacks `.clicks`, the view is hidden or opted out, or its page is ignored. The tracker's ignore lists
     /// by element type and id still apply.
     public func trackClick(on view: any CapturedView) {

@@ -11,13 +11,13 @@ public import UIKit
 extension UIView: SpoorViewOptions {}
 
 extension AutoCapture {
-    /// Installs the UIKit hooks `autoCapture` asks for, leaving out those whose events `autoTrack` drops
+    /// Installs the UIKit hooks `autoTrack.capture` asks for, leaving out those whose events `autoTrack.events` drops
     /// (``UIKitHook/needed(for:keeping:)``), and makes this the capture they report to. Call on the main
     /// thread, early. Hooks stay for the process: a later call switches the capture and adds the hooks it
     /// needs. Nothing it reaches is unavailable to app extensions.
     @MainActor public func installUIKitHooks() {
         makeInstalled()
-        for hook in UIKitHook.needed(for: options, keeping: tracker.configuration.autoTrack)
+        for hook in UIKitHook.needed(for: options, keeping: tracker.configuration.autoTrack.events)
         where UIKitHooks.installed.withLock({ $0.insert(hook).inserted }) {
             UIKitHooks.install(hook)
         }

@@ -1,4 +1,4 @@
-public import Foundation
+public import SpoorSystem
 
 extension EventLog {
     /// The log's limits and behaviour.
@@ -17,8 +17,9 @@ extension EventLog {
         public var maxPendingBatches: Int
         /// How long the log waits before trying the disk again after a failure (default 5 s).
         public var retryInterval: Duration
-        /// The wall clock, in milliseconds since the epoch; injected by tests.
-        public var now: @Sendable () -> Int64
+        /// The clock whose wall reading stamps sealed batches and times batched syncs (default the system's; tests
+        /// pass a manual clock).
+        public var clock: any SpoorClock
 
         /// Creates a configuration.
         public init(
@@ -29,7 +30,7 @@ extension EventLog {
             maxMemoryBytes: Int = 4 << 20,
             maxPendingBatches: Int = 16,
             retryInterval: Duration = .seconds(5),
-            now: @escaping @Sendable () -> Int64 = { Int64((Date().timeIntervalSince1970 * 1000).rounded(.down)) }
+            clock: any SpoorClock = SystemClock()
         ) {
             self.maxBytes = maxBytes
             self.maxRecords = maxRecords
@@ -38,8 +39,11 @@ extension EventLog {
             self.maxMemoryBytes = maxMemoryBytes
             self.maxPendingBatches = maxPendingBatches
             self.retryInterval = retryInterval
-            self.now = now
+            self.clock = clock
         }
+
+        /// The wall clock, in milliseconds since the epoch.
+        func now() -> Int64 { clock.wallMilliseconds() }
 
         var effectiveSegmentBytes: Int {
             segmentBytes ?? min(max(maxBytes / 16, 256 << 10), 4 << 20)

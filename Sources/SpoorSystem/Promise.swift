@@ -1,7 +1,7 @@
 /// A value delivered once, by whichever of several parties comes first, to any number of waiters.
 ///
 /// The first ``fulfil(_:)`` wins and later ones are ignored, so a result and a deadline can race for the same
-/// promise: ``value(orAfter:_:sleep:spawn:)`` is the one "first of result or deadline" of every Spoor package.
+/// promise: ``value(orAfter:_:clock:spawn:)`` is the one "first of result or deadline" of every Spoor package.
 /// Waiters are tasks (``value``) or, where there is no task to suspend, threads (``wait(timeout:)``).
 ///
 /// It also replaces the semaphores, conditions and dispatch groups a thread would otherwise be joined with: the
@@ -91,17 +91,18 @@ public final class Promise<Value: Sendable>: Sendable {
     /// - Parameters:
     ///   - timeout: how long to wait for the value, from now.
     ///   - fallback: the value delivered if `timeout` passes first.
-    ///   - sleep: how to wait out `timeout`; throws when cancelled. Injected so tests drive time.
+    ///   - clock: whose ``SpoorClock/sleep(for:)`` waits out `timeout` (the system's by default; tests pass a
+    ///     manual clock to drive time).
     ///   - spawn: how to start the timer task (the uploader runs its tasks on an executor of its own).
     public func value(
         orAfter timeout: Duration, _ fallback: Value,
-        sleep: @escaping @Sendable (Duration) async throws -> Void = { try await Task.sleep(for: $0) },
+        clock: any SpoorClock = SystemClock(),
         spawn: (@escaping @Sendable () async -> Void) -> Task<Void, Never> = { body in Task { await body() } }
     ) async -> Value {
         if let ready = current { return ready }
         let timer = spawn {
             do {
-                try await sleep(timeout)
+                try await clock.sleep(for: timeout)
                 self.fulfil(fallback)
             } catch {}
         }

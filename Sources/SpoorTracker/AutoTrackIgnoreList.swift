@@ -1,7 +1,7 @@
 /// What auto-tracking leaves out: pages by screen name, clicks by element type or element id.
 ///
 /// ```swift
-/// configuration.autoTrackIgnore = AutoTrackIgnoreList(
+/// configuration.autoTrack.ignore = AutoTrackIgnoreList(
 ///     screenNames: ["SplashViewController"], elementTypes: ["UISwitch"], elementIDs: ["debug-menu"])
 /// ```
 ///

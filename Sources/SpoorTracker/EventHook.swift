@@ -1,6 +1,6 @@
 public import SpoorModel
 
-/// An event as ``Configuration/beforeRecord`` sees it: after every property source is merged (preset,
+/// An event as ``Configuration/Tracking/beforeRecord`` sees it: after every property source is merged (preset,
 /// super, dynamic super, call site, auto-track, `$is_first_day`), before it is validated and stored.
 /// Only ``properties`` can be changed.
 public struct HookEvent: Sendable {
@@ -35,7 +35,7 @@ public struct HookEvent: Sendable {
     }
 }
 
-/// What ``Configuration/beforeRecord`` decides for an event.
+/// What ``Configuration/Tracking/beforeRecord`` decides for an event.
 public enum HookDecision: Sendable, Hashable {
     /// Record the event, with the properties as the hook left them.
     case record

@@ -27,15 +27,10 @@ package final class EventLogStore: EventStore, @unchecked Sendable {
 
     /// Opens (or creates) the log in `directory` (the `log` folder of the storage directory) with the tracker's limits.
     convenience init(directory: URL, configuration: Configuration) throws(ConfigurationError) {
-        var logConfiguration = EventLog.Configuration()
-        logConfiguration.maxBytes = configuration.maxLogBytes
-        logConfiguration.maxRecords = configuration.maxQueuedEvents
-        logConfiguration.durability = configuration.durability
-        let wallClock = configuration.wallClock
-        logConfiguration.now = { wallClock.nowMilliseconds() }
         do {
-            let log = try EventLog(directory: directory, configuration: logConfiguration, logger: configuration.logger)
-            self.init(log: log, logger: configuration.logger)
+            let log = try EventLog(
+                directory: directory, configuration: configuration.logConfiguration, logger: configuration.diagnostics.logger)
+            self.init(log: log, logger: configuration.diagnostics.logger)
         } catch {
             throw ConfigurationError(field: "storageDirectory", reason: "the event log cannot be opened: \(error)")
         }

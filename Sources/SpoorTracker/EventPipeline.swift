@@ -35,7 +35,7 @@ package final class EventPipeline: @unchecked Sendable {
     static let groupSize = 256
     /// How long the writer lets a small batch grow before writing it.
     private let linger: Duration = .milliseconds(2)
-    /// ``Configuration/beforeRecord``; `nil` keeps the splice fast path.
+    /// ``Configuration/Tracking/beforeRecord``; `nil` keeps the splice fast path.
     private let hook: (@Sendable (inout HookEvent) throws -> HookDecision)?
     private let onRejection: (@Sendable (EventRejection) -> Void)?
     /// Events the hook rejected, by rule, and dropped.
@@ -43,7 +43,7 @@ package final class EventPipeline: @unchecked Sendable {
     let hookDropped = Locked(0)
     /// Fulfilled the first time a caller waits at the buffer bound: what a test awaits to know the bound holds.
     package let firstBlockedProducer = Promise<Void>()
-    /// ``Configuration/logEvents``: each stored event goes to the logger as a JSON line, at debug level.
+    /// ``Configuration/Diagnostics/logEvents``: each stored event goes to the logger as a JSON line, at debug level.
     private let logEvents: Bool
     let metrics: TrackerMetrics?
     /// A released tracker's writer still using `store` (handed over, see ``StoreHandover``): this writer starts
@@ -265,7 +265,7 @@ package final class EventPipeline: @unchecked Sendable {
     /// when none of the event's own keys is a base key (auto-track `$` keys such as `$screen_name` included), so
     /// the log store can splice in their encoding, made once per snapshot, instead of merging and encoding them
     /// again for every event.
-    /// `nil` when ``Configuration/beforeRecord`` dropped or rejected the event.
+    /// `nil` when ``Configuration/Tracking/beforeRecord`` dropped or rejected the event.
     private func materialize(_ pending: PendingEvent) -> StoredEvent? {
         let snapshot = pending.snapshot!.takeUnretainedValue()
         let sessionID = pending.session?.takeUnretainedValue().id
@@ -297,7 +297,7 @@ package final class EventPipeline: @unchecked Sendable {
         return StoredEvent(event: event, base: nil, firstDay: firstDay)
     }
 
-    /// Runs ``Configuration/beforeRecord`` on a merged event, then validates what it left. Returns whether the
+    /// Runs ``Configuration/Tracking/beforeRecord`` on a merged event, then validates what it left. Returns whether the
     /// event is to be recorded; a drop or a rejection is counted and reported.
     private func runHook(
         _ hook: @Sendable (inout HookEvent) throws -> HookDecision, on event: inout Event, deviceID: String

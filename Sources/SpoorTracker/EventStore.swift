@@ -23,7 +23,7 @@ package protocol EventStore: AnyObject, Sendable {
     /// Corrupt records the store found and skipped.
     var corruptCount: Int { get }
     /// The durable log the store keeps events in, which uploads send from; nil for a store without one (a
-    /// tracker on it cannot upload, and refuses a ``Configuration/serverURL``).
+    /// tracker on it cannot upload, and refuses a ``Configuration/Upload/serverURL``).
     var durableLog: EventLog? { get }
     /// Sets what runs after each append with the number of records waiting in the durable log (the uploader's
     /// bulk trigger). A store without a durable log never calls it.

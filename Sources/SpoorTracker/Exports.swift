@@ -28,7 +28,6 @@
 #endif
 @_exported public import struct SpoorUpload.UploadPolicy
 @_exported public import struct SpoorUpload.Backoff
-@_exported public import protocol SpoorUpload.UploadClock
 @_exported public import struct SpoorUpload.UploadCounters
 @_exported public import enum SpoorUpload.UploadState
 @_exported public import enum SpoorUpload.PendingReason

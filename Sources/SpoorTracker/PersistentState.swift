@@ -111,7 +111,7 @@ package struct PersistentStateFile: Sendable {
         url = directory.appendingPathComponent(StorageLayout.trackerStateName)
     }
 
-    /// `optedOut` is the consent of a fresh install (``Configuration/startsOptedOut``).
+    /// `optedOut` is the consent of a fresh install (``Configuration/Tracking/startsOptedOut``).
     package func load(today: String, optedOut: Bool = false) -> (PersistedState, LoadOutcome) {
         guard let data = FileManager.default.contents(atPath: url.path) else {
             return (.fresh(day: today, optedOut: optedOut), .created)

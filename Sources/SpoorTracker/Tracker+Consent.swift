@@ -28,7 +28,7 @@ public struct ErasedData: Sendable, Hashable {
 
 extension Tracker {
     /// Whether the user opted out: nothing is recorded, sealed or uploaded until ``optIn()``. Persisted
-    /// across launches; a fresh install starts with ``Configuration/startsOptedOut``.
+    /// across launches; a fresh install starts with ``Configuration/Tracking/startsOptedOut``.
     public var isOptedOut: Bool { pipeline.identity.isOptedOut }
 
     /// Stops tracking, for this launch and the next ones, until ``optIn()``.
@@ -65,7 +65,7 @@ extension Tracker {
     }
 
     /// Resumes tracking after ``optOut(deleteStoredData:)`` (or a fresh install's
-    /// ``Configuration/startsOptedOut``). Persisted. When the app is in the foreground a new session starts
+    /// ``Configuration/Tracking/startsOptedOut``). Persisted. When the app is in the foreground a new session starts
     /// at once (`$AppStart` and `$AppViewScreen` for the visible pages, timed from now); nothing that
     /// happened while opted out is recorded afterwards.
     public func optIn() {

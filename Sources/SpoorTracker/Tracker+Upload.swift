@@ -10,32 +10,19 @@ public typealias FlushResult = UploadResult
 extension Tracker {
     /// The uploader for `configuration`, or nil without a server URL.
     static func makeUploader(configuration: Configuration, store: any EventStore) throws(ConfigurationError) -> Uploader? {
-        guard let serverURL = configuration.serverURL else { return nil }
+        guard let serverURL = configuration.upload.serverURL else { return nil }
         guard let log = store.durableLog else {
-            throw ConfigurationError(field: "serverURL", reason: "uploads are sent from the durable log, and this tracker's store keeps none")
+            throw ConfigurationError(field: "upload.serverURL", reason: "uploads are sent from the durable log, and this tracker's store keeps none")
         }
-        var upload = UploadConfiguration(url: batchEndpoint(serverURL), token: configuration.token)
-        if let client = configuration.httpClient { upload.client = client }
-        if let monitor = configuration.networkMonitor { upload.networkMonitor = monitor }
-        if let clock = configuration.uploadClock { upload.clock = clock }
-        if let random = configuration.uploadRandom { upload.random = random }
-        upload.policy = configuration.uploadPolicy
-        upload.requestTimeout = configuration.requestTimeout
-        upload.maxBatchesInFlight = configuration.maxBatchesInFlight
-        upload.backoff = configuration.uploadBackoff
-        upload.batchSize = configuration.flushBulkSize
-        upload.codec = configuration.codec
-        upload.flushInterval = configuration.flushInterval
-        upload.rejectedLimits = configuration.rejectedLimits
-        upload.userAgent = UploadConfiguration.userAgent(version: SpoorVersion.current)
+        let upload = configuration.uploadConfiguration(endpoint: batchEndpoint(serverURL))
         let uploader: Uploader
         do {
-            uploader = try Uploader(log: log, configuration: upload, logger: configuration.logger)
+            uploader = try Uploader(log: log, configuration: upload, logger: configuration.diagnostics.logger)
         } catch {
             throw ConfigurationError(field: "storageDirectory", reason: "the upload's rejected area cannot be created: \(error)")
         }
-        // An upload starts as soon as `flushBulkSize` events wait, not only at the flush interval.
-        let bulk = configuration.flushBulkSize
+        // An upload starts as soon as `upload.flushBulkSize` events wait, not only at the flush interval.
+        let bulk = configuration.upload.flushBulkSize
         store.onAppend { [weak uploader] waiting in if waiting >= bulk { uploader?.trigger() } }
         return uploader
     }
@@ -53,7 +40,7 @@ extension Tracker {
         return log.recordCount + log.pendingBatches().reduce(0) { $0 + $1.recordCount }
     }
 
-    /// Replaces the upload token (``Configuration/token``); uploads paused after a 401 or 403 resume.
+    /// Replaces the upload token (``Configuration/Upload/token``); uploads paused after a 401 or 403 resume.
     public func setToken(_ token: String?) {
         uploader?.setToken(token)
     }

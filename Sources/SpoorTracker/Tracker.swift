@@ -4,7 +4,7 @@ public import SpoorModel
 import SpoorLog
 import Synchronization
 public import SpoorUpload
-import SpoorSystem
+package import SpoorSystem
 
 /// The tracker: the API an app calls to record events, identity and profiles.
 ///
@@ -24,8 +24,9 @@ public final class Tracker: Sendable {
     public let configuration: Configuration
     package let pipeline: EventPipeline
     let logger: Logger
-    let wallClock: any WallClock
-    let monotonicClock: any MonotonicClock
+    /// The one clock (``Configuration``'s, the system's unless a test set one): event `time` from its wall
+    /// reading, durations from its monotonic one.
+    package let clock: any SpoorClock
     private let dynamicSuper = Locked<(@Sendable () -> Properties)?>(nil)
     /// Whether `dynamicSuper` is set: read on every `track()`, so an atomic flag rather than the lock (the one
     /// place the package uses an atomic; state of more than one word lives in a ``Locked``).
@@ -35,7 +36,7 @@ public final class Tracker: Sendable {
     private let corruptStateFiles: Int
     /// Auto-tracking: the lifecycle state machine, pages, clicks and crash recovery (Lifecycle/).
     package let lifecycle: AutoTrackController
-    /// Ships sealed batches to ``Configuration/serverURL``; nil when none is set (or the store is not the log).
+    /// Ships sealed batches to ``Configuration/Upload/serverURL``; nil when none is set (or the store is not the log).
     package let uploader: Uploader?
     /// The host's background-task hook, taken from the lifecycle source (see ``BackgroundTaskHook``).
     let backgroundTask = Locked<BackgroundTaskHook?>(nil)
@@ -74,15 +75,14 @@ public final class Tracker: Sendable {
             throw error
         }
         self.configuration = configuration
-        logger = configuration.logger
-        wallClock = configuration.wallClock
-        monotonicClock = configuration.monotonicClock
+        logger = configuration.diagnostics.logger
+        clock = configuration.testSeams.clock
 
-        let now = wallClock.nowMilliseconds()
-        let days = CalendarDay(timeZone: configuration.timeZone)
+        let now = clock.wallMilliseconds()
+        let days = CalendarDay(timeZone: configuration.tracking.timeZone)
         let stateFile = PersistentStateFile(directory: configuration.storageDirectory)
         var (state, outcome) = release.map { ($0.state, PersistentStateFile.LoadOutcome.loaded) }
-            ?? stateFile.load(today: days.name(of: now), optedOut: configuration.startsOptedOut)
+            ?? stateFile.load(today: days.name(of: now), optedOut: configuration.tracking.startsOptedOut)
         var corrupt = 0
         if case .replacedCorrupt(let reason) = outcome {
             corrupt = 1
@@ -103,24 +103,26 @@ public final class Tracker: Sendable {
         let firstDay = days.range(of: state.firstDay) ?? days.range(of: days.name(of: now))!
 
         var preset = PresetProperties.read(
-            appVersion: configuration.appVersion, deviceID: state.deviceID, timeZone: configuration.timeZone, now: now)
-        for (key, value) in configuration.presetOverrides { preset[key] = value }
+            appVersion: configuration.tracking.appVersion, deviceID: state.deviceID,
+            timeZone: configuration.tracking.timeZone, now: now)
+        for (key, value) in configuration.tracking.presetOverrides { preset[key] = value }
         let context = PipelineContext(
-            preset: preset, platform: PresetProperties.platform, appVersion: configuration.appVersion,
-            firstDay: firstDay, enableSession: configuration.enableSession,
-            sessionIdleMilliseconds: configuration.sessionIdleTimeout.milliseconds,
-            sessionMaxMilliseconds: configuration.sessionMaxDuration.milliseconds,
-            memoryLimit: max(configuration.maxBufferedEvents, 4096))
+            preset: preset, platform: PresetProperties.platform, appVersion: configuration.tracking.appVersion,
+            firstDay: firstDay, enableSession: configuration.tracking.enableSession,
+            sessionIdleMilliseconds: configuration.tracking.sessionIdleTimeout.milliseconds,
+            sessionMaxMilliseconds: configuration.tracking.sessionMaxDuration.milliseconds,
+            memoryLimit: max(configuration.storage.maxBufferedEvents, 4096))
         pipeline = EventPipeline(
             context: context, persisted: state, saveNeeded: outcome != .loaded, store: store, stateFile: stateFile,
-            logger: logger, hook: configuration.beforeRecord, onRejection: configuration.onRejection,
-            logEvents: configuration.logEvents, metrics: TrackerMetrics.make(dimensions: configuration.metricsDimensions),
+            logger: logger, hook: configuration.tracking.beforeRecord, onRejection: configuration.tracking.onRejection,
+            logEvents: configuration.diagnostics.logEvents,
+            metrics: TrackerMetrics.make(dimensions: configuration.diagnostics.metricsDimensions),
             predecessor: release?.writerDone)
         pipeline.start()
         lifecycle = AutoTrackController(
             options: LifecycleOptions(configuration: configuration),
-            now: { [wallClock, monotonicClock] in
-                LifecycleInstant(wall: wallClock.nowMilliseconds(), monotonic: monotonicClock.nowNanoseconds())
+            now: { [clock] in
+                LifecycleInstant(wall: clock.wallMilliseconds(), monotonic: Self.nanoseconds(clock.now()))
             })
         lifecycle.connect(self, isFirstLaunch: consumeFirstLaunch())
         // Leftovers of earlier launches go now.
@@ -132,7 +134,7 @@ public final class Tracker: Sendable {
     /// platforms it is also protected (`completeUntilFirstUserAuthentication`) and excluded from backups.
     private static func prepareStorage(_ configuration: Configuration) throws(ConfigurationError) {
         do {
-            try PrivateDirectory.prepare(configuration.storageDirectory, logger: configuration.logger)
+            try PrivateDirectory.prepare(configuration.storageDirectory, logger: configuration.diagnostics.logger)
         } catch {
             throw ConfigurationError(field: "storageDirectory", reason: "cannot be created: \(error.reason)")
         }
@@ -172,17 +174,17 @@ public final class Tracker: Sendable {
     /// or not recorded because the user opted out (``isOptedOut``) or the tracker was shut down.
     ///
     /// A rejected event is not recorded; the reason goes to the logger, to ``counters`` and to
-    /// ``Configuration/onRejection``.
+    /// ``Configuration/Tracking/onRejection``.
     @discardableResult
     public func track(_ name: String, properties: Properties = [:]) -> Bool {
-        let time = wallClock.nowMilliseconds()
+        let time = clock.wallMilliseconds()
         return submit(name: name, type: .track, method: .code, time: time, properties: properties, originalID: nil)
     }
 
     /// Records a typed event.
     @discardableResult
     public func track<E: TrackedEvent>(_ event: E) -> Bool {
-        let time = wallClock.nowMilliseconds()
+        let time = clock.wallMilliseconds()
         return submit(name: E.eventName, type: .track, method: .code, time: time, properties: event.properties, originalID: nil)
     }
 
@@ -191,14 +193,14 @@ public final class Tracker: Sendable {
     @discardableResult
     package func trackAutomatic(_ name: String, properties: Properties, at time: EpochMilliseconds? = nil) -> Bool {
         submit(
-            name: name, type: .track, method: .autoTrack, time: time ?? wallClock.nowMilliseconds(),
+            name: name, type: .track, method: .autoTrack, time: time ?? clock.wallMilliseconds(),
             properties: properties, originalID: nil)
     }
 
     /// Records a preset auto-track event if its ``AutoTrackOptions`` member is enabled; returns whether it was recorded.
     @discardableResult
     package func trackAutomatic<E: AutoTrackedEvent>(_ event: E, at time: EpochMilliseconds? = nil) -> Bool {
-        guard configuration.autoTrack.contains(E.option) else { return false }
+        guard configuration.autoTrack.events.contains(E.option) else { return false }
         return trackAutomatic(E.eventName, properties: event.properties, at: time)
     }
 
@@ -233,7 +235,7 @@ public final class Tracker: Sendable {
     }
 
     private func submitProfile(_ type: EventType, operation: String, properties: Properties) -> Bool {
-        let time = wallClock.nowMilliseconds()
+        let time = clock.wallMilliseconds()
         switch PropertyValidator.check(properties, event: operation) {
         case .failure(let error): return reject(error)
         case .success(let findings):
@@ -251,7 +253,7 @@ public final class Tracker: Sendable {
         logger.warning(
             "spoor: event rejected",
             metadata: ["event": "\(error.event)", "key": "\(error.key ?? "")", "rule": "\(error.rule)"])
-        configuration.onRejection?(error)
+        configuration.tracking.onRejection?(error)
         return false
     }
 
@@ -327,7 +329,7 @@ public final class Tracker: Sendable {
         }
         // The identity change and the `$SignUp` enter the pipeline in one step, so no event slips between.
         // Opted out: the login is remembered, but no `$SignUp` is recorded.
-        let signedUp = pipeline.login(loginID, at: wallClock.nowMilliseconds())
+        let signedUp = pipeline.login(loginID, at: clock.wallMilliseconds())
         // An upload after `login`, so the new identity's first events go out promptly.
         if signedUp { requestFlush() }
         return true
@@ -384,25 +386,31 @@ public final class Tracker: Sendable {
         submitProfile(.profileDelete, operation: "profileDelete", properties: [:])
     }
 
+    /// The clock's monotonic reading in nanoseconds, the unit of timers and the lifecycle.
+    package func monotonicNanoseconds() -> UInt64 { Self.nanoseconds(clock.now()) }
+
+    /// `duration` in whole nanoseconds, zero when negative.
+    static func nanoseconds(_ duration: Duration) -> UInt64 { UInt64(max(0, duration.nanoseconds)) }
+
     // MARK: Timers
 
     /// Starts a timer for the event `name`; ``timerEnd(_:properties:)`` records it with `event_duration`.
     public func timerStart(_ name: String) -> TimerID {
-        let now = monotonicClock.nowNanoseconds()
+        let now = monotonicNanoseconds()
         return timers.withLock { $0.start(name, at: now) }
     }
 
     /// Pauses a timer. Returns false when there is no such timer.
     @discardableResult
     public func timerPause(_ id: TimerID) -> Bool {
-        let now = monotonicClock.nowNanoseconds()
+        let now = monotonicNanoseconds()
         return timers.withLock { $0.pause(id, at: now) }
     }
 
     /// Resumes a paused timer. Returns false when there is no such timer.
     @discardableResult
     public func timerResume(_ id: TimerID) -> Bool {
-        let now = monotonicClock.nowNanoseconds()
+        let now = monotonicNanoseconds()
         return timers.withLock { $0.resume(id, at: now) }
     }
 
@@ -410,7 +418,7 @@ public final class Tracker: Sendable {
     /// Returns false when there is no such timer or the event was rejected.
     @discardableResult
     public func timerEnd(_ id: TimerID, properties: Properties = [:]) -> Bool {
-        let now = monotonicClock.nowNanoseconds()
+        let now = monotonicNanoseconds()
         guard let elapsed = timers.withLock({ $0.end(id, at: now) }) else {
             logger.warning("spoor: timerEnd for an unknown timer", metadata: ["timer": "\(id)"])
             return false
@@ -433,13 +441,13 @@ public final class Tracker: Sendable {
 
     /// The app ended (went to the background): running timers stop counting.
     package func pauseAllTimers(at now: UInt64? = nil) {
-        let now = now ?? monotonicClock.nowNanoseconds()
+        let now = now ?? monotonicNanoseconds()
         timers.withLock { $0.pauseAll(at: now) }
     }
 
     /// The app started again: timers paused by ``pauseAllTimers(at:)`` (and not by the user) run again.
     package func resumeAllTimers(at now: UInt64? = nil) {
-        let now = now ?? monotonicClock.nowNanoseconds()
+        let now = now ?? monotonicNanoseconds()
         timers.withLock { $0.resumeAll(at: now) }
     }
 
@@ -492,18 +500,19 @@ public final class Tracker: Sendable {
         pipeline.requestFlush().wait(timeout: timeout) == true
     }
 
-    /// Stores and syncs every event accepted before the call, then (with a ``Configuration/serverURL``) uploads
+    /// Stores and syncs every event accepted before the call, then (with a ``Configuration/Upload/serverURL``) uploads
     /// everything waiting, and returns what happened: the batches and events delivered, or what is still
     /// pending and why (`PendingReason`).
     ///
     /// A flush cuts a retry backoff short (one attempt) and ends a pause after a 401 or 403; it waits out a
     /// collector's `Retry-After` and respects the upload policy. It waits at most `timeout` for the upload
-    /// (each request also has ``Configuration/requestTimeout``); the upload goes on in the background after that.
+    /// (each request also has ``Configuration/Upload/requestTimeout``); the upload goes on in the background after that.
     @discardableResult
     public func flush(timeout: Duration = .seconds(60)) async -> FlushResult {
         _ = await pipeline.requestFlush().value
         guard let uploader else {
-            return FlushResult(pendingEvents: pendingEventCount, pendingReason: configuration.serverURL == nil ? .noServer : .stopped)
+            let reason: PendingReason = configuration.upload.serverURL == nil ? .noServer : .stopped
+            return FlushResult(pendingEvents: pendingEventCount, pendingReason: reason)
         }
         return await uploader.flush(timeout: timeout)
     }

@@ -13,7 +13,7 @@ public struct TrackerCounters: Sendable, Hashable {
     public var rejected: [ValidationRule: Int]
     /// Events the log dropped (full, or a write failed).
     public var droppedByLog: Int
-    /// Events ``Configuration/beforeRecord`` dropped.
+    /// Events ``Configuration/Tracking/beforeRecord`` dropped.
     public var droppedByHook: Int
     /// Events tracked after ``Tracker/shutdown(timeout:)`` began, which were not recorded.
     public var droppedAfterShutdown: Int
@@ -22,7 +22,7 @@ public struct TrackerCounters: Sendable, Hashable {
     /// Times the state file was unreadable and had to be replaced.
     public var corruptStateFiles: Int
     /// What the uploader did: delivered batches, events and bytes, retries, rejected batches, pauses, the last
-    /// status and the next attempt. Nil without a ``Configuration/serverURL``.
+    /// status and the next attempt. Nil without a ``Configuration/Upload/serverURL``.
     public var upload: UploadCounters? = nil
 
     /// All rejected events, whatever the rule.

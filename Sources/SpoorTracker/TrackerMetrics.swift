@@ -6,7 +6,7 @@ import SpoorSystem
 /// Exports ``TrackerCounters`` through swift-metrics, when the host bootstrapped a backend
 /// (`MetricsSystem.bootstrap`) before creating the tracker.
 ///
-/// Counters (every one also carries ``Configuration/metricsDimensions``):
+/// Counters (every one also carries ``Configuration/Diagnostics/metricsDimensions``):
 /// - `spoor_events_accepted_total`
 /// - `spoor_events_rejected_total`, dimension `rule` (a ``ValidationRule`` raw value)
 /// - `spoor_events_dropped_total`, dimension `reason`: `log`, `hook` or `shutdown`

@@ -21,9 +21,9 @@ public enum ValidationRule: String, Sendable, Hashable, CaseIterable, CustomStri
     case nulCharacter = "nul_character"
     /// An identity (anonymous or login id) is empty, blank, longer than 255 bytes or holds U+0000.
     case invalidIdentity = "invalid_identity"
-    /// ``Configuration/beforeRecord`` threw for the event.
+    /// ``Configuration/Tracking/beforeRecord`` threw for the event.
     case hookThrew = "hook_threw"
-    /// ``Configuration/beforeRecord`` left the event with an invalid property (the key is given; the rule it
+    /// ``Configuration/Tracking/beforeRecord`` left the event with an invalid property (the key is given; the rule it
     /// broke goes to the log).
     case hookInvalid = "hook_invalid"
 

@@ -2,6 +2,7 @@ public import Foundation
 public import SpoorWire
 import SpoorModel
 public import SpoorLog
+public import SpoorSystem
 
 /// How an ``Uploader`` sends batches.
 public struct UploadConfiguration: Sendable {
@@ -20,7 +21,7 @@ public struct UploadConfiguration: Sendable {
     public var requestTimeout: Duration
     /// Delays between failed attempts (default 1 s base, 5 min cap, full jitter).
     public var backoff: Backoff
-    /// The most events per batch (the tracker's `flushBulkSize`, default 100).
+    /// The most events per batch (the tracker's `upload.flushBulkSize`, default 100).
     public var batchSize: Int
     /// The most payload bytes per batch before compression (default 512 KiB).
     public var maxBatchBytes: Int
@@ -32,8 +33,9 @@ public struct UploadConfiguration: Sendable {
     public var maxBatchesInFlight = 4
     /// While events wait, an upload is tried at least this often (default 15 s); nil for triggers only.
     public var flushInterval: Duration?
-    /// Time: injected by tests (default: the system clocks).
-    public var clock: any UploadClock
+    /// Time: deadlines and backoff on its monotonic reading, `Retry-After` dates on its wall reading (default
+    /// ``/SpoorSystem/SystemClock``; tests inject a manual clock).
+    public var clock: any SpoorClock
     /// Jitter: injected by tests (default: the system generator).
     public var random: any RandomNumberGenerator & Sendable
     /// How much the rejected area keeps.
@@ -60,7 +62,7 @@ public struct UploadConfiguration: Sendable {
         maxBatchBytes = 512 << 10
         codec = .preferred
         flushInterval = .seconds(15)
-        clock = SystemUploadClock()
+        clock = SystemClock()
         random = SystemRandomNumberGenerator()
         rejectedLimits = RejectedArea.Limits()
         userAgent = Self.userAgent(version: SpoorVersion.current)

@@ -3,9 +3,9 @@ package import SpoorLog
 
 /// A moment as the upload rules are told it: monotonic time for deadlines, wall time for what is reported.
 package struct UploadInstant: Sendable, Hashable {
-    /// Monotonic time since an arbitrary origin (``UploadClock/now()``).
+    /// Monotonic time since an arbitrary origin (`SpoorClock.now()`).
     package var monotonic: Duration
-    /// Milliseconds since the epoch (``UploadClock/wallMilliseconds()``).
+    /// Milliseconds since the epoch (`SpoorClock.wallMilliseconds()`).
     package var wall: Int64
 
     package init(monotonic: Duration, wall: Int64) {

@@ -138,7 +138,7 @@ public final class Uploader: Sendable {
         let reason: PendingReason?
         if let timeout {
             let clock = configuration.clock
-            reason = await answer.value(orAfter: timeout, .timedOut, sleep: { try await clock.sleep(for: $0) })
+            reason = await answer.value(orAfter: timeout, .timedOut, clock: clock)
         } else {
             reason = await answer.value
         }
@@ -398,7 +398,7 @@ public final class Uploader: Sendable {
         let executor = executor
         let result = await outcome.value(
             orAfter: timeout, .failure(HTTPClientError(.timedOut, reason: "no answer within \(timeout)")),
-            sleep: { try await clock.sleep(for: $0) }, spawn: { Self.spawn(executor, $0) })
+            clock: clock, spawn: { Self.spawn(executor, $0) })
         sending.cancel()
         return result
     }

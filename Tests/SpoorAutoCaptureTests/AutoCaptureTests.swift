@@ -38,14 +38,14 @@ struct AutoCaptureTests {
     }
 
     @Test func nothingIsCapturedUnlessAutoCaptureAsks() async throws {
-        let off = try Fixture { $0.autoCapture = [] }
+        let off = try Fixture { $0.autoTrack.capture = [] }
         let (root, save) = homeTree()
         off.capture.pageAppeared(try #require(root.page), object: FakeController())
         off.capture.clicked(save)
         _ = off.capture.actionSent(by: .view(.plain), event: .touchEnded, view: { save }, perform: { true })
         #expect(await off.events().isEmpty)
 
-        let clicksOnly = try Fixture { $0.autoCapture = .clicks }
+        let clicksOnly = try Fixture { $0.autoTrack.capture = .clicks }
         clicksOnly.capture.pageAppeared(try #require(root.page), object: FakeController())
         clicksOnly.capture.clicked(save)
         #expect(await clicksOnly.events().map(\.name) == ["$AppClick"])
@@ -70,7 +70,7 @@ struct AutoCaptureTests {
         let f = try Fixture()
         f.capture.pageAppeared(banner, object: FakeController())
         #expect(await f.events().isEmpty)
-        let children = try Fixture { $0.autoCapture = [.childPages] }
+        let children = try Fixture { $0.autoTrack.capture = [.childPages] }
         children.capture.pageAppeared(banner, object: FakeController())
         #expect(await children.events().map { $0.string("$screen_name") } == ["MyApp.BannerViewController"])
     }
@@ -169,7 +169,7 @@ struct AutoCaptureTests {
     }
 
     @Test func ignoredPagesGetNoClicksUnlessTheAppTracksThemItself() async throws {
-        let f = try Fixture { $0.autoTrackIgnore = AutoTrackIgnoreList(screenNames: ["MyApp.SplashViewController"]) }
+        let f = try Fixture { $0.autoTrack.ignore = AutoTrackIgnoreList(screenNames: ["MyApp.SplashViewController"]) }
         let (splashRoot, skip) = homeTree("MyApp.SplashViewController", title: "Welcome")
         let splash = FakeController(), pinController = FakeController()
         f.capture.pageAppeared(try #require(splashRoot.page), object: splash)
@@ -188,7 +188,7 @@ struct AutoCaptureTests {
     }
 
     @Test func explicitCallsWorkWithoutAutoCaptureOrForSkippedControllers() async throws {
-        let f = try Fixture { $0.autoCapture = [] }
+        let f = try Fixture { $0.autoTrack.capture = [] }
         let child = FakePage(Chain.page("MyApp.MapViewController"), parent: Chain.page("MyApp.HomeViewController"))
         let map = FakeController()
         f.capture.trackPage(child, object: map)

@@ -20,12 +20,11 @@ final class Fixture {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("spoor-autocapture-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         var configuration = Configuration(storageDirectory: directory)
-        configuration.wallClock = clock
-        configuration.monotonicClock = clock
-        configuration.heartbeatInterval = nil
-        configuration.autoTrack = .all
-        configuration.autoCapture = [.pages, .clicks]
-        configuration.logger = log.logger
+        configuration.clock = clock
+        configuration.autoTrack.heartbeatInterval = nil
+        configuration.autoTrack.events = .all
+        configuration.autoTrack.capture = [.pages, .clicks]
+        configuration.diagnostics.logger = log.logger
         configure(&configuration)
         tracker = try Tracker(configuration: configuration, store: store)
         capture = AutoCapture(tracker: tracker)

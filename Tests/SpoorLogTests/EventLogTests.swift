@@ -289,7 +289,7 @@ import SpoorTestSupport
         let directory = TemporaryDirectory()
         let clock = ManualClock(wall: 1_700_000_000_000)
         do {
-            let log = try open(directory, .init(durability: durability, now: { clock.nowMilliseconds() }))
+            let log = try open(directory, .init(durability: durability, clock: clock))
             for start in stride(from: 0, to: 100, by: 10) {
                 log.append(Fixtures.buffer(start..<start + 10))
                 clock.advance(by: .milliseconds(7))

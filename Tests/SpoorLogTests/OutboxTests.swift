@@ -30,12 +30,12 @@ func everything(_ log: EventLog) throws -> [Int] {
         let clock = ManualClock(wall: 1_700_000_000_000)
         let id: BatchID
         do {
-            let log = try open(directory, .init(now: { clock.nowMilliseconds() }))
+            let log = try open(directory, .init(clock: clock))
             log.append(Fixtures.buffer(0..<250))
             let batch = try #require(try log.seal())
             #expect(batch.recordCount == 100)
             #expect(batch.codec == .preferred)
-            #expect(batch.sealedAt == clock.nowMilliseconds())
+            #expect(batch.sealedAt == clock.wallMilliseconds())
             #expect(batch.isDurable)
             #expect(log.recordCount == 150)
             #expect(log.counters.sealed == 1)

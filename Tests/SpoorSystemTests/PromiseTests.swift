@@ -31,7 +31,7 @@ let bound: Duration = .seconds(300)
         #expect(Promise<Int>().wait(timeout: .milliseconds(1)) == nil)
     }
 
-    /// The deadline runs on the injected sleep: the fallback is delivered when that sleep ends, and a value that
+    /// The deadline runs on the injected clock's sleep: the fallback is delivered when that sleep ends, and a value that
     /// comes first cancels the timer (its sleep sees the cancellation).
     @Test func valueOrAfterTakesWhicheverComesFirst() async {
         let gate = Promise<Void>()
@@ -42,7 +42,7 @@ let bound: Duration = .seconds(300)
             try Task.checkCancellation()
         }
         let timedOut = Promise<Int>()
-        async let fallback = timedOut.value(orAfter: .seconds(7), -1, sleep: sleep)
+        async let fallback = timedOut.value(orAfter: .seconds(7), -1, clock: SleepOnlyClock(sleep: sleep))
         #expect(await asked.value == .seconds(7))
         gate.fulfil(())
         #expect(await fallback == -1)
@@ -50,7 +50,7 @@ let bound: Duration = .seconds(300)
         let answered = Promise<Int>()
         let timerStarted = Promise<Void>(), cancelled = Promise<Bool>()
         // The timer's sleep ends only when cancelled (were it never cancelled, the wait for `cancelled` below fails).
-        async let value = answered.value(orAfter: .seconds(7), -1, sleep: { _ in
+        async let value = answered.value(orAfter: .seconds(7), -1, clock: SleepOnlyClock { _ in
             timerStarted.fulfil(())
             let woken = Promise<Void>()
             await withTaskCancellationHandler { await woken.value } onCancel: { woken.fulfil(()) }
@@ -63,4 +63,13 @@ let bound: Duration = .seconds(300)
         #expect(await value == 5)
         #expect(await cancelled.value(orAfter: bound, false))
     }
+}
+
+/// A clock whose sleep is the test's own: SpoorSystem's tests cannot use SpoorTesting's manual clock (it is built
+/// on SpoorSystem), and these need no reading of time.
+private struct SleepOnlyClock: SpoorClock {
+    let sleep: @Sendable (Duration) async throws -> Void
+    func now() -> Duration { .zero }
+    func wallMilliseconds() -> Int64 { 0 }
+    func sleep(for duration: Duration) async throws { try await sleep(duration) }
 }

@@ -58,7 +58,7 @@ struct AutoTrackControllerTests {
     /// The same through a real tracker: a dynamic super property provider (app code, run by `track` on the
     /// caller's thread) that makes a page appear while `$AppStart` is being tracked.
     @Test func aProviderReenteringTheLifecycleDoesNotDeadlock() async throws {
-        let h = try Harness { $0.autoTrack = .all }
+        let h = try Harness { $0.autoTrack.events = .all }
         let reentered = Locked(false)
         h.tracker.registerDynamicSuperProperties { [weak tracker = h.tracker] in
             let first = reentered.withLock { done in

@@ -47,7 +47,7 @@ private final class GatedStore: EventStore, @unchecked Sendable {
     func releaseDoesNotWaitForAStuckWriter() async throws {
         let store = GatedStore()
         var configuration = Configuration(storageDirectory: TemporaryDirectory().url)
-        configuration.presetOverrides = testPresets
+        configuration.tracking.presetOverrides = testPresets
         do {
             let tracker = try Tracker(configuration: configuration, store: store)
             tracker.track("BeforeRelease")
@@ -64,9 +64,9 @@ private final class GatedStore: EventStore, @unchecked Sendable {
     func trackWaitsAtTheBufferBound() async throws {
         let store = GatedStore()
         var configuration = Configuration(storageDirectory: TemporaryDirectory().url)
-        configuration.presetOverrides = testPresets
-        configuration.maxQueuedEvents = 1_000_000  // a big log for a long time offline
-        configuration.maxBufferedEvents = 4096
+        configuration.tracking.presetOverrides = testPresets
+        configuration.storage.maxEvents = 1_000_000  // a big log for a long time offline
+        configuration.storage.maxBufferedEvents = 4096
         let tracker = try Tracker(configuration: configuration, store: store)
         let returned = Locked(0)
         let total = 20_000

@@ -68,8 +68,8 @@ private final class OrderCheckingStore: EventStore {
         let store = OrderCheckingStore(tasks: tasks)
         let directory = TemporaryDirectory()
         var configuration = Configuration(storageDirectory: directory.url)
-        configuration.presetOverrides = testPresets
-        configuration.maxQueuedEvents = 10_000
+        configuration.tracking.presetOverrides = testPresets
+        configuration.storage.maxEvents = 10_000
         let tracker = try Tracker(configuration: configuration, store: store)
         let perTask = Self.perTask
         // Threads of their own: `track` waits while the buffer is full, which must not hold the cooperative pool.

@@ -30,7 +30,7 @@ struct ConsentTests {
     }
 
     @Test func appsThatAskFirstStartOptedOut() async throws {
-        let h = try Harness { $0.startsOptedOut = true }
+        let h = try Harness { $0.tracking.startsOptedOut = true }
         #expect(h.tracker.isOptedOut)
         #expect(!h.tracker.track("BeforeConsent"))
         h.tracker.optIn()
@@ -38,7 +38,7 @@ struct ConsentTests {
         #expect(await h.flushedEvents().map(\.name) == ["AfterConsent"])
         await h.tracker.shutdown(timeout: testBound)
         // The decision persists: the configuration is not read again.
-        #expect(try !h.restarted { $0.startsOptedOut = true }.tracker.isOptedOut)
+        #expect(try !h.restarted { $0.tracking.startsOptedOut = true }.tracker.isOptedOut)
     }
 
     @Test func aStateFileFromBeforeConsentLoadsOptedIn() async throws {
@@ -48,7 +48,7 @@ struct ConsentTests {
             "nextSequence":7,"superProperties":{},"version":1}
             """
         try Data(old.utf8).write(to: directory.url.appendingPathComponent("state.json"))
-        let h = try Harness(directory: directory) { $0.startsOptedOut = true }
+        let h = try Harness(directory: directory) { $0.tracking.startsOptedOut = true }
         #expect(!h.tracker.isOptedOut)
         #expect(h.tracker.anonymousID == "anon")
         #expect(h.tracker.track("Kept"))
@@ -72,7 +72,7 @@ struct ConsentTests {
     @Test func optingOutWithDeletionErasesTheLogAndTheOutboxDurably() async throws {
         let directory = TemporaryDirectory()
         var configuration = Configuration(storageDirectory: directory.url)
-        configuration.durability = .always
+        configuration.storage.durability = .always
         let tracker = try Tracker(configuration: configuration)
         for index in 0..<30 { tracker.track("E\(index)") }
         await tracker.flush()
@@ -103,7 +103,7 @@ struct ConsentTests {
     }
 
     @Test func autoTrackingEndsTheSessionAtOptOutAndStartsANewOneAtOptIn() async throws {
-        let h = try Harness { $0.autoTrack = .all }
+        let h = try Harness { $0.autoTrack.events = .all }
         h.tracker.handle(.didFinishLaunching(.inactive))
         h.tracker.handle(.didBecomeActive)
         h.tracker.pageAppear("home", page: PageInfo(screenName: "Home"))

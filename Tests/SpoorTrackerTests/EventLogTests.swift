@@ -17,12 +17,11 @@ import SpoorTestSupport
 
         func configuration(_ configure: (inout Configuration) -> Void = { _ in }) -> Configuration {
             var configuration = Configuration(storageDirectory: directory.url)
-            configuration.wallClock = clock
-            configuration.monotonicClock = clock
-            configuration.heartbeatInterval = nil
-            configuration.timeZone = TimeZone(identifier: "UTC")!
-            configuration.presetOverrides = testPresets
-            configuration.appVersion = "9.9"
+            configuration.clock = clock
+            configuration.autoTrack.heartbeatInterval = nil
+            configuration.tracking.timeZone = TimeZone(identifier: "UTC")!
+            configuration.tracking.presetOverrides = testPresets
+            configuration.tracking.appVersion = "9.9"
             configure(&configuration)
             return configuration
         }
@@ -44,7 +43,7 @@ import SpoorTestSupport
 
     @Test func codeEventsIdentityAndSuperPropertiesGoIntoTheLogAndBackOut() async throws {
         let harness = LogHarness()
-        let tracker = try harness.tracker { $0.appVersion = "2.0" }
+        let tracker = try harness.tracker { $0.tracking.appVersion = "2.0" }
         let anonymous = tracker.anonymousID
         tracker.registerSuperProperties(["plan": "pro"])
         tracker.track("ViewProduct", properties: ["product": "tea", "price": 3.5])
@@ -102,10 +101,10 @@ import SpoorTestSupport
             }
         }
         let logHarness = LogHarness()
-        let logged = try logHarness.tracker { $0.autoTrack = .all }
+        let logged = try logHarness.tracker { $0.autoTrack.events = .all }
         run(logged, logHarness.clock)
         #expect(await logged.shutdown(timeout: testBound))
-        let memory = try Harness { $0.autoTrack = .all }
+        let memory = try Harness { $0.autoTrack.events = .all }
         run(memory.tracker, memory.clock)
         let expected = await memory.flushedEvents()
         let decoded = try logHarness.readBack().events
@@ -117,8 +116,8 @@ import SpoorTestSupport
     @Test func theLogDropsTheOldestWhenFullAndTheCountersAddUp() async throws {
         let harness = LogHarness()
         let tracker = try harness.tracker {
-            $0.maxQueuedEvents = 100
-            $0.flushBulkSize = 10
+            $0.storage.maxEvents = 100
+            $0.upload.flushBulkSize = 10
         }
         for i in 0..<150 { tracker.track("E", properties: ["i": .int(Int64(i))]) }
         await tracker.flush()
@@ -184,8 +183,8 @@ import SpoorTestSupport
         let tasks = 8
         let harness = LogHarness()
         let tracker = try harness.tracker {
-            $0.maxQueuedEvents = 1_000_000
-            $0.maxLogBytes = 1 << 30
+            $0.storage.maxEvents = 1_000_000
+            $0.storage.maxBytes = 1 << 30
         }
         // Threads of their own: `track` waits while the buffer is full, which must not hold the cooperative pool.
         _ = await onThreadsOfTheirOwn(tasks) { task in

@@ -82,7 +82,7 @@ private struct BadlyNamed: TrackedEvent {
     }
 
     @Test func autoTrackEventsAreMarkedAndFollowTheOptions() async throws {
-        let harness = try Harness { $0.autoTrack = [.appStart, .appEnd] }
+        let harness = try Harness { $0.autoTrack.events = [.appStart, .appEnd] }
         harness.tracker.registerSuperProperties(["$is_first_time": "super"])
         #expect(harness.tracker.trackAutomatic(AppStart(resumeFromBackground: false, isFirstTime: true)))
         #expect(harness.tracker.trackAutomatic(AppViewScreen(page: PageInfo(screenName: "Home"))) == false)

@@ -36,7 +36,7 @@ struct FileModeTests {
         let parent = TemporaryDirectory()
         let storage = parent.url.appendingPathComponent("app/spoor", isDirectory: true)
         var configuration = Configuration(storageDirectory: storage)
-        configuration.autoTrack = .all
+        configuration.autoTrack.events = .all
         let tracker = try Tracker(configuration: configuration)
         tracker.attach(ManualLifecycleSource(), recordsCrashes: false)
         tracker.handle(.didBecomeActive)

@@ -20,7 +20,7 @@ struct HookTests {
     @Test func theHookSeesMergedPropertiesAndItsChangesAreRecorded() async throws {
         let seen = Seen()
         let h = try Harness { configuration in
-            configuration.beforeRecord = { event in
+            configuration.tracking.beforeRecord = { event in
                 seen.events.withLock { $0.append(event) }
                 seen.threads.withLock { _ = $0.insert(Thread.current.name ?? "") }
                 event.properties["enriched"] = true
@@ -48,7 +48,7 @@ struct HookTests {
     }
 
     @Test func aDroppedEventIsNotRecordedAndIsCounted() async throws {
-        let h = try Harness { $0.beforeRecord = { $0.name == "Noise" ? .drop : .record } }
+        let h = try Harness { $0.tracking.beforeRecord = { $0.name == "Noise" ? .drop : .record } }
         h.tracker.track("Noise")
         h.tracker.track("Signal")
         #expect(await h.flushedEvents().map(\.name) == ["Signal"])
@@ -59,7 +59,7 @@ struct HookTests {
     @Test func aHookThatThrowsOrBreaksTheRulesGetsTheEventRejected() async throws {
         let reported = Locked<[EventRejection]>([])
         let h = try Harness { configuration in
-            configuration.beforeRecord = { event in
+            configuration.tracking.beforeRecord = { event in
                 switch event.name {
                 case "Throws": throw HookFailure()
                 case "Invalid": event.properties["bad key"] = 1
@@ -68,7 +68,7 @@ struct HookTests {
                 }
                 return .record
             }
-            configuration.onRejection = { error in reported.withLock { $0.append(error) } }
+            configuration.tracking.onRejection = { error in reported.withLock { $0.append(error) } }
         }
         for name in ["Throws", "Invalid", "NotANumber", "Fine"] { h.tracker.track(name) }
         #expect(await h.flushedEvents().map(\.name) == ["Fine"])
@@ -80,8 +80,8 @@ struct HookTests {
     @Test func autoTrackedEventsGoThroughTheHookAndProfilesDoNot() async throws {
         let seen = Seen()
         let h = try Harness { configuration in
-            configuration.autoTrack = .all
-            configuration.beforeRecord = { event in
+            configuration.autoTrack.events = .all
+            configuration.tracking.beforeRecord = { event in
                 seen.events.withLock { $0.append(event) }
                 return .record
             }

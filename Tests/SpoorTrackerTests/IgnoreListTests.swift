@@ -9,8 +9,8 @@ import SpoorTracker
 struct IgnoreListTests {
     private func harness(_ ignore: AutoTrackIgnoreList) throws -> Harness {
         try Harness { configuration in
-            configuration.autoTrack = .all
-            configuration.autoTrackIgnore = ignore
+            configuration.autoTrack.events = .all
+            configuration.autoTrack.ignore = ignore
         }
     }
 

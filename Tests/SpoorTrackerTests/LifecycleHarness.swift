@@ -47,7 +47,7 @@ final class RecordingSink: AutoTrackSink, @unchecked Sendable {
     var calls: [String] { lock.withLock { _calls } }
 
     func trackAutomatic(_ name: String, properties: Properties, at time: EpochMilliseconds?) -> Bool {
-        let wall = time ?? clock.nowMilliseconds()
+        let wall = time ?? clock.wallMilliseconds()
         lock.withLock {
             _events.append(RecordedEvent(name: name, properties: properties, time: wall))
             _calls.append(name)
@@ -69,9 +69,9 @@ final class RecordingSink: AutoTrackSink, @unchecked Sendable {
 
 extension ManualClock {
     /// 2026-01-01T00:00:00Z, the simulation epoch.
-    static func lifecycleTest() -> ManualClock { ManualClock(wall: 1_767_225_600_000, monotonic: 5_000_000_000) }
+    static func lifecycleTest() -> ManualClock { ManualClock(wall: 1_767_225_600_000, monotonic: .seconds(5)) }
 
-    var instant: LifecycleInstant { LifecycleInstant(wall: nowMilliseconds(), monotonic: nowNanoseconds()) }
+    var instant: LifecycleInstant { LifecycleInstant(wall: wallMilliseconds(), monotonic: UInt64(now().nanoseconds)) }
 }
 
 /// A fresh temporary storage directory per test.
@@ -114,10 +114,9 @@ struct LifecycleHarness {
             tracker = nil
         case .tracker:
             var configuration = Configuration(storageDirectory: directory)
-            configuration.wallClock = clock
-            configuration.monotonicClock = clock
-            configuration.heartbeatInterval = nil
-            configuration.autoTrack = AutoTrackOptions(enabled.map(\.option))
+            configuration.clock = clock
+            configuration.autoTrack.heartbeatInterval = nil
+            configuration.autoTrack.events = AutoTrackOptions(enabled.map(\.option))
             let store = InMemoryEventStore()
             // The first launch on an install is decided by the tracker's persisted state.
             let fresh = (try? FileManager.default.contentsOfDirectory(atPath: directory.path))?.isEmpty ?? true

@@ -18,7 +18,7 @@ struct LifecycleRecoveryTests {
         await first.appear("home")
         clock.advance(by: .milliseconds(4_000))
         await first.heartbeat()  // the last moment the process is known alive
-        let lastAlive = clock.nowMilliseconds()
+        let lastAlive = clock.wallMilliseconds()
         clock.advance(by: .milliseconds(90_000))  // killed some time later, then relaunched
         // kill -9: nothing more from the first process.
 
@@ -49,7 +49,7 @@ struct LifecycleRecoveryTests {
         await first.heartbeat()
         clock.advance(by: .milliseconds(1_500))
         await first.crash(reason: "SIGSEGV")
-        let crashTime = clock.nowMilliseconds()
+        let crashTime = clock.wallMilliseconds()
         clock.advance(by: .milliseconds(10_000))
 
         let second = try await LifecycleHarness(directory: directory, clock: clock, isFirstLaunch: false)

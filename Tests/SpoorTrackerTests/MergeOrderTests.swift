@@ -32,7 +32,7 @@ import SpoorTestSupport
     }
 
     @Test func timezoneOffsetUsesJavaScriptsSign() async throws {
-        let harness = try Harness { $0.timeZone = TimeZone(secondsFromGMT: 8 * 3600)! }
+        let harness = try Harness { $0.tracking.timeZone = TimeZone(secondsFromGMT: 8 * 3600)! }
         harness.tracker.track("E")
         let event = try #require(await harness.flushedEvents(named: "E").first)
         #expect(event.properties["$timezone_offset"] == -480)
@@ -56,7 +56,7 @@ import SpoorTestSupport
     }
 
     @Test func deviceIDAndSessionIDCannotBeOverridden() async throws {
-        let harness = try Harness { $0.enableSession = true }
+        let harness = try Harness { $0.tracking.enableSession = true }
         harness.tracker.registerSuperProperties(["$device_id": "super-device"])
         harness.tracker.registerDynamicSuperProperties { ["$event_session_id": "dynamic-session"] }
         harness.tracker.track("E", properties: ["$device_id": "call-device", "$event_session_id": "call-session"])
@@ -75,7 +75,7 @@ import SpoorTestSupport
     @Test func dynamicSuperPropertiesAreEvaluatedWhenTrackIsCalled() async throws {
         let harness = try Harness()
         let clock = harness.clock
-        harness.tracker.registerDynamicSuperProperties { ["at": .date(clock.nowMilliseconds())] }
+        harness.tracker.registerDynamicSuperProperties { ["at": .date(clock.wallMilliseconds())] }
         harness.tracker.track("One")
         clock.advance(by: .seconds(5))
         harness.tracker.track("Two")
@@ -117,7 +117,7 @@ import SpoorTestSupport
 
     @Test func firstDayFollowsTheConfiguredTimeZone() async throws {
         // 22:13 UTC is already the next day at UTC+8, and that next day is the first one.
-        let harness = try Harness { $0.timeZone = TimeZone(secondsFromGMT: 8 * 3600)! }
+        let harness = try Harness { $0.tracking.timeZone = TimeZone(secondsFromGMT: 8 * 3600)! }
         harness.clock.advance(by: .seconds(3600 * 25))
         harness.tracker.track("Later")
         #expect(await harness.flushedEvents(named: "Later").first?.properties["$is_first_day"] == false)

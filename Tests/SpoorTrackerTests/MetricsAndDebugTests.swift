@@ -24,8 +24,8 @@ struct MetricsAndDebugTests {
         let metrics = SharedTestMetrics.backend
         let dimension = ("test", UUID().uuidString)
         let h = try Harness { configuration in
-            configuration.metricsDimensions = [dimension]
-            configuration.beforeRecord = { $0.name == "Noise" ? .drop : .record }
+            configuration.diagnostics.metricsDimensions = [dimension]
+            configuration.tracking.beforeRecord = { $0.name == "Noise" ? .drop : .record }
         }
         h.tracker.track("One")
         h.tracker.track("Two")
@@ -47,7 +47,7 @@ struct MetricsAndDebugTests {
     }
 
     @Test func logEventsPrintsEachStoredEventAsAJSONLineFromTheWriter() async throws {
-        let h = try Harness { $0.logEvents = true }
+        let h = try Harness { $0.diagnostics.logEvents = true }
         h.tracker.registerSuperProperties(["plan": "pro"])
         h.tracker.track("Buy", properties: ["price": 3.5])
         h.tracker.track("bad name")

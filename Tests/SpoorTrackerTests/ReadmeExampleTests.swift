@@ -19,12 +19,11 @@ import Testing
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("spoor-readme-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }
         var configuration = Configuration(storageDirectory: directory)
-        configuration.autoTrack = .all
-        configuration.enableSession = true
+        configuration.autoTrack.events = .all
+        configuration.tracking.enableSession = true
         let clock = ManualClock(wall: 1_767_225_600_000)
-        configuration.wallClock = clock
-        configuration.monotonicClock = clock
-        configuration.heartbeatInterval = nil
+        configuration.clock = clock
+        configuration.autoTrack.heartbeatInterval = nil
         let tracker = try Tracker(configuration: configuration)
 
         tracker.track("BuyProduct", properties: ["product": "green tea", "quantity": 3, "price": 12.5, "gift": false])
@@ -59,7 +58,7 @@ import Testing
         defer { try? FileManager.default.removeItem(at: directory) }
         for _ in 0..<2 {
             var configuration = Configuration(storageDirectory: directory)
-            configuration.autoTrack = .all
+            configuration.autoTrack.events = .all
             let tracker = try Tracker(configuration: configuration)
             tracker.attach(ProcessLifecycleSource(handlesSignals: false, handlesExit: false), recordsCrashes: false)
             tracker.track("JobDone", properties: ["items": 42])

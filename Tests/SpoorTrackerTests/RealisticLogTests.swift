@@ -41,8 +41,8 @@ import SpoorTracker
           arguments: Workload.Kind.allCases)
     func realisticEvents(kind: Workload.Kind) async throws {
         func configure(_ configuration: inout Configuration) {
-            configuration.presetOverrides = Workload(kind, seed: 0).presets
-            configuration.appVersion = "5.12.0"
+            configuration.tracking.presetOverrides = Workload(kind, seed: 0).presets
+            configuration.tracking.appVersion = "5.12.0"
         }
         // The tracker's merge, kept whole in memory: the reference.
         let reference = try Harness { configure(&$0) }
@@ -53,10 +53,9 @@ import SpoorTracker
         let directory = TemporaryDirectory()
         let clock = ManualClock(wall: testEpoch)
         var configuration = Configuration(storageDirectory: directory.url)
-        configuration.wallClock = clock
-        configuration.monotonicClock = clock
-        configuration.heartbeatInterval = nil
-        configuration.timeZone = TimeZone(identifier: "UTC")!
+        configuration.clock = clock
+        configuration.autoTrack.heartbeatInterval = nil
+        configuration.tracking.timeZone = TimeZone(identifier: "UTC")!
         configure(&configuration)
         let tracker = try Tracker(configuration: configuration)
         let anonymousID = tracker.anonymousID
@@ -138,8 +137,8 @@ import SpoorTracker
     @Test func theReferenceEventTakesUnder150BytesInTheLog() async throws {
         let directory = TemporaryDirectory()
         var configuration = Configuration(storageDirectory: directory.url)
-        configuration.presetOverrides = WorkloadPresets.linuxServer
-        configuration.appVersion = "2.14.3"
+        configuration.tracking.presetOverrides = WorkloadPresets.linuxServer
+        configuration.tracking.appVersion = "2.14.3"
         let tracker = try Tracker(configuration: configuration)
         tracker.registerSuperProperties(WorkloadPresets.linuxServerSuper)
         for index in 0..<Self.count {

@@ -14,7 +14,7 @@ import SpoorTestSupport
     }
 
     @Test func aSessionEndsAfter30MinutesWithoutEvents() async throws {
-        let harness = try Harness { $0.enableSession = true }
+        let harness = try Harness { $0.tracking.enableSession = true }
         harness.tracker.track("A")
         harness.clock.advance(by: .seconds(29 * 60 + 59))
         harness.tracker.track("B")
@@ -28,7 +28,7 @@ import SpoorTestSupport
     }
 
     @Test func aSessionEndsAfter12HoursWhateverHappens() async throws {
-        let harness = try Harness { $0.enableSession = true }
+        let harness = try Harness { $0.tracking.enableSession = true }
         harness.tracker.track("First")
         for _ in 0..<(12 * 6 - 1) {
             harness.clock.advance(by: .seconds(600))
@@ -44,11 +44,11 @@ import SpoorTestSupport
     }
 
     @Test func everyColdStartStartsANewSession() async throws {
-        let harness = try Harness { $0.enableSession = true }
+        let harness = try Harness { $0.tracking.enableSession = true }
         harness.tracker.track("A")
         let first = await harness.flushedEvents().first?.sessionID
         await harness.tracker.shutdown(timeout: testBound)
-        let restarted = try harness.restarted { $0.enableSession = true }
+        let restarted = try harness.restarted { $0.tracking.enableSession = true }
         restarted.tracker.track("B")
         let second = await restarted.flushedEvents().first?.sessionID
         #expect(first != nil && second != nil && first != second)
@@ -60,7 +60,7 @@ import SpoorTestSupport
     }
 
     @Test func profileRecordsCarryNoSession() async throws {
-        let harness = try Harness { $0.enableSession = true }
+        let harness = try Harness { $0.tracking.enableSession = true }
         harness.tracker.profileSet(["name": "Ann"])
         harness.tracker.track("E")
         // The profile record was stored and has no session, while an event tracked right after it has one.

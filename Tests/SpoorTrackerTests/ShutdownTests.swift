@@ -12,7 +12,7 @@ import SpoorTracker
 @Suite("shutdown and release")
 struct ShutdownTests {
     @Test func shutdownWhileStartedLeavesPagesThenEndsTheSession() async throws {
-        let h = try Harness { $0.autoTrack = .all }
+        let h = try Harness { $0.autoTrack.events = .all }
         h.tracker.attach(ManualLifecycleSource(), recordsCrashes: false)
         h.tracker.handle(.didBecomeActive)
         h.tracker.pageAppear("a", page: PageInfo(screenName: "A"))
@@ -24,7 +24,7 @@ struct ShutdownTests {
         // Signals after shutdown change nothing, and leave nothing for the next launch to recover.
         h.tracker.handle(.didEnterBackground)
         h.tracker.handle(.didBecomeActive)
-        let next = try h.restarted { $0.autoTrack = .all }
+        let next = try h.restarted { $0.autoTrack.events = .all }
         next.tracker.handle(.didBecomeActive)
         #expect(await next.flushedEvents().map(\.name) == ["$AppStart"])
     }
@@ -56,7 +56,7 @@ struct ShutdownTests {
         let gate = Promise<Void>()
         let writing = Promise<Void>()
         var configuration = Configuration(storageDirectory: directory.url)
-        configuration.beforeRecord = { _ in
+        configuration.tracking.beforeRecord = { _ in
             writing.fulfil(())
             _ = gate.wait(timeout: testBound)
             return .record

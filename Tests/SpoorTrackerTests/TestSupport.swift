@@ -34,13 +34,12 @@ struct Harness {
         let logs = LogCapture()
         self.logs = logs
         var configuration = Configuration(storageDirectory: directory.url)
-        configuration.wallClock = clock
-        configuration.monotonicClock = clock
-        configuration.heartbeatInterval = nil
-        configuration.timeZone = TimeZone(identifier: "UTC")!
-        configuration.presetOverrides = testPresets
-        configuration.appVersion = "9.9"
-        configuration.logger = logs.logger
+        configuration.clock = clock
+        configuration.autoTrack.heartbeatInterval = nil
+        configuration.tracking.timeZone = TimeZone(identifier: "UTC")!
+        configuration.tracking.presetOverrides = testPresets
+        configuration.tracking.appVersion = "9.9"
+        configuration.diagnostics.logger = logs.logger
         configure(&configuration)
         tracker = try Tracker(configuration: configuration, store: store)
     }

@@ -13,21 +13,21 @@ import SpoorTracker
 struct UploadingTracker {
     let directory = TemporaryDirectory()
     let client: ScriptedHTTPClient
-    let clock = ManualUploadClock()
+    let clock = ManualClock()
     let logs = LogCapture()
     let tracker: Tracker
 
     init(client: ScriptedHTTPClient = ScriptedHTTPClient(), configure: (inout Configuration) -> Void = { _ in }) throws {
         self.client = client
         var configuration = Configuration(storageDirectory: directory.url)
-        configuration.serverURL = URL(string: "http://collector.test")
-        configuration.token = "t0ken"
-        configuration.httpClient = client
-        configuration.uploadClock = clock
+        configuration.upload.serverURL = URL(string: "http://collector.test")
+        configuration.upload.token = "t0ken"
+        configuration.upload.httpClient = client
+        configuration.clock = clock
         configuration.uploadRandom = SplitMix64(seed: 7)
-        configuration.durability = .none
-        configuration.presetOverrides = testPresets
-        configuration.logger = logs.logger
+        configuration.storage.durability = .none
+        configuration.tracking.presetOverrides = testPresets
+        configuration.diagnostics.logger = logs.logger
         configure(&configuration)
         tracker = try Tracker(configuration: configuration)
     }
@@ -75,7 +75,7 @@ struct UploadingTracker {
 
     @Test func aStoreWithoutADurableLogRefusesAServerURL() throws {
         var configuration = Configuration(storageDirectory: TemporaryDirectory().url)
-        configuration.serverURL = URL(string: "http://collector.test")
+        configuration.upload.serverURL = URL(string: "http://collector.test")
         #expect(throws: ConfigurationError.self) { try Tracker(configuration: configuration, store: InMemoryEventStore()) }
     }
 
@@ -111,14 +111,14 @@ struct UploadingTracker {
     }
 
     @Test func reachingTheBulkSizeUploadsWithoutAFlush() async throws {
-        let u = try UploadingTracker { $0.flushBulkSize = 10 }
+        let u = try UploadingTracker { $0.upload.flushBulkSize = 10 }
         for n in 0..<10 { u.tracker.track("Tap", properties: ["n": .int(Int64(n))]) }
         #expect(await u.client.requests(atLeast: 1))
         #expect(await u.tracker.shutdown(timeout: testBound))
     }
 
     @Test func theFlushIntervalUploadsWhatWaits() async throws {
-        let u = try UploadingTracker { $0.flushInterval = .seconds(2) }
+        let u = try UploadingTracker { $0.upload.flushInterval = .seconds(2) }
         // The launch's look at leftovers is done: the uploader waits out its interval.
         #expect(await u.clock.sleeper(within: .seconds(2)))
         let triggers = try #require(u.tracker.uploader).triggerCount
@@ -149,16 +149,16 @@ struct UploadingTracker {
         let directory = TemporaryDirectory()
         do {
             var configuration = Configuration(storageDirectory: directory.url)
-            configuration.durability = .always
+            configuration.storage.durability = .always
             let offline = try Tracker(configuration: configuration)
             for _ in 0..<5 { offline.track("Early") }
             #expect(await offline.shutdown(timeout: testBound))
         }
         let client = ScriptedHTTPClient()
         var configuration = Configuration(storageDirectory: directory.url)
-        configuration.serverURL = URL(string: "http://collector.test/v1/batch")
-        configuration.httpClient = client
-        configuration.uploadClock = ManualUploadClock()
+        configuration.upload.serverURL = URL(string: "http://collector.test/v1/batch")
+        configuration.upload.httpClient = client
+        configuration.clock = ManualClock()
         let tracker = try Tracker(configuration: configuration)
         try #require(await client.requests(atLeast: 1))
         let sent = try EventDecoder().decodeBatch(FrameDecoder().decode(client.requests[0].body).payload)
@@ -189,6 +189,38 @@ struct UploadingTracker {
         u.tracker.setToken("n3w")
         try #require(await u.client.requests(atLeast: 3))
         #expect(u.client.requests[2].header("Authorization") == "Bearer n3w")
+        #expect(await u.tracker.shutdown(timeout: testBound))
+    }
+
+    /// The tracker, its log and its uploader read one clock: the event's `time`, the batch's seal time and the
+    /// uploader's backoff all follow the manual clock given as `configuration.clock`.
+    @Test func oneClockDrivesEventTimeTheSealAndTheBackoff() async throws {
+        let client = ScriptedHTTPClient([.respond(503)])
+        let u = try UploadingTracker(client: client) { $0.upload.flushInterval = .seconds(3600) }
+        #expect(await u.clock.sleeper(within: .seconds(3600)))
+        u.clock.advance(by: .seconds(100))
+        let trackedAt = u.clock.wallMilliseconds()
+        #expect(trackedAt == 1_700_000_100_000)
+        u.tracker.track("Tap")
+
+        let failed = await u.tracker.flush()
+        guard case .backingOff = failed.pendingReason else {
+            Issue.record("expected backingOff, got \(String(describing: failed.pendingReason))")
+            return
+        }
+        let sent = try EventDecoder().decodeBatch(FrameDecoder().decode(client.requests[0].body).payload)
+        #expect(sent.map(\.time) == [trackedAt])
+        let log = try #require(u.tracker.pipeline.store.durableLog)
+        #expect(log.pendingBatches().map(\.sealedAt) == [trackedAt])
+        let nextAttempt = try #require(u.tracker.counters.upload?.nextAttemptAt)
+        #expect(nextAttempt > trackedAt && nextAttempt <= trackedAt + 1_000, "the first backoff is at most its 1 s base")
+
+        // The retry waits on the same clock: nothing is sent until it passes the backoff.
+        #expect(await u.tracker.uploader?.nextPass(timeout: testBound) == true)
+        #expect(client.requests.count == 1)
+        u.clock.advance(by: .seconds(1))
+        try #require(await client.requests(atLeast: 2))
+        #expect(await u.tracker.flush().isComplete)
         #expect(await u.tracker.shutdown(timeout: testBound))
     }
 
@@ -232,12 +264,12 @@ struct UploadingTracker {
 
     @Test func configurationChecksTheUploadFields() {
         var configuration = Configuration(storageDirectory: URL(fileURLWithPath: "/tmp/x"))
-        configuration.token = "two\nlines"
+        configuration.upload.token = "two\nlines"
         #expect(throws: ConfigurationError.self) { try configuration.validate() }
-        configuration.token = "ok"
-        configuration.requestTimeout = .zero
+        configuration.upload.token = "ok"
+        configuration.upload.requestTimeout = .zero
         #expect(throws: ConfigurationError.self) { try configuration.validate() }
-        configuration.requestTimeout = .seconds(30)
+        configuration.upload.requestTimeout = .seconds(30)
         #expect(throws: Never.self) { try configuration.validate() }
         #expect(Tracker.batchEndpoint(URL(string: "https://c.example")!).absoluteString == "https://c.example/v1/batch")
         #expect(Tracker.batchEndpoint(URL(string: "https://c.example/ingest")!).absoluteString == "https://c.example/ingest")

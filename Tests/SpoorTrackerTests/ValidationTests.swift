@@ -56,7 +56,7 @@ import SpoorTracker
     func invalidKeysRejectTheWholeEvent(key: String, rule: ValidationRule) async throws {
         let reported = Locked<[EventRejection]>([])
         let tracker = try Harness { configuration in
-            configuration.onRejection = { error in reported.withLock { $0.append(error) } }
+            configuration.tracking.onRejection = { error in reported.withLock { $0.append(error) } }
         }
         #expect(tracker.tracker.track("Buy", properties: ["good": "yes", key: 1]) == false)
         #expect(await tracker.flushedEvents(named: "Buy").isEmpty)

@@ -23,7 +23,7 @@ final class UploadHarness {
     let directory = TemporaryDirectory()
     let log: EventLog
     let client: ScriptedHTTPClient
-    let clock = ManualUploadClock()
+    let clock = ManualClock()
     let capture = LogCapture()
     let uploader: Uploader
 
@@ -297,7 +297,7 @@ final class UploadHarness {
     }
 
     @Test func retryAfterDateAndTheOneHourCap() async throws {
-        let clock = ManualUploadClock()
+        let clock = ManualClock()
         let date = Date(timeIntervalSince1970: Double(clock.wallMilliseconds()) / 1000 + 90)
         let formatter = DateFormatter()
         formatter.locale = Locale(identifier: "en_US_POSIX")

@@ -17,7 +17,7 @@ final class TrackerHolder: @unchecked Sendable {
     func open(_ configure: (inout Configuration) -> Void = { _ in }) throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("spoor-bench-\(UUID().uuidString)")
         var configuration = Configuration(storageDirectory: directory)
-        configuration.appVersion = "1.0"
+        configuration.tracking.appVersion = "1.0"
         configure(&configuration)
         tracker = try Tracker(configuration: configuration)
         self.directory = directory
@@ -93,9 +93,9 @@ let benchmarks: @Sendable () -> Void = {
         benchmark.stopMeasurement()
     } setup: {
         try throughputHolder.open {
-            $0.maxQueuedEvents = 1_000_000
-            $0.maxBufferedEvents = 1_000_000
-            $0.maxLogBytes = 1 << 30
+            $0.storage.maxEvents = 1_000_000
+            $0.storage.maxBufferedEvents = 1_000_000
+            $0.storage.maxBytes = 1 << 30
         }
     } teardown: {
         await throughputHolder.close()

@@ -95,14 +95,14 @@ let address = listeningAddress()
 
 let storage = scratch.appendingPathComponent("tracker")
 var configuration = Configuration(storageDirectory: storage)
-configuration.serverURL = URL(string: "http://\(address)/v1/batch")
-configuration.appVersion = "1.0"
-configuration.presetOverrides = Workload(workloadKind, seed: 0).presets
-configuration.flushBulkSize = batchSize
-if let inFlight { configuration.maxBatchesInFlight = inFlight }
+configuration.upload.serverURL = URL(string: "http://\(address)/v1/batch")
+configuration.tracking.appVersion = "1.0"
+configuration.tracking.presetOverrides = Workload(workloadKind, seed: 0).presets
+configuration.upload.flushBulkSize = batchSize
+if let inFlight { configuration.upload.maxBatchesInFlight = inFlight }
 // Room for the whole run, so the figure is delivery, not the caps dropping events.
-configuration.maxQueuedEvents = max(totalEvents, batchSize)
-configuration.maxLogBytes = 4 << 30
+configuration.storage.maxEvents = max(totalEvents, batchSize)
+configuration.storage.maxBytes = 4 << 30
 let tracker = try Tracker(configuration: configuration)
 _ = tracker.registerSuperProperties(workloadKind == .iPhoneApp ? WorkloadPresets.iPhoneSuper : WorkloadPresets.linuxServerSuper)
 
@@ -150,7 +150,7 @@ let stored = listing.split(separator: "\n").compactMap { $0.split(separator: "\t
 let upload = counters.upload
 let wall = delivered - start
 func f(_ value: Double, _ digits: Int = 2) -> String { String(format: "%.\(digits)f", value) }
-print("PipelineLoad: \(totalEvents) \(workloadKind.rawValue) events, \(threads) threads, \(batchSize)-event zstd batches, \(configuration.maxBatchesInFlight) in flight, collector → SQLite")
+print("PipelineLoad: \(totalEvents) \(workloadKind.rawValue) events, \(threads) threads, \(batchSize)-event zstd batches, \(configuration.upload.maxBatchesInFlight) in flight, collector → SQLite")
 print("  track() on the callers:  \(f(tracked - start)) s (\(f(Double(totalEvents) / (tracked - start) / 1e6)) M calls/s)")
 print("  wall to last ack:        \(f(wall)) s  → \(Int(Double(stored) / wall)) events/s stored end to end")
 print("  flush:                   \(result)")

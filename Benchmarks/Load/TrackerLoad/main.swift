@@ -58,9 +58,9 @@ let eventLabel = workloadKind.map { "\($0.rawValue) calls" } ?? "5 properties"
 func makeTracker(_ configure: (inout Configuration) -> Void = { _ in }) throws -> (Tracker, URL) {
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent("spoor-bench-\(UUID().uuidString)")
     var configuration = Configuration(storageDirectory: directory)
-    configuration.appVersion = "1.0"
+    configuration.tracking.appVersion = "1.0"
     if let workloadKind {
-        configuration.presetOverrides = Workload(workloadKind, seed: 0).presets
+        configuration.tracking.presetOverrides = Workload(workloadKind, seed: 0).presets
     }
     configure(&configuration)
     let tracker = try Tracker(configuration: configuration)
@@ -199,10 +199,10 @@ func measureHook() async throws {
     for _ in 0..<rounds {
         for (name, hook) in variants {
             let (tracker, directory) = try makeTracker {
-                $0.maxQueuedEvents = 2 * events
-                $0.maxBufferedEvents = 2 * events
-                $0.maxLogBytes = 1 << 30
-                $0.beforeRecord = hook
+                $0.storage.maxEvents = 2 * events
+                $0.storage.maxBufferedEvents = 2 * events
+                $0.storage.maxBytes = 1 << 30
+                $0.tracking.beforeRecord = hook
             }
             await tracker.flush()
             let before = threadCPUSeconds(named: "spoor.writer")
@@ -329,9 +329,9 @@ do {
     var writerCPU: [Double] = []
     for _ in 0..<rounds {
         let (tracker, directory) = try makeTracker {
-            $0.maxQueuedEvents = 2 * perThread
-            $0.maxBufferedEvents = 2 * perThread
-            $0.maxLogBytes = 1 << 30
+            $0.storage.maxEvents = 2 * perThread
+            $0.storage.maxBufferedEvents = 2 * perThread
+            $0.storage.maxBytes = 1 << 30
         }
         // Let the writer thread start and name itself, then read its CPU time.
         await tracker.flush()

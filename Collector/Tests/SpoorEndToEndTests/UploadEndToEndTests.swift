@@ -45,8 +45,8 @@ final class StorageDirectory {
         let collector = try await CollectorProcess()
         let storage = StorageDirectory()
         var configuration = SpoorTracker.Configuration(storageDirectory: storage.url)
-        configuration.serverURL = collector.batchURL
-        configuration.durability = .none
+        configuration.upload.serverURL = collector.batchURL
+        configuration.storage.durability = .none
         let tracker = try Tracker(configuration: configuration)
 
         let perTask = 2_500

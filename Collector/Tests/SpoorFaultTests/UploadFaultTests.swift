@@ -19,7 +19,7 @@ struct UploadFaultTests {
     /// A fault the uploader must retry, and how it shows in the proxy's script.
     struct Transient: Sendable, CustomStringConvertible {
         var name: String
-        var action: @Sendable (ManualUploadClock) -> FaultAction
+        var action: @Sendable (ManualClock) -> FaultAction
         /// The collector stored the first attempt (the client never heard).
         var storedFirst = false
         /// `Retry-After`: a flush during the pause sends nothing.
@@ -257,7 +257,7 @@ struct UploadFaultTests {
 }
 
 /// An HTTP date (`Retry-After`'s second form) `seconds` after `clock`'s wall time.
-private func httpDate(after seconds: Int, on clock: ManualUploadClock) -> String {
+private func httpDate(after seconds: Int, on clock: ManualClock) -> String {
     let formatter = DateFormatter()
     formatter.locale = Locale(identifier: "en_US_POSIX")
     formatter.timeZone = TimeZone(identifier: "GMT")

@@ -14,7 +14,7 @@ import Testing
 final class UploadRig {
     let collector: CollectorProcess
     let proxy: FaultProxy
-    let clock = ManualUploadClock()
+    let clock = ManualClock()
     let storage: URL
     let tracker: Tracker
     /// The uploader's request timeout: a length no other timer of the uploader uses, so a test can wait for it. The
@@ -32,25 +32,25 @@ final class UploadRig {
         proxy = try FaultProxy(upstreamPort: collector.port, script: script)
         storage = FileManager.default.temporaryDirectory.appendingPathComponent("spoor-fault-\(UUID().uuidString)")
         var configuration = Configuration(storageDirectory: storage)
-        configuration.serverURL = proxy.batchURL
+        configuration.upload.serverURL = proxy.batchURL
         if systemClock {
             // On real time nothing may retry while the test looks: a full-jitter draw near 0 would let the retry
             // after a timeout fire before `flush()` returns. Every draw here is the ceiling: the retry waits 1 h.
-            configuration.uploadBackoff = Backoff(base: .seconds(3600), cap: .seconds(3600))
+            configuration.upload.backoff = Backoff(base: .seconds(3600), cap: .seconds(3600))
             configuration.uploadRandom = AlwaysTheCeiling()
             // Nor may the flush interval (real time too) start an attempt of its own while a loaded machine takes
             // more than its 15 s over the set-up and the tracking: that attempt would take part of the events,
             // and the flush the rest in a second request.
-            configuration.flushInterval = .seconds(3600)
+            configuration.upload.flushInterval = .seconds(3600)
         } else {
-            configuration.uploadClock = clock
+            configuration.clock = clock
             configuration.uploadRandom = SplitMix64(seed: 9)
         }
-        configuration.requestTimeout = requestTimeout
-        configuration.flushBulkSize = flushBulkSize
-        configuration.durability = .none
+        configuration.upload.requestTimeout = requestTimeout
+        configuration.upload.flushBulkSize = flushBulkSize
+        configuration.storage.durability = .none
         // The faults are the point: their warnings would only bury the test output.
-        configuration.logger.logLevel = .critical
+        configuration.diagnostics.logger.logLevel = .critical
         tracker = try Tracker(configuration: configuration)
         let empty = await tracker.flush()
         #expect(empty.isComplete && proxy.requests.isEmpty, "\(empty)")

@@ -40,19 +40,19 @@ let draining = arguments.count > 4 && arguments[4] == "drain"
 let offline = arguments.count > 5 && arguments[4] == "offline" ? Int(arguments[5]) : nil
 
 var configuration = Configuration(storageDirectory: URL(fileURLWithPath: arguments[1], isDirectory: true))
-configuration.serverURL = url
-configuration.flushBulkSize = 25
-configuration.flushInterval = .milliseconds(200)
+configuration.upload.serverURL = url
+configuration.upload.flushBulkSize = 25
+configuration.upload.flushInterval = .milliseconds(200)
 // In the rounds, a request whose connection the proxy reset may be left without an answer by the HTTP client
 // (seen on Linux): the timeout ends it, and the batch goes again. Elsewhere no fault hangs a request, so the timeout
 // only bounds a hang: a loaded machine's slow answer is still an answer.
-configuration.requestTimeout = draining || offline != nil ? .seconds(120) : .seconds(5)
-configuration.durability = offline == nil ? .batched(interval: .milliseconds(5)) : .none
+configuration.upload.requestTimeout = draining || offline != nil ? .seconds(120) : .seconds(5)
+configuration.storage.durability = offline == nil ? .batched(interval: .milliseconds(5)) : .none
 // The rounds judge exactly-once, not the backoff: with the default ceiling (5 minutes) a few faults in a row keep the
 // backlog at its 2,000-event stop for minutes, the child says no `durable` line meanwhile, and the test's wait for one
 // runs out. Capped at 2 s, uploads resume within a round whatever the faults drew.
-if offline == nil { configuration.uploadBackoff = Backoff(base: .milliseconds(100), cap: .seconds(2)) }
-if offline != nil { configuration.maxQueuedEvents = 10_000 }
+if offline == nil { configuration.upload.backoff = Backoff(base: .milliseconds(100), cap: .seconds(2)) }
+if offline != nil { configuration.storage.maxEvents = 10_000 }
 let tracker: Tracker
 do {
     tracker = try Tracker(configuration: configuration)

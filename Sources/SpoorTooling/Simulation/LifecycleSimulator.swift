@@ -32,7 +32,7 @@ public final class LifecycleSimulator {
     public static let epoch: EpochMilliseconds = 1_767_225_600_000
 
     private let storageDirectory: URL
-    private let clock = ScenarioClock(wall: LifecycleSimulator.epoch, monotonic: 1_000_000_000)
+    private let clock = ScenarioClock(wall: LifecycleSimulator.epoch, monotonic: .seconds(1))
     private let autoTrack: AutoTrackOptions
     private let enableSession: Bool
     private let flushBulkSize: Int
@@ -219,15 +219,14 @@ public final class LifecycleSimulator {
 
     private func makeConfiguration() -> Configuration {
         var configuration = Configuration(storageDirectory: storageDirectory)
-        configuration.wallClock = clock
-        configuration.monotonicClock = clock
-        configuration.heartbeatInterval = nil
-        configuration.autoTrack = autoTrack
-        configuration.enableSession = enableSession
-        configuration.flushBulkSize = flushBulkSize
-        configuration.autoTrackIgnore = autoTrackIgnore
-        configuration.maxQueuedEvents = max(configuration.maxQueuedEvents, flushBulkSize)
-        configuration.timeZone = TimeZone(identifier: "UTC") ?? configuration.timeZone
+        configuration.testSeams.clock = clock
+        configuration.autoTrack.heartbeatInterval = nil
+        configuration.autoTrack.events = autoTrack
+        configuration.autoTrack.ignore = autoTrackIgnore
+        configuration.tracking.enableSession = enableSession
+        configuration.tracking.timeZone = TimeZone(identifier: "UTC") ?? configuration.tracking.timeZone
+        configuration.upload.flushBulkSize = flushBulkSize
+        configuration.storage.maxEvents = max(configuration.storage.maxEvents, flushBulkSize)
         return configuration
     }
 

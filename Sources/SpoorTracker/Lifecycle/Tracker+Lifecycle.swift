@@ -7,9 +7,9 @@ extension LifecycleOptions {
     /// The options a tracker's configuration asks for.
     init(configuration: Configuration) {
         self.init(storageDirectory: configuration.storageDirectory)
-        enabled = Set(AutoTrackEventKind.allCases.filter { configuration.autoTrack.contains($0.option) })
-        ignore = configuration.autoTrackIgnore
-        heartbeatInterval = configuration.heartbeatInterval
+        enabled = Set(AutoTrackEventKind.allCases.filter { configuration.autoTrack.events.contains($0.option) })
+        ignore = configuration.autoTrack.ignore
+        heartbeatInterval = configuration.autoTrack.heartbeatInterval
     }
 }
 

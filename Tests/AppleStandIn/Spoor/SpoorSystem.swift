@@ -6,3 +6,9 @@ package final class Locked<Value>: @unchecked Sendable {
     package init(_ value: Value) { fatalError() }
     package func withLock<R, E: Error>(_ body: (inout Value) throws(E) -> R) throws(E) -> R { fatalError() }
 }
+
+public protocol SpoorClock: Sendable {
+    func now() -> Duration
+    func wallMilliseconds() -> Int64
+    func sleep(for duration: Duration) async throws
+}

@@ -1,7 +1,8 @@
 // The SpoorTracker declarations the auto-capture module uses, with their signatures in Sources/SpoorTracker,
 // for scripts/typecheck-apple-glue (see SpoorModel.swift for why). Bodies trap: nothing here runs.
 public import Logging
-@_exported public import SpoorModel  // as SpoorTracker re-exports it
+@_exported public import SpoorModel
+package import SpoorSystem  // as SpoorTracker re-exports it
 
 public struct AutoCaptureOptions: OptionSet, Sendable, Hashable {
     public let rawValue: UInt8
@@ -54,25 +55,23 @@ public struct AppClick: Sendable, Hashable {
     ) { fatalError() }
 }
 
-public protocol WallClock: Sendable {
-    func nowMilliseconds() -> Int64
-}
-
-public protocol MonotonicClock: Sendable {
-    func nowNanoseconds() -> UInt64
-}
-
 public struct Configuration: Sendable {
-    public var autoTrack: AutoTrackOptions
-    public var logger: Logger
-    public var wallClock: any WallClock
-    public var monotonicClock: any MonotonicClock
-    public var autoTrackIgnore: AutoTrackIgnoreList
-    public var autoCapture: AutoCaptureOptions
+    public struct AutoTrack: Sendable {
+        public var events: AutoTrackOptions
+        public var ignore: AutoTrackIgnoreList
+        public var capture: AutoCaptureOptions
+    }
+    public struct Diagnostics: Sendable {
+        public var logger: Logger
+    }
+    public var autoTrack: AutoTrack
+    public var diagnostics: Diagnostics
 }
 
 public final class Tracker: Sendable {
     public let configuration: Configuration
+    package let clock: any SpoorClock
+    package func monotonicNanoseconds() -> UInt64 { fatalError() }
     init() { fatalError() }
     public func pageAppear(_ id: String, page: PageInfo) {}
     public func pageDisappear(_ id: String) {}

@@ -125,7 +125,7 @@ struct InspectStorageDirectoryTests {
         let storage = Self.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: storage) }
         var configuration = Configuration(storageDirectory: storage)
-        configuration.startsOptedOut = true
+        configuration.tracking.startsOptedOut = true
         let tracker = try Tracker(configuration: configuration)
         #expect(!tracker.track("NotRecorded"))
         #expect(await tracker.shutdown(timeout: testBound))

@@ -10,7 +10,7 @@ import Testing
     static func storage(events count: Int) async throws -> URL {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("spoor-upload-cli-\(UUID().uuidString)")
         var configuration = Configuration(storageDirectory: directory)
-        configuration.durability = .always
+        configuration.storage.durability = .always
         let tracker = try Tracker(configuration: configuration)
         for n in 0..<count { tracker.track("Tap", properties: ["n": .int(Int64(n))]) }
         #expect(await tracker.shutdown(timeout: testBound))

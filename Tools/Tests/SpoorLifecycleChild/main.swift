@@ -36,8 +36,8 @@ var nothing = sigset_t()
 sigemptyset(&nothing)
 sigprocmask(SIG_SETMASK, &nothing, nil)
 var configuration = Configuration(storageDirectory: URL(fileURLWithPath: directory, isDirectory: true))
-configuration.autoTrack = .all
-configuration.durability = .always
+configuration.autoTrack.events = .all
+configuration.storage.durability = .always
 // Like a program's tracker, a top-level constant: it lives until the process ends (the exit hook needs it).
 let tracker: Tracker
 do {

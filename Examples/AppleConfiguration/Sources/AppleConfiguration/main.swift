@@ -38,12 +38,12 @@ guard Codec.preferred == .gzip, !Codec.zstd.isAvailable, Codec.gzip.isAvailable 
     fail("the preferred codec is \(Codec.preferred), zstd available: \(Codec.zstd.isAvailable)")
 }
 var zstdConfiguration = Configuration(storageDirectory: storage)
-zstdConfiguration.codec = .zstd
+zstdConfiguration.upload.codec = .zstd
 do {
     try zstdConfiguration.validate()
     fail("a configuration asking for zstd was accepted")
 } catch {
-    guard error.field == "codec" else { fail("zstd refused for another reason: \(error)") }
+    guard error.field == "upload.codec" else { fail("zstd refused for another reason: \(error)") }
 }
 do {
     _ = try BatchFrame.encode(payload: [], recordCount: 0, batchID: BatchID(high: 1, low: 2), sealedAt: 0, codec: .zstd)
@@ -68,9 +68,9 @@ guard fromVectors.allSatisfy({ $0 == fromVectors[0] }), fromVectors[0].count == 
 // MARK: A session, sealed
 
 var configuration = Configuration(storageDirectory: storage)
-configuration.appVersion = "3.1.0"
-configuration.heartbeatInterval = nil
-configuration.enableSession = true
+configuration.tracking.appVersion = "3.1.0"
+configuration.autoTrack.heartbeatInterval = nil
+configuration.tracking.enableSession = true
 try configuration.validate()
 let tracker = try Tracker(configuration: configuration)
 var workload = Workload(.iPhoneApp, seed: 27)
@@ -110,9 +110,9 @@ print("AppleConfiguration: swift wire path, \(sealed.count) gzip frames, \(event
 
 if let server {
     var uploading = Configuration(storageDirectory: storage)
-    uploading.serverURL = server
-    uploading.requestTimeout = .seconds(30)
-    uploading.heartbeatInterval = nil
+    uploading.upload.serverURL = server
+    uploading.upload.requestTimeout = .seconds(30)
+    uploading.autoTrack.heartbeatInterval = nil
     let uploader = try Tracker(configuration: uploading)
     let result = await uploader.flush(timeout: .seconds(120))
     _ = await uploader.shutdown()

@@ -33,23 +33,22 @@ let clock = ManualClock(wall: 1_763_769_600_000)  // 2025-11-22T00:00:00Z
 
 func makeTracker() throws -> Tracker {
     var configuration = Configuration(storageDirectory: directory)
-    configuration.appVersion = "1.4.2"
-    configuration.wallClock = clock
-    configuration.monotonicClock = clock
-    configuration.heartbeatInterval = nil
-    configuration.enableSession = true
+    configuration.tracking.appVersion = "1.4.2"
+    configuration.clock = clock
+    configuration.autoTrack.heartbeatInterval = nil
+    configuration.tracking.enableSession = true
     // The tracker's warnings (rejections) go to standard output here, in line with the rest.
-    configuration.logger = Logger(label: "spoor.demo") { StreamLogHandler.standardOutput(label: $0) }
+    configuration.diagnostics.logger = Logger(label: "spoor.demo") { StreamLogHandler.standardOutput(label: $0) }
     return try Tracker(configuration: configuration)
 }
 
 if let server {
     // An uploading launch: real time, so the uploader's backoff and the collector's times are real.
     var configuration = Configuration(storageDirectory: directory)
-    configuration.appVersion = "1.4.2"
-    configuration.serverURL = server
-    configuration.requestTimeout = .seconds(5)
-    configuration.logger = Logger(label: "spoor.demo") { StreamLogHandler.standardOutput(label: $0) }
+    configuration.tracking.appVersion = "1.4.2"
+    configuration.upload.serverURL = server
+    configuration.upload.requestTimeout = .seconds(5)
+    configuration.diagnostics.logger = Logger(label: "spoor.demo") { StreamLogHandler.standardOutput(label: $0) }
     let tracker = try Tracker(configuration: configuration)
     let user = "user-\(tracker.anonymousID.prefix(4))"
     tracker.login(user)
