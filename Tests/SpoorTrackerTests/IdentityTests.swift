@@ -1,5 +1,6 @@
 import Foundation
 import SpoorModel
+import SpoorTesting
 import Testing
 
 import SpoorTracker

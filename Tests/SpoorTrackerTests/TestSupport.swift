@@ -60,10 +60,3 @@ struct Harness {
     }
 }
 
-extension Tracker {
-    /// Asks the writer to store and sync everything accepted so far and waits for it, at most ``testBound``:
-    /// `flushAndWait` without holding a thread, so tests on the cooperative pool never block it.
-    func stored() async -> Bool {
-        await pipeline.requestFlush().value(orAfter: testBound, false)
-    }
-}
