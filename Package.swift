@@ -153,7 +153,7 @@ let package = Package(
         .target(
             name: "SpoorTestSupport",
             dependencies: [
-                "SpoorModel", "SpoorSystem", "SpoorLog", "SpoorUpload", "SpoorTesting",
+                "SpoorModel", "SpoorWire", "SpoorSystem", "SpoorLog", "SpoorUpload", "SpoorTesting",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "InMemoryLogging", package: "swift-log"),
             ],
@@ -164,7 +164,7 @@ let package = Package(
         .testTarget(name: "SpoorSystemTests", dependencies: ["SpoorSystem"], swiftSettings: strictSwift),
         .testTarget(
             name: "SpoorWireTests",
-            dependencies: ["SpoorModel", "SpoorWire", "SpoorWorkload", "SpoorTestSupport"],
+            dependencies: ["SpoorModel", "SpoorWire", "SpoorLog", "SpoorWorkload", "SpoorTestSupport"],
             swiftSettings: strictSwift + [systemLibrariesDefine]
         ),
         .testTarget(

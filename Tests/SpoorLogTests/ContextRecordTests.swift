@@ -7,40 +7,6 @@ import SpoorLog
 
 /// Context records: what events share, stored once in the log; every reader sees whole events.
 @Suite struct ContextRecordTests {
-    /// A context: ids, lib, session and the shared properties, no event fields.
-    static func context(_ user: String, screen: String = "Home") -> Event {
-        Event(
-            name: "", type: .unrecognized(0), time: 0, trackID: 0, sequence: 0,
-            distinctID: user, anonymousID: "anon-" + user,
-            lib: LibInfo(lib: "iOS", libVersion: "0.1.0", method: .unspecified, appVersion: "2.4.1"),
-            properties: ["$os": .string("iOS"), "$model": .string("iPhone15,2"), "$screen": .string(screen)],
-            sessionID: "session-" + user)
-    }
-
-    /// An event's own fields; `reference` (`context = 1`) makes it extend the context before it.
-    static func own(_ sequence: Int) -> Event {
-        Event(
-            name: "Click", time: 1_700_000_000_000 + Int64(sequence), sequence: UInt64(sequence),
-            distinctID: "", anonymousID: "", lib: LibInfo(lib: "", libVersion: "", method: .autoTrack),
-            properties: ["n": .int(Int64(sequence))])
-    }
-
-    static let reference: [UInt8] = {
-        var suffix: [UInt8] = []
-        ContextRecord.appendReference(timeOffset: 0, sequenceOffset: 0, to: &suffix)
-        return suffix
-    }()
-
-    /// A buffer: for each (user, range), the user's context then its events.
-    static func buffer(_ runs: [(String, Range<Int>)], encoder: EventEncoder = EventEncoder()) throws -> RecordBuffer {
-        var buffer = RecordBuffer()
-        for (user, range) in runs {
-            try buffer.appendContext(context(user), suffix: [], using: encoder)
-            for sequence in range { try buffer.append(own(sequence), suffix: reference, using: encoder) }
-        }
-        return buffer
-    }
-
     /// (sequence, distinct id) of every live event, as `forEachRecord` gives them.
     static func whole(_ log: EventLog) throws -> [(Int, String)] {
         var out: [(Int, String)] = []
@@ -67,7 +33,7 @@ import SpoorLog
     @Test func eventsAreWholeForEveryReaderAndContextsAreNotCounted() throws {
         let directory = TemporaryDirectory()
         let log = try open(directory)
-        log.append(try Self.buffer([("ann", 0..<5)]))
+        log.append(try ContextRuns.buffer([("ann", 0..<5)]))
         #expect(log.recordCount == 5)
         #expect(try Self.whole(log).map(\.0) == Array(0..<5))
         #expect(try Self.whole(log).allSatisfy { $0.1 == "ann" })
@@ -84,8 +50,8 @@ import SpoorLog
     @Test func aBatchEndsWhereTheContextChanges() throws {
         let directory = TemporaryDirectory()
         let log = try open(directory)
-        log.append(try Self.buffer([("ann", 0..<3), ("bob", 3..<5)]))
-        log.append(try Self.buffer([("bob", 5..<7)]))
+        log.append(try ContextRuns.buffer([("ann", 0..<3), ("bob", 3..<5)]))
+        log.append(try ContextRuns.buffer([("bob", 5..<7)]))
         let batches = try Self.sealAll(log)
         #expect(batches.map { $0.map(\.distinctID) } == [["ann", "ann", "ann"], ["bob", "bob", "bob", "bob"]])
         #expect(batches.flatMap { $0.map(\.sequence) } == Array(0..<7))
@@ -98,12 +64,12 @@ import SpoorLog
         configuration.segmentBytes = 1024
         do {
             let log = try open(directory, configuration)
-            log.append(try Self.buffer([("ann", 0..<2)]))
+            log.append(try ContextRuns.buffer([("ann", 0..<2)]))
             // Groups of events without a context record: each new segment must restate ann's.
             let encoder = EventEncoder()
             for sequence in 2..<40 {
                 var buffer = RecordBuffer()
-                try buffer.append(Self.own(sequence), suffix: Self.reference, using: encoder)
+                try buffer.append(ContextRuns.own(sequence), suffix: ContextRuns.reference, using: encoder)
                 log.append(buffer)
             }
             #expect(directory.segmentPaths().count >= 3)
@@ -123,7 +89,7 @@ import SpoorLog
     @Test func recordsHeldInMemoryKeepTheirContexts() throws {
         let directory = TemporaryDirectory()
         let log = try open(directory)
-        log.append(try Self.buffer([("ann", 0..<2)]))
+        log.append(try ContextRuns.buffer([("ann", 0..<2)]))
         // The disk fails: the next groups are held in memory, one of them switching to bob.
         log.state.withLock { state in
             state.memory.diskFailing = true
@@ -132,16 +98,16 @@ import SpoorLog
         }
         var encoder = EventEncoder()
         var buffer = RecordBuffer()
-        try buffer.append(Self.own(2), suffix: Self.reference, using: encoder)
+        try buffer.append(ContextRuns.own(2), suffix: ContextRuns.reference, using: encoder)
         log.append(buffer)
-        log.append(try Self.buffer([("bob", 3..<5)]))
+        log.append(try ContextRuns.buffer([("bob", 3..<5)]))
         #expect(log.state.withLock { $0.memory.count } == 3)
         #expect(try Self.whole(log).map(\.1) == ["ann", "ann", "ann", "bob", "bob"])
         // The disk works again: memory is written out, each run after its context.
         log.state.withLock { $0.memory.retryAt = .min }
         encoder = EventEncoder()
         buffer = RecordBuffer()
-        try buffer.append(Self.own(5), suffix: Self.reference, using: encoder)
+        try buffer.append(ContextRuns.own(5), suffix: ContextRuns.reference, using: encoder)
         log.append(buffer)
         #expect(log.state.withLock { $0.memory.count } == 0)
         log.close()
@@ -158,7 +124,7 @@ import SpoorLog
             state.memory.diskFailing = true
             state.memory.retryAt = .max
         }
-        log.append(try Self.buffer([("ann", 0..<2), ("bob", 2..<4)]))
+        log.append(try ContextRuns.buffer([("ann", 0..<2), ("bob", 2..<4)]))
         let batches = try Self.sealAll(log)
         #expect(batches.map { $0.map(\.distinctID) } == [["ann", "ann"], ["bob", "bob"]])
     }
@@ -168,7 +134,7 @@ import SpoorLog
         var configuration = EventLog.Configuration()
         configuration.maxRecords = 4
         let log = try open(directory, configuration)
-        log.append(try Self.buffer([("ann", 0..<10)]))
+        log.append(try ContextRuns.buffer([("ann", 0..<10)]))
         #expect(log.counters.dropped == 6)
         #expect(try Self.whole(log).map(\.0) == Array(6..<10))
         log.close()
@@ -181,7 +147,7 @@ import SpoorLog
         let directory = TemporaryDirectory()
         do {
             let log = try open(directory)
-            log.append(try Self.buffer([("ann", 0..<3)]))
+            log.append(try ContextRuns.buffer([("ann", 0..<3)]))
             log.close()
         }
         let segment = try #require(directory.segmentPaths().last)
@@ -201,11 +167,11 @@ import SpoorLog
         // After an erase the fresh segment gets the context in effect before the next events.
         let directory = TemporaryDirectory()
         let log = try open(directory)
-        log.append(try Self.buffer([("ann", 0..<2)]))
+        log.append(try ContextRuns.buffer([("ann", 0..<2)]))
         _ = try log.eraseAll()
         let encoder = EventEncoder()
         var buffer = RecordBuffer()
-        try buffer.append(Self.own(2), suffix: Self.reference, using: encoder)
+        try buffer.append(ContextRuns.own(2), suffix: ContextRuns.reference, using: encoder)
         log.append(buffer)
         #expect(try Self.whole(log).map { "\($0.0)\($0.1)" } == ["2ann"])
         log.close()

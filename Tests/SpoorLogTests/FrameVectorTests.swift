@@ -221,24 +221,3 @@ import SpoorTestSupport
         }
     }
 }
-
-enum Shell {
-    struct Failure: Error, CustomStringConvertible {
-        var description: String
-    }
-
-    /// Runs `command` with bash (pipefail on) and returns its standard output; throws if it fails.
-    @discardableResult
-    static func run(_ command: String) async throws -> String {
-        let result = try await ChildProcess.run(URL(fileURLWithPath: "/bin/bash"), ["-c", "set -o pipefail; " + command])
-        guard result.termination == .exited(0) else {
-            throw Failure(description: "`\(command)` ended with \(result.termination.map { "\($0)" } ?? "no end"): \(result.errors)")
-        }
-        return String(decoding: result.output, as: UTF8.self)
-    }
-}
-
-extension String {
-    /// The string quoted for the shell.
-    var quoted: String { "'" + replacingOccurrences(of: "'", with: "'\\''") + "'" }
-}

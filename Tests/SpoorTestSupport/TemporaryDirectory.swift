@@ -27,3 +27,6 @@ public final class TemporaryDirectory: Sendable {
         names().filter { $0.hasPrefix("seg-") && $0.hasSuffix(".log") }.map { path + "/" + $0 }
     }
 }
+
+/// The repository root, found from this file's path (Tests/SpoorTestSupport/): where the corpora and vectors are.
+public let repositoryRoot: URL = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()

@@ -32,7 +32,7 @@ final class UploadHarness {
          policy: UploadPolicy = .always, flushInterval: Duration? = nil, maxBatchesInFlight: Int = 1) throws {
         self.client = client
         log = try EventLog(directory: directory.url, configuration: EventLog.Configuration(durability: .none), logger: capture.logger)
-        if events > 0 { log.append(UploadFixtures.buffer(0..<events)) }
+        if events > 0 { log.append(SequencedEvents.buffer(0..<events)) }
         var configuration = UploadConfiguration(url: URL(string: "http://collector.test/v1/batch")!, token: token)
         configuration.client = client
         configuration.clock = clock
@@ -49,7 +49,7 @@ final class UploadHarness {
     /// The sequence numbers each request carried, in request order.
     func sequencesSent() throws -> [[Int]] {
         try client.requests.map { request in
-            try UploadFixtures.sequences(inBatch: FrameDecoder().decode(request.body).payload)
+            try SequencedEvents.sequences(inBatch: FrameDecoder().decode(request.body).payload)
         }
     }
 
@@ -174,7 +174,7 @@ final class UploadHarness {
         #expect(h.client.requests[4].header("Spoor-Retry-Count") == "1")
         #expect(Set(ids).count == 5)
         // Every event exactly once, in order, over the requests that got an answer.
-        let delivered = try h.client.requests.enumerated().filter { $0.offset != 0 }.map { try UploadFixtures.sequences(inBatch: FrameDecoder().decode($0.element.body).payload) }
+        let delivered = try h.client.requests.enumerated().filter { $0.offset != 0 }.map { try SequencedEvents.sequences(inBatch: FrameDecoder().decode($0.element.body).payload) }
         #expect(delivered.flatMap { $0 }.sorted() == Array(0..<250))
         await h.uploader.stop()
     }
@@ -190,7 +190,7 @@ final class UploadHarness {
         // The request's timeout is asleep on the clock (asked for is not enough: a sleep is asked for before it
         // is registered, and a step in between would not wake it).
         #expect(await h.clock.sleeper(exactly: .seconds(30)))
-        h.log.append(UploadFixtures.buffer(60..<100))
+        h.log.append(SequencedEvents.buffer(60..<100))
         h.clock.advance(by: .seconds(599))
         _ = await flushing
         h.clock.advance(by: .seconds(600))
@@ -208,7 +208,7 @@ final class UploadHarness {
         #expect(await h.clock.sleeper(exactly: .seconds(15)))
         h.uploader.setIntervalActive(false)
         let mark = h.clock.sleepCount
-        h.log.append(UploadFixtures.buffer(0..<5))
+        h.log.append(SequencedEvents.buffer(0..<5))
         // A trigger (the end's upload) sends what waits; afterwards nothing wakes the uploader but a trigger.
         h.uploader.trigger()
         #expect(await h.client.requests(atLeast: 1))
@@ -217,7 +217,7 @@ final class UploadHarness {
         #expect(await h.nextPass())
         #expect(!h.clock.requested.dropFirst(mark).contains(.seconds(15)))
         #expect(h.client.requests.count == 1)
-        h.log.append(UploadFixtures.buffer(5..<8))
+        h.log.append(SequencedEvents.buffer(5..<8))
         // Started again: an upload at once, then the interval again.
         h.uploader.setIntervalActive(true)
         #expect(await h.client.requests(atLeast: 2))
@@ -377,7 +377,7 @@ final class UploadHarness {
             .map(\.description))
         // Delivered exactly once, in order.
         let delivered = try h.client.requests.filter { try FrameDecoder().decodeHeader($0.body).recordCount <= 25 }.map { request in
-            try UploadFixtures.sequences(inBatch: FrameDecoder().decode(request.body).payload)
+            try SequencedEvents.sequences(inBatch: FrameDecoder().decode(request.body).payload)
         }
         #expect(delivered.flatMap { $0 } == Array(0..<100))
         #expect(h.uploader.counters.splits == 3)
@@ -388,7 +388,7 @@ final class UploadHarness {
     @Test func aSplitIsDeterministicAndSurvivesARestart() throws {
         let directory = TemporaryDirectory()
         var log: EventLog? = try EventLog(directory: directory.url, configuration: .init(durability: .always))
-        log!.append(UploadFixtures.buffer(0..<11))
+        log!.append(SequencedEvents.buffer(0..<11))
         let parent = try #require(try log!.seal(maxRecords: 11))
         let frame = try log!.frame(of: parent.id)
         let once = try #require(try BatchSplit.halves(of: frame))
@@ -406,11 +406,11 @@ final class UploadHarness {
         let reopened = try EventLog(directory: directory.url, configuration: .init(durability: .always))
         #expect(reopened.pendingBatches().map(\.id) == headers.map(\.batchID))
         let sequences = try reopened.pendingBatches().flatMap { batch in
-            try UploadFixtures.sequences(inBatch: FrameDecoder().decode(reopened.frame(of: batch.id)).payload)
+            try SequencedEvents.sequences(inBatch: FrameDecoder().decode(reopened.frame(of: batch.id)).payload)
         }
         #expect(sequences == Array(0..<11))
         // A single event cannot be split.
-        reopened.append(UploadFixtures.buffer(11..<12))
+        reopened.append(SequencedEvents.buffer(11..<12))
         try reopened.release(headers[0].batchID)
         try reopened.release(headers[1].batchID)
         let single = try #require(try reopened.seal())
@@ -538,7 +538,7 @@ final class UploadHarness {
         allowed.withLock { $0 = true }
         #expect(await h.uploader.flush().deliveredEvents == 10)
         // A network that is down holds uploads whatever the policy; its return retries at once.
-        h.log.append(UploadFixtures.buffer(10..<20))
+        h.log.append(SequencedEvents.buffer(10..<20))
         h.uploader.networkChanged(NetworkStatus(isAvailable: false))
         #expect(await h.uploader.flush().pendingReason == .policy("custom"))
         h.uploader.networkChanged(NetworkStatus(isAvailable: true))

@@ -1,33 +1,15 @@
 import Foundation
 import Testing
+import SpoorTestSupport
 import SpoorModel
 import SpoorWire
 import SpoorLog
-
-
-/// Builds frames with any header values, for tests of the decoder's checks.
-func forgeFrame(
-    codec: UInt8, stored: [UInt8], uncompressedLength: Int, recordCount: Int, payloadCRC: UInt32,
-    version: UInt8 = 1, headerLength: UInt16 = 52, sealedAt: Int64 = 1_700_000_000_000
-) -> [UInt8] {
-    var frame = BatchFrame.magic + [version, codec]
-    func put<T: FixedWidthInteger>(_ value: T) { withUnsafeBytes(of: value.littleEndian) { frame.append(contentsOf: $0) } }
-    put(headerLength)
-    put(UInt32(recordCount))
-    put(UInt32(uncompressedLength))
-    put(UInt32(stored.count))
-    put(payloadCRC)
-    frame.append(contentsOf: BatchID(high: 1, low: 2).wireBytes)
-    put(sealedAt)
-    put(CRC32C.checksum(frame))
-    return frame + stored
-}
 
 @Suite struct BatchFrameTests {
     static func payload(_ range: Range<Int>) throws -> [UInt8] {
         let encoder = EventEncoder()
         var payload: [UInt8] = []
-        for sequence in range { try encoder.appendBatchEntry(Fixtures.event(sequence), to: &payload) }
+        for sequence in range { try encoder.appendBatchEntry(SequencedEvents.event(sequence), to: &payload) }
         return payload
     }
 
@@ -45,7 +27,7 @@ func forgeFrame(
         #expect(decoded.header.batchID == id)
         #expect(decoded.header.sealedAt == 1_700_000_000_123)
         #expect(decoded.header.uncompressedLength == UInt32(decoded.payload.count))
-        #expect(try Fixtures.sequences(inBatch: decoded.payload) == Array(0..<100))
+        #expect(try SequencedEvents.sequences(inBatch: decoded.payload) == Array(0..<100))
         if codec != .none { #expect(frame.count < payload.count / 2) }
     }
 

@@ -13,7 +13,7 @@ import SpoorUpload
     func aContextRecordBatchSplitsIntoHalvesThatCarryItsContext(codec: Codec) throws {
         let directory = TemporaryDirectory()
         let log = try EventLog(directory: directory.url, configuration: .init(durability: .none))
-        log.append(try ContextRecordTests.buffer([("ann", 0..<7)]))
+        log.append(try ContextRuns.buffer([("ann", 0..<7)]))
         let parent = try #require(try log.seal(maxRecords: 100, codec: codec))
         let frame = try FrameDecoder().decode(try log.frame(of: parent.id))
         let whole = try BatchPayload(frame.payload)
@@ -37,7 +37,7 @@ import SpoorUpload
         // Two events that refer to a context the batch does not hold: well framed, but not events.
         var payload: [UInt8] = []
         let encoder = EventEncoder()
-        for sequence in 0..<2 { try encoder.appendBatchEntry(ContextRecordTests.own(sequence), suffix: ContextRecordTests.reference, to: &payload) }
+        for sequence in 0..<2 { try encoder.appendBatchEntry(ContextRuns.own(sequence), suffix: ContextRuns.reference, to: &payload) }
         let frame = try BatchFrame.encode(payload: payload, recordCount: 2, batchID: .random(), sealedAt: 1, codec: .none)
         do {
             _ = try BatchSplit.halves(of: frame)

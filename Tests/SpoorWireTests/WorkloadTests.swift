@@ -2,6 +2,7 @@ import SpoorModel
 import SpoorWire
 import SpoorWorkload
 import Testing
+import SpoorTestSupport
 import SpoorLog
 
 /// The realistic workloads: deterministic, shaped like real traffic, and what they cost in the

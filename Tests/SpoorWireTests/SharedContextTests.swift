@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import SpoorTestSupport
 import SpoorModel
 @_spi(Testing) import SpoorWire
 import SpoorWorkload
@@ -64,7 +65,7 @@ import SpoorLog
     /// A frame written before contexts existed (plain events) decodes as before: docs/vectors holds three,
     /// `FrameVectorTests` decodes them; here a sealed log batch round-trips both ways.
     @Test func plainAndSharedFramesDecodeToTheSameEvents() throws {
-        let events = (0..<40).map { Fixtures.event($0) }
+        let events = (0..<40).map { SequencedEvents.event($0) }
         let payload = try Self.plainPayload(events)
         let old = try BatchFrame.encode(payload: payload, recordCount: 40, batchID: .random(), sealedAt: 1, codec: .preferred)
         let new = try BatchFrame.encode(
@@ -76,7 +77,7 @@ import SpoorLog
     }
 
     @Test func unknownEnumValuesSurviveAContext() throws {
-        var events = (0..<5).map { Fixtures.event($0) }
+        var events = (0..<5).map { SequencedEvents.event($0) }
         events[2].type = .unrecognized(99)
         events[3].lib.method = .unrecognized(7)
         let shared = LegacySharedContext.factor(try Self.plainPayload(events))
@@ -91,7 +92,7 @@ import SpoorLog
         let times: [Int64] = [.max, .min, 0, -1, 1_700_000_000_000, .min + 1]
         let sequences: [UInt64] = [.max, 0, 1, .max - 1, 1 << 63, 42]
         let events = zip(times, sequences).enumerated().map { index, pair in
-            var event = Fixtures.event(index)
+            var event = SequencedEvents.event(index)
             event.time = pair.0
             event.sequence = pair.1
             event.properties["zero"] = .double(-0.0)
@@ -108,7 +109,7 @@ import SpoorLog
     }
 
     @Test func eventsThatCannotBeSplitExactlyAreKeptAsTheyAre() throws {
-        let events = (0..<4).map { Fixtures.event($0) }
+        let events = (0..<4).map { SequencedEvents.event($0) }
         var payload = try Self.plainPayload(events)
         // A fifth event whose property key appears twice ("last wins" in protobuf): left verbatim.
         var body = try EventEncoder().encode(events[0])
@@ -127,7 +128,7 @@ import SpoorLog
     }
 
     @Test func aReferenceOutsideTheBatchIsRefused() throws {
-        let events = (0..<3).map { Fixtures.event($0) }
+        let events = (0..<3).map { SequencedEvents.event($0) }
         let shared = LegacySharedContext.factor(try Self.plainPayload(events))
         // Drop the context entry: the events now refer to nothing.
         var index = 1
