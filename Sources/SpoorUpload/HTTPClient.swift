@@ -126,9 +126,11 @@ public struct URLSessionHTTPClient: HTTPTransportClient, @unchecked Sendable {
         var urlRequest = URLRequest(url: request.url)
         urlRequest.httpMethod = request.method
         let (seconds, attoseconds) = request.timeout.components
-        // FoundationNetworking (Linux) truncates this to whole seconds: 0.5 s would time out at once, before the
-        // request is even sent. Round up; the uploader's own timer holds the exact bound.
-        urlRequest.timeoutInterval = max(1, (Double(seconds) + Double(attoseconds) / 1e18).rounded(.up))
+        // The uploader's own timer holds the exact bound and cancels the request; this is a backstop, set 5 s later.
+        // Two reasons: FoundationNetworking (Linux) truncates it to whole seconds (0.5 s would time out at once), and
+        // a cancel that meets FoundationNetworking's own timeout failing the same task can deadlock inside it (seen
+        // in the kill-rounds test: `URLSessionTask.cancel` waiting on a queue whose failure callback waits on a lock).
+        urlRequest.timeoutInterval = (Double(seconds) + Double(attoseconds) / 1e18).rounded(.up) + 5
         for (name, value) in request.headers { urlRequest.setValue(value, forHTTPHeaderField: name) }
         let data: Data
         let response: URLResponse

@@ -399,7 +399,13 @@ public final class Uploader: Sendable {
         let result = await outcome.value(
             orAfter: timeout, .failure(HTTPClientError(.timedOut, reason: "no answer within \(timeout)")),
             clock: clock, spawn: { Self.spawn(executor, $0) })
-        sending.cancel()
+        if case .failure(let error) = result, error.kind == .timedOut {
+            // Cancelling runs the HTTP client's cancellation on the calling thread, and FoundationNetworking's can
+            // block there; on a thread of its own, a hang inside it never stalls this executor (and every upload).
+            Thread.detachNewThread { sending.cancel() }
+        } else {
+            sending.cancel()
+        }
         return result
     }
 
