@@ -62,6 +62,29 @@ public enum SequencedEvents {
         return out
     }
 
+    /// Appends events `0 ..< writers × 3,000` to `log` from `writers` tasks at once (twenty an append, writer `w`
+    /// its own 3,000 from `w × 3,000`), while each of `others` (sealers, readers) runs in a task of its own beside
+    /// them. Returns what `others` returned, joined: the log tests' stress of appends racing seals and reads.
+    public static func appendConcurrently(
+        to log: EventLog, writers: Int, alongside others: [@Sendable () -> [Int]]
+    ) async -> [Int] {
+        await withTaskGroup(of: [Int].self) { group in
+            for writer in 0..<writers {
+                group.addTask {
+                    let encoder = EventEncoder()
+                    for start in stride(from: writer * 3000, to: writer * 3000 + 3000, by: 20) {
+                        log.append(buffer(start..<start + 20, encoder: encoder))
+                    }
+                    return []
+                }
+            }
+            for other in others { group.addTask { other() } }
+            var all: [Int] = []
+            for await part in group { all += part }
+            return all
+        }
+    }
+
     /// The sequence numbers in a batch payload.
     public static func sequences(inBatch payload: [UInt8]) throws -> [Int] {
         try EventDecoder().decodeBatch(payload).map { Int($0.sequence) }
