@@ -82,6 +82,10 @@ package struct Segments {
     package var active: OpenFile?
     /// The id the next segment gets.
     package var nextID: UInt64 = 1
+    /// The segment a write in progress is creating (its id taken, the segment not listed until the write
+    /// commits). While nothing older is live, the head is its start: a head saved past it would have recovery
+    /// delete the segment, records and all, as consumed.
+    package private(set) var creating: UInt64?
     /// The payload of the context in effect after the last record appended (on disk or in memory): what a
     /// segment started for the next records restates first.
     package var tailContext: [UInt8]?
@@ -97,7 +101,7 @@ package struct Segments {
             return LogPosition(segment: segment.id, offset: Int(segment.records[segment.head].offset))
         }
         if let last = list.last { return LogPosition(segment: last.id, offset: last.end) }
-        return LogPosition(segment: nextID, offset: 0)
+        return LogPosition(segment: creating ?? nextID, offset: 0)
     }
 
     /// The ids of the segments listed.
@@ -126,6 +130,7 @@ package struct Segments {
             plan = WritePlan(id: list[last].id, file: active, start: list[last].end, lead: [], leadingContext: nil)
         } else {
             plan = WritePlan(id: nextID, file: nil, start: SegmentFormat.headerSize, lead: [], leadingContext: nil)
+            creating = nextID
             nextID += 1
         }
         if let leadingContext, byteCount > 0, !startsWithContext,
@@ -143,6 +148,7 @@ package struct Segments {
         if plan.file == nil {
             list.append(Segment(id: plan.id))
             active = file
+            creating = nil
         }
         let index = list.count - 1
         precondition(list[index].id == plan.id, "a write commits to the last segment")
@@ -174,6 +180,7 @@ package struct Segments {
     /// written, no record) is listed, empty, so it is deleted like any consumed one.
     package mutating func commitFailure(_ plan: WritePlan, created: Bool) {
         if plan.file == nil, created { list.append(Segment(id: plan.id)) }
+        if plan.file == nil { creating = nil }
         active = nil
     }
 

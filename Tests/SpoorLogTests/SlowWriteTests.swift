@@ -120,6 +120,33 @@ final class WriteGate: Sendable {
         reopened.close()
     }
 
+    /// A batch released while a held write is starting a new segment (the old one now wholly consumed) must not
+    /// save a head past that segment: a crash before the next save would have recovery delete it as consumed.
+    @Test func aReleaseDuringAHeldWriteToANewSegmentKeepsItThroughACrash() async throws {
+        let directory = TemporaryDirectory()
+        let gate = WriteGate()
+        let configuration = EventLog.Configuration(durability: .none, segmentBytes: 1024)
+        let log = try open(directory, gate: gate, configuration)
+        log.append(Fixtures.buffer(0..<3))
+        guard let appended = await appendHeld(log, gate, 3..<6) else { return }
+        defer { gate.open() }
+
+        let released = await onThreadOfItsOwn(within: testBound) { () -> Bool in
+            guard let batch = try? log.seal() else { return false }
+            return (try? log.release(batch.id)) != nil
+        }
+        #expect(released == true, "the seal and release ran beside the held write")
+        gate.open()
+        #expect(await finished({ await appended.value }) != nil)
+
+        // The directory as a crash right now would leave it: no close, no later save of the state file.
+        let crashed = try snapshot(directory)
+        let reopened = try EventLog(directory: crashed.url, configuration: .init(segmentBytes: 1024), logger: quiet)
+        #expect(Fixtures.sequences(reopened) == Array(3..<6))
+        reopened.close()
+        log.close()
+    }
+
     /// A close while an append is writing waits for it: the append's records are on disk, not dropped.
     @Test func aCloseDuringAHeldWriteKeepsTheAppend() async throws {
         let directory = TemporaryDirectory()
