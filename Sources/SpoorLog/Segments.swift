@@ -66,6 +66,9 @@ package struct Segments {
         package var lead: [UInt8]
         /// The payload of that context record.
         package var leadingContext: [UInt8]?
+        /// The file of the segment this write leaves because it is full. The plan holds its last reference, so it
+        /// is closed when the caller drops the plan, after the state lock is released (no system call under it).
+        package var retired: OpenFile?
 
         package init(id: UInt64, file: OpenFile?, start: Int, lead: [UInt8], leadingContext: [UInt8]?) {
             self.id = id
@@ -122,8 +125,9 @@ package struct Segments {
     package mutating func planWrite(byteCount: Int, startsWithContext: Bool, leadingContext: [UInt8]?, segmentBytes: Int) -> WritePlan {
         // The last segment is read in place (`list[last]`), not copied: this runs on every append.
         let last = list.count - 1
+        var retired: OpenFile?
         if active != nil, last >= 0, list[last].end > SegmentFormat.headerSize, list[last].end + byteCount > segmentBytes {
-            active = nil
+            retired = retireActive()
         }
         var plan: WritePlan
         if let active, last >= 0 {
@@ -133,12 +137,20 @@ package struct Segments {
             creating = nextID
             nextID += 1
         }
+        plan.retired = retired
         if let leadingContext, byteCount > 0, !startsWithContext,
            plan.file == nil || list[last].contexts.last?.payload != leadingContext {
             plan.lead = RecordFormat.frame(leadingContext)
             plan.leadingContext = leadingContext
         }
         return plan
+    }
+
+    /// Stops appending to the active segment; the next write starts a new one. Returns its file for the caller
+    /// to drop once the state lock is released (closing a descriptor is a system call).
+    package mutating func retireActive() -> OpenFile? {
+        defer { active = nil }
+        return active
     }
 
     /// Records a write that reached the file: `bytes` (framed records of `sizes`) went in after the plan's lead.

@@ -14,7 +14,7 @@
 @_exported public import struct SpoorLog.StorageError
 @_exported public import struct SpoorLog.RejectedAreaLimits
 
-// SpoorUpload: what an app plugs into the uploader (its HTTP client, network monitor, policy, backoff, clock) and
+// SpoorUpload: what an app plugs into the uploader (its HTTP client, network monitor, policy, backoff) and
 // the counters, results and upload attempts it reads.
 @_exported public import protocol SpoorUpload.HTTPTransportClient
 @_exported public import struct SpoorUpload.HTTPRequest

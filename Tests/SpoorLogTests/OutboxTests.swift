@@ -131,6 +131,25 @@ func everything(_ log: EventLog) throws -> [Int] {
         #expect(Fixtures.sequences(recovered) == Array(100..<120))
     }
 
+    /// A batch whose file is already gone (another process took it, or someone deleted it) is released all the
+    /// same: left listed, it would stop every upload after it.
+    @Test func aBatchWhoseFileIsGoneIsReleased() throws {
+        let directory = TemporaryDirectory()
+        let log = try open(directory)
+        log.append(Fixtures.buffer(0..<120))
+        let first = try #require(try log.seal(maxRecords: 60))
+        let second = try #require(try log.seal(maxRecords: 60))
+        let outbox = directory.path + "/outbox"
+        for name in try FileManager.default.contentsOfDirectory(atPath: outbox) where name.contains(first.id.description) {
+            try FileManager.default.removeItem(atPath: outbox + "/" + name)
+        }
+        try log.release(first.id)
+        #expect(log.pendingBatches().map(\.id) == [second.id])
+        #expect(log.counters.released == 1)
+        try log.release(second.id)
+        #expect(log.pendingBatches().isEmpty)
+    }
+
     @Test func outboxIsBounded() throws {
         let directory = TemporaryDirectory()
         let log = try open(directory, .init(maxPendingBatches: 2))
