@@ -92,9 +92,9 @@ extension Locked where Value == Void {
     /// A lock that serializes work rather than guarding a value (a sync, a seal).
     public convenience init() { self.init(()) }
 
-    // These never form an `inout` access to the empty value: ThreadSanitizer instruments such an access as a
-    // write of one byte at the value's address, which for a zero-sized stored property is just past the object,
-    // in whatever the allocator put next (reported as a race in a `Locked<Void>` under contention).
+    // These never form an `inout` access to the empty value: there is nothing to guard, and ThreadSanitizer
+    // reported those accesses, in a contended `Locked<Void>`, as races (a zero-sized stored property has no
+    // bytes of its own to watch).
 
     /// Runs `body` holding the lock, and returns what it returns.
     @inlinable @inline(__always)
