@@ -82,9 +82,29 @@ package final class EventPipeline: @unchecked Sendable {
     /// the user opted out.
     @inline(__always)
     func enqueue(_ event: consuming PendingEvent) -> Bool {
+        enqueue(event, askingForDynamicProperties: false) { _, _ in false }
+    }
+
+    /// Hands an event on to the writer, with the dynamic super properties when a provider is set: `add` runs the
+    /// provider (never under the lock) and puts what it returns into the event, or returns false to drop the event
+    /// (its properties were invalid). Returns false when the event is not recorded.
+    @inline(__always)
+    func enqueue(
+        _ event: consuming PendingEvent,
+        addingDynamicProperties add: (_ provider: @Sendable () -> Properties, _ event: inout PendingEvent) -> Bool
+    ) -> Bool {
+        enqueue(event, askingForDynamicProperties: true, add)
+    }
+
+    @inline(__always)
+    private func enqueue(
+        _ event: consuming PendingEvent, askingForDynamicProperties asking: Bool,
+        _ add: (_ provider: @Sendable () -> Properties, _ event: inout PendingEvent) -> Bool
+    ) -> Bool {
         var event = event
+        var asking = asking
         while true {
-            let outcome = state.withLock { $0.enqueue(&event) }
+            let outcome = state.withLock { $0.enqueue(&event, askingForDynamicProperties: asking) }
             switch outcome {
             case .appended(let wakeWriter):
                 if wakeWriter { wake.signal() }
@@ -95,8 +115,16 @@ package final class EventPipeline: @unchecked Sendable {
                 if wakeWriter { wake.signal() }
                 firstBlockedProducer.fulfil(())
                 space.wait()
+            case .needsDynamicProperties(let provider):
+                asking = false
+                guard add(provider, &event) else { return false }
             }
         }
+    }
+
+    /// Sets (or removes) the dynamic super-properties provider later `track` calls run.
+    func setDynamicSuperProperties(_ provider: (@Sendable () -> Properties)?) {
+        state.withLock { $0.dynamicSuperProperties = provider }
     }
 
     /// Asks the writer to write and sync everything accepted so far; the promise is fulfilled when it has (with

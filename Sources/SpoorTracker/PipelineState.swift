@@ -15,6 +15,9 @@ package struct PipelineState {
     package private(set) var snapshot: Snapshot
     package private(set) var sessions: SessionState
     package private(set) var queue: WriterQueue
+    /// ``Tracker/registerDynamicSuperProperties(_:)``'s provider. Kept here, under the lock `track` takes anyway,
+    /// so a call without one pays nothing more; the provider itself never runs under the lock (see ``enqueue(_:askingForDynamicProperties:)``).
+    package var dynamicSuperProperties: (@Sendable () -> Properties)?
 
     package init(context: PipelineContext, persisted: PersistedState, saveNeeded: Bool = false, capacity: Int = 1024) {
         self.context = context
@@ -28,23 +31,39 @@ package struct PipelineState {
         if saveNeeded { _ = queue.requestSave() }
     }
 
-    /// What happened to an event handed to ``enqueue(_:)``.
+    /// What happened to an event handed to ``enqueue(_:askingForDynamicProperties:)``.
     package enum Enqueued: Equatable {
         case appended(wakeWriter: Bool)
         /// The buffer is full: wait for space, then try again.
         case full(wakeWriter: Bool)
         /// Not recorded: the pipeline is stopping, or the user opted out.
         case refused
+        /// Nothing was done: a dynamic super-properties provider is set. Run it outside the lock, put its
+        /// (validated) properties into the event, and enqueue again without asking.
+        case needsDynamicProperties(@Sendable () -> Properties)
+
+        /// Alike when the case and its values are; any two requests for dynamic properties are alike.
+        package static func == (lhs: Enqueued, rhs: Enqueued) -> Bool {
+            switch (lhs, rhs) {
+            case (.appended(let a), .appended(let b)), (.full(let a), .full(let b)): a == b
+            case (.refused, .refused), (.needsDynamicProperties, .needsDynamicProperties): true
+            default: false
+            }
+        }
     }
 
     /// Stamps the event with its sequence number, snapshot and session and moves it into the queue (`event` is
-    /// left empty), unless the pipeline stops, the user opted out or the buffer is full.
+    /// left empty), unless the pipeline stops, the user opted out or the buffer is full. With
+    /// `askingForDynamicProperties` and a provider set, nothing is done and the provider is returned: the caller
+    /// runs it without the lock and comes back (two lock takes only when a provider is set).
     @inline(__always)
-    package mutating func enqueue(_ event: inout PendingEvent) -> Enqueued {
+    package mutating func enqueue(_ event: inout PendingEvent, askingForDynamicProperties: Bool = false) -> Enqueued {
         switch queue.admit(optedOut: identity.isOptedOut) {
         case .stopped, .declined: return .refused
         case .full(let wake): return .full(wakeWriter: wake)
-        case .open: return .appended(wakeWriter: stampAndAppend(&event))
+        case .open:
+            if askingForDynamicProperties, let provider = dynamicSuperProperties { return .needsDynamicProperties(provider) }
+            return .appended(wakeWriter: stampAndAppend(&event))
         }
     }
 

@@ -2,7 +2,6 @@ public import Foundation
 import Logging
 public import SpoorModel
 import SpoorLog
-import Synchronization
 public import SpoorUpload
 package import SpoorSystem
 
@@ -27,10 +26,6 @@ public final class Tracker: Sendable {
     /// The one clock (``Configuration``'s, the system's unless a test set one): event `time` from its wall
     /// reading, durations from its monotonic one.
     package let clock: any SpoorClock
-    private let dynamicSuper = Locked<(@Sendable () -> Properties)?>(nil)
-    /// Whether `dynamicSuper` is set: read on every `track()`, so an atomic flag rather than the lock (the one
-    /// place the package uses an atomic; state of more than one word lives in a ``Locked``).
-    private let hasDynamicSuper = Atomic<Bool>(false)
     private let rejections = Locked<[ValidationRule: Int]>([:])
     private let timers = Locked(EventTimers())
     private let corruptStateFiles: Int
@@ -211,27 +206,28 @@ public final class Tracker: Sendable {
     ) -> Bool {
         if let error = PropertyValidator.check(eventName: name) { return reject(error) }
         var properties = properties
-        var findings: PropertyValidator.Findings
+        let findings: PropertyValidator.Findings
         switch PropertyValidator.check(properties, event: name) {
         case .success(let found): findings = found
         case .failure(let error): return reject(error)
         }
         if findings.needsTruncation { PropertyValidator.truncateLongStrings(&properties) }
-        var dynamic: Properties?
-        if hasDynamicSuper.load(ordering: .relaxed), let provider = dynamicSuper.withLock({ $0 }) {
+        let pending = PendingEvent(
+            name: name, type: type, method: method, time: time, properties: properties, dynamicProperties: nil,
+            hasDollarKey: findings.hasDollarKey, originalID: originalID)
+        // The pipeline asks for the dynamic super properties only when a provider is set, and the provider runs
+        // here, on the caller's thread, with no lock held.
+        return pipeline.enqueue(pending) { provider, event in
             var values = provider()
-            switch PropertyValidator.check(values, event: name) {
+            switch PropertyValidator.check(values, event: event.name) {
             case .success(let found):
                 if found.needsTruncation { PropertyValidator.truncateLongStrings(&values) }
-                findings.hasDollarKey = findings.hasDollarKey || found.hasDollarKey
-                dynamic = values
+                event.hasDollarKey = event.hasDollarKey || found.hasDollarKey
+                event.dynamicProperties = values
+                return true
             case .failure(let error): return reject(error)
             }
         }
-        let pending = PendingEvent(
-            name: name, type: type, method: method, time: time, properties: properties, dynamicProperties: dynamic,
-            hasDollarKey: findings.hasDollarKey, originalID: originalID)
-        return pipeline.enqueue(pending)
     }
 
     private func submitProfile(_ type: EventType, operation: String, properties: Properties) -> Bool {
@@ -291,8 +287,7 @@ public final class Tracker: Sendable {
     /// Sets (or, with `nil`, removes) a closure evaluated on every `track` call, whose properties are merged
     /// over the super properties and under the call site's. It runs on the calling thread, so keep it quick.
     public func registerDynamicSuperProperties(_ provider: (@Sendable () -> Properties)?) {
-        dynamicSuper.withLock { $0 = provider }
-        hasDynamicSuper.store(provider != nil, ordering: .relaxed)
+        pipeline.setDynamicSuperProperties(provider)
     }
 
     // MARK: Identity

@@ -42,6 +42,29 @@ struct PipelineStateTests {
         #expect(Self.waiting(state) == ["1 A anonymous current", "2  anonymous -"])
     }
 
+    /// With a provider set, an event that asks for dynamic properties gets the provider back and nothing else
+    /// happens (no sequence number, no buffer slot); the second call, not asking, appends it. Without a provider,
+    /// or when not asking, one call appends.
+    @Test func aProviderIsHandedOutNotRunUnderTheLock() {
+        var state = Self.state()
+        var plain = Self.event("Plain")
+        #expect(state.enqueue(&plain, askingForDynamicProperties: true) == .appended(wakeWriter: false))
+        state.dynamicSuperProperties = { ["tier": "gold"] }
+        var event = Self.event("Dynamic")
+        guard case .needsDynamicProperties(let provider) = state.enqueue(&event, askingForDynamicProperties: true) else {
+            Issue.record("the provider was not handed out")
+            return
+        }
+        #expect(state.queue.buffer.count == 1)
+        #expect(state.queue.nextSequence == 2)
+        event.dynamicProperties = provider()
+        #expect(state.enqueue(&event, askingForDynamicProperties: false) == .appended(wakeWriter: false))
+        #expect(Self.waiting(state) == ["1 Plain anonymous current", "2 Dynamic anonymous current"])
+        #expect(state.queue.buffer.last?.dynamicProperties == ["tier": "gold"])
+        var profile = Self.event("", type: .profileSet)
+        #expect(state.enqueue(&profile) == .appended(wakeWriter: false))
+    }
+
     @Test func aLoginAndItsSignUpEnterTogetherUnderTheNewIdentity() {
         var state = Self.state()
         var before = Self.event("Before")
