@@ -297,9 +297,15 @@ package final class EventPipeline: @unchecked Sendable {
     private func materialize(_ pending: PendingEvent) -> StoredEvent? {
         let snapshot = pending.snapshot!.takeUnretainedValue()
         let sessionID = pending.session?.takeUnretainedValue().id
-        let distinctID = pending.type == .trackSignup ? (snapshot.loginID ?? snapshot.distinctID) : snapshot.distinctID
+        let distinctID = pending.callerID
+            ?? (pending.type == .trackSignup ? (snapshot.loginID ?? snapshot.distinctID) : snapshot.distinctID)
+        // A per-call event carries the tracker's anonymous id (with the sequence number it names the event exactly)
+        // and no login id but its own `$SignUp`'s: the tracker's login id belongs to the tracker's user, and a record
+        // extending the context cannot leave out what the context holds.
+        let perCall = pending.callerID != nil
+        let loginID = perCall ? (pending.type == .trackSignup ? pending.callerID : nil) : snapshot.loginID
         let firstDay = snapshot.firstDay.contains(pending.time)
-        if !pending.isProfile, hook == nil, !collides(pending, with: snapshot) {
+        if !pending.isProfile, hook == nil, loginID == snapshot.loginID, !collides(pending, with: snapshot) {
             // The common case: only the event's own fields; the snapshot supplies the rest (`StoredEvent.merged`,
             // and the log's context record). No id or lib string is copied per event.
             var properties = pending.properties
@@ -315,7 +321,7 @@ package final class EventPipeline: @unchecked Sendable {
         }
         var event = Event(
             name: pending.name, type: pending.type, time: pending.time, sequence: pending.sequence,
-            distinctID: distinctID, anonymousID: snapshot.anonymousID, loginID: snapshot.loginID,
+            distinctID: distinctID, anonymousID: snapshot.anonymousID, loginID: loginID,
             lib: pending.method == .autoTrack ? snapshot.libAuto : snapshot.libCode,
             properties: pending.properties, sessionID: sessionID, originalID: pending.originalID)
         if pending.isProfile { return StoredEvent(event: event, base: nil, firstDay: false) }

@@ -71,7 +71,7 @@ package struct PipelineState {
     private mutating func stampAndAppend(_ event: inout PendingEvent) -> Bool {
         event.sequence = queue.takeSequence()
         event.snapshot = Unmanaged.passUnretained(snapshot)
-        if context.enableSession, !event.isProfile {
+        if context.enableSession, !event.isProfile, event.callerID == nil {
             let (session, ended) = sessions.session(at: event.time)
             if let ended { queue.retire(ended) }
             event.session = Unmanaged.passUnretained(session)

@@ -280,14 +280,20 @@ func measureFrames() throws {
     }
 }
 
+/// 64 users a server's requests come from, for `track(distinctID:)`.
+let userIDs = (0..<64).map { "user-\($0)-5F3C2A" }
+
 /// `--hot-path`: `track()` p50 on the caller, back to back, for the variants of the call that share its path
-/// (a plain call; with a dynamic super-properties provider), each in a
+/// (a plain call; a per-call id, cycling through 64 users; with a dynamic super-properties provider), each in a
 /// tracker of its own. Rounds alternate the variants; the median p50 of each is printed with its ratio to the
 /// plain call.
 func measureHotPath() async throws {
     typealias Variant = (name: String, configure: (Tracker) -> Void, call: (Tracker, Workload.Call, Int) -> Void)
     let variants: [Variant] = [
         ("track()", { _ in }, { tracker, call, _ in _ = tracker.track(call.name, properties: call.properties) }),
+        ("track(distinctID:)", { _ in }, { tracker, call, i in
+            _ = tracker.track(call.name, distinctID: userIDs[i & 63], properties: call.properties)
+        }),
         ("track(), dynamic super properties", { tracker in
             tracker.registerDynamicSuperProperties { ["tier": "gold"] }
         }, { tracker, call, _ in _ = tracker.track(call.name, properties: call.properties) }),
