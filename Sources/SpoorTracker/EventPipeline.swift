@@ -198,9 +198,9 @@ package final class EventPipeline: @unchecked Sendable {
     /// The snapshot events captured now get.
     var snapshot: Snapshot { state.withLock { $0.snapshot } }
 
-    /// Events accepted, and dropped after the stop.
-    var counts: (accepted: Int, droppedAfterShutdown: Int) {
-        state.withLock { ($0.queue.accepted, $0.queue.droppedAfterShutdown) }
+    /// Events accepted, dropped after the stop, and dropped oldest first at the memory bound.
+    var counts: (accepted: Int, droppedAfterShutdown: Int, droppedWhenBufferFull: Int) {
+        state.withLock { ($0.queue.accepted, $0.queue.droppedAfterShutdown, $0.queue.droppedAtBound) }
     }
 
     // MARK: The writer
@@ -277,10 +277,10 @@ package final class EventPipeline: @unchecked Sendable {
     }
 
     private func exportMetrics(_ metrics: TrackerMetrics) {
-        let (accepted, afterShutdown) = counts
+        let (accepted, afterShutdown, atBound) = counts
         metrics.export(TrackerMetrics.Totals(
             accepted: accepted, droppedByLog: store.droppedCount, droppedByHook: hookDropped.withLock { $0 },
-            droppedAfterShutdown: afterShutdown))
+            droppedAfterShutdown: afterShutdown, droppedWhenBufferFull: atBound))
     }
 
     private func saveState(_ state: PersistedState) {

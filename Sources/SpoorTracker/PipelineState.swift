@@ -27,7 +27,7 @@ package struct PipelineState {
             idleMilliseconds: context.sessionIdleMilliseconds, maxMilliseconds: context.sessionMaxMilliseconds)
         queue = WriterQueue(
             nextSequence: persisted.nextSequence, memoryLimit: context.memoryLimit,
-            wakeThreshold: EventPipeline.wakeThreshold, capacity: capacity)
+            wakeThreshold: EventPipeline.wakeThreshold, capacity: capacity, dropsOldestWhenFull: context.dropsOldestWhenFull)
         if saveNeeded { _ = queue.requestSave() }
     }
 
@@ -159,6 +159,8 @@ package struct PipelineContext: Sendable {
     package var sessionMaxMilliseconds: Int64
     /// The most events held in memory before callers wait for the writer.
     package var memoryLimit: Int
+    /// At the bound, drop the oldest waiting event rather than make the caller wait.
+    package var dropsOldestWhenFull: Bool
 
     package init(
         preset: Properties,
@@ -168,7 +170,8 @@ package struct PipelineContext: Sendable {
         enableSession: Bool,
         sessionIdleMilliseconds: Int64,
         sessionMaxMilliseconds: Int64,
-        memoryLimit: Int
+        memoryLimit: Int,
+        dropsOldestWhenFull: Bool = false
     ) {
         self.preset = preset
         self.platform = platform
@@ -178,5 +181,6 @@ package struct PipelineContext: Sendable {
         self.sessionIdleMilliseconds = sessionIdleMilliseconds
         self.sessionMaxMilliseconds = sessionMaxMilliseconds
         self.memoryLimit = memoryLimit
+        self.dropsOldestWhenFull = dropsOldestWhenFull
     }
 }

@@ -100,13 +100,17 @@ public final class Tracker: Sendable {
         var preset = PresetProperties.read(
             appVersion: configuration.tracking.appVersion, deviceID: state.deviceID,
             timeZone: configuration.tracking.timeZone, now: now)
+        if !configuration.tracking.devicePresets {
+            for key in PresetProperties.deviceKeys { preset[key] = nil }
+        }
         for (key, value) in configuration.tracking.presetOverrides { preset[key] = value }
         let context = PipelineContext(
             preset: preset, platform: PresetProperties.platform, appVersion: configuration.tracking.appVersion,
             firstDay: firstDay, enableSession: configuration.tracking.enableSession,
             sessionIdleMilliseconds: configuration.tracking.sessionIdleTimeout.milliseconds,
             sessionMaxMilliseconds: configuration.tracking.sessionMaxDuration.milliseconds,
-            memoryLimit: max(configuration.storage.maxBufferedEvents, 4096))
+            memoryLimit: max(configuration.storage.maxBufferedEvents, 4096),
+            dropsOldestWhenFull: configuration.storage.whenBufferIsFull == .dropOldest)
         pipeline = EventPipeline(
             context: context, persisted: state, saveNeeded: outcome != .loaded, store: store, stateFile: stateFile,
             logger: logger, hook: configuration.tracking.beforeRecord, onRejection: configuration.tracking.onRejection,
@@ -584,14 +588,14 @@ public final class Tracker: Sendable {
 
     /// What happened to the events so far.
     public var counters: TrackerCounters {
-        let (accepted, afterShutdown) = pipeline.counts
+        let (accepted, afterShutdown, atBound) = pipeline.counts
         var rejected = rejections.withLock { $0 }
         for (rule, count) in pipeline.hookRejections.withLock({ $0 }) { rejected[rule, default: 0] += count }
         return TrackerCounters(
             accepted: accepted, rejected: rejected, droppedByLog: pipeline.store.droppedCount,
             droppedByHook: pipeline.hookDropped.withLock { $0 },
-            droppedAfterShutdown: afterShutdown, corrupt: pipeline.store.corruptCount, corruptStateFiles: corruptStateFiles,
-            upload: uploader?.counters)
+            droppedAfterShutdown: afterShutdown, droppedWhenBufferFull: atBound, corrupt: pipeline.store.corruptCount,
+            corruptStateFiles: corruptStateFiles, upload: uploader?.counters)
     }
 
     /// Asks the writer to store and sync everything accepted so far, then the uploader to send it, without

@@ -26,7 +26,7 @@ struct PipelineStateTests {
 
     /// The events waiting, with their sequence numbers, distinct ids and session ids.
     static func waiting(_ state: PipelineState) -> [String] {
-        state.queue.buffer.map { event in
+        state.queue.waiting.map { event in
             let snapshot = event.snapshot!.takeUnretainedValue()
             let session = event.session.map { $0.takeUnretainedValue().id == state.sessions.current?.id ? "current" : "old" }
             return "\(event.sequence) \(event.name) \(snapshot.distinctID) \(session ?? "-")"
@@ -55,12 +55,12 @@ struct PipelineStateTests {
             Issue.record("the provider was not handed out")
             return
         }
-        #expect(state.queue.buffer.count == 1)
+        #expect(state.queue.waiting.count == 1)
         #expect(state.queue.nextSequence == 2)
         event.dynamicProperties = provider()
         #expect(state.enqueue(&event, askingForDynamicProperties: false) == .appended(wakeWriter: false))
         #expect(Self.waiting(state) == ["1 Plain anonymous current", "2 Dynamic anonymous current"])
-        #expect(state.queue.buffer.last?.dynamicProperties == ["tier": "gold"])
+        #expect(state.queue.waiting.last?.dynamicProperties == ["tier": "gold"])
         var profile = Self.event("", type: .profileSet)
         #expect(state.enqueue(&profile) == .appended(wakeWriter: false))
     }
@@ -74,10 +74,10 @@ struct PipelineStateTests {
         #expect(state.snapshot !== oldSnapshot)
         #expect(state.queue.saveNeeded)
         #expect(Self.waiting(state) == ["1 Before anonymous current", "2 $SignUp user-1 current"])
-        #expect(state.queue.buffer.last?.originalID == "anonymous")
+        #expect(state.queue.waiting.last?.originalID == "anonymous")
         // Again: nothing changes, nothing is recorded.
         #expect(state.login("user-1", at: 3_000) == (signedUp: false, wakeWriter: false))
-        #expect(state.queue.buffer.count == 2)
+        #expect(state.queue.waiting.count == 2)
     }
 
     @Test func optedOutNothingIsRecordedNotEvenTheSignUp() {
