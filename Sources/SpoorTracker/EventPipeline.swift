@@ -216,9 +216,7 @@ package final class EventPipeline: @unchecked Sendable {
         #endif
         if let predecessor {
             // Callers buffer meanwhile (up to the memory bound); the released writer only finishes its last group.
-            while predecessor.wait(timeout: .seconds(60)) == nil {
-                logger.warning("spoor: still waiting for a released tracker's writer to finish with the event log")
-            }
+            ReleasedTrackers.waitForWriter(predecessor, logger: logger)
         }
         var back: [PendingEvent] = []
         back.reserveCapacity(1024)

@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import SpoorSystem
 
 /// Whether a pipeline's store is closed by its writer at the end or handed, open, to the next tracker of this
@@ -55,6 +56,14 @@ enum ReleasedTrackers {
         released.withLock { released in
             released = released.filter { !$0.value.handover.isClosed }
             released[directory.standardizedFileURL.path] = release
+        }
+    }
+
+    /// Blocks until a released tracker's writer has ended (`writerDone`), saying once a minute that it still
+    /// waits. No bound: that writer only finishes its last group, and giving up would have two writers on one log.
+    static func waitForWriter(_ writerDone: Promise<Bool>, logger: Logger) {
+        while writerDone.wait(timeout: .seconds(60)) == nil {
+            logger.warning("spoor: still waiting for a released tracker's writer to finish with the event log")
         }
     }
 

@@ -66,7 +66,7 @@ public final class Tracker: Sendable {
             try configuration.validate()
             try Self.prepareStorage(configuration)
         } catch {
-            if let release { Self.close(release) }
+            if let release { Self.close(release, logger: configuration.diagnostics.logger) }
             throw error
         }
         self.configuration = configuration
@@ -92,7 +92,7 @@ public final class Tracker: Sendable {
         do throws(ConfigurationError) {
             uploader = try Self.makeUploader(configuration: configuration, store: store)
         } catch {
-            if let release { Self.close(release) }
+            if let release { Self.close(release, logger: configuration.diagnostics.logger) }
             throw error
         }
         let firstDay = days.range(of: state.firstDay) ?? days.range(of: days.name(of: now))!
@@ -160,9 +160,9 @@ public final class Tracker: Sendable {
 
     /// Closes a released tracker's store taken over by a tracker that then failed to start, once the released
     /// writer has ended, on a thread of its own (nobody waits for it).
-    private static func close(_ release: ReleasedTrackers.Release) {
+    private static func close(_ release: ReleasedTrackers.Release, logger: Logger) {
         Thread.detachNewThread {
-            while release.writerDone.wait(timeout: .seconds(60)) == nil {}
+            ReleasedTrackers.waitForWriter(release.writerDone, logger: logger)
             release.store.close()
         }
     }
