@@ -103,16 +103,30 @@ package struct SharedLogArea: Sendable {
 
     // MARK: Adoption
 
+    /// The steps of an adoption, reported (with the adopted log's path) to a test that stops the adopter (a kill -9)
+    /// after a chosen one.
+    package enum AdoptionStep: Sendable {
+        /// The log was recovered, holding its lock.
+        case recovered
+        /// One batch was sealed.
+        case sealed
+        /// The log was closed, its head persisted past every batch.
+        case closed
+        /// One file of an emptied log was deleted.
+        case removed
+    }
+
     /// Adopts every log in the area whose maker is gone, except `own`; calls `record` with each live record
     /// adopted, before it is sealed (the tracker learns the last sequence number used from them).
     /// Returns the damage their recoveries found (corrupt regions, torn tails, files moved aside), for the adopter
     /// to count as its own: it is the process that found it.
     @discardableResult
     package func adoptOrphans(except own: String, configuration: EventLog.Configuration, logger: Logger,
-                              record: (([UInt8]) -> Void)? = nil) -> LogCounters {
+                              record: (([UInt8]) -> Void)? = nil, afterStep: ((AdoptionStep, String) -> Void)? = nil) -> LogCounters {
         var found = LogCounters()
         for member in members() where member.path != own && isGone(member) {
-            guard let damage = adopt(member, configuration: configuration, logger: logger, record: record) else { continue }
+            guard let damage = adopt(member, configuration: configuration, logger: logger, record: record, afterStep: afterStep)
+            else { continue }
             found.corrupt += damage.corrupt
             found.tornTails += damage.tornTails
             found.quarantined += damage.quarantined
@@ -126,7 +140,7 @@ package struct SharedLogArea: Sendable {
     /// Returns the damage its recovery found, or nil when another process holds its lock (it is adopting it now).
     @discardableResult
     package func adopt(_ member: Member, configuration: EventLog.Configuration, logger: Logger,
-                       record: (([UInt8]) -> Void)? = nil) -> LogCounters? {
+                       record: (([UInt8]) -> Void)? = nil, afterStep: ((AdoptionStep, String) -> Void)? = nil) -> LogCounters? {
         let before = (try? FileIO.readFile(member.path + "/" + StorageLayout.logStateName, limit: 4096))
             .flatMap(LogStateFile.decode)?.counters ?? LogCounters()
         var unbounded = configuration
@@ -146,6 +160,7 @@ package struct SharedLogArea: Sendable {
             log.close()
             return LogCounters()
         }
+        afterStep?(.recovered, member.path)
         var damage = log.counters
         damage.corrupt -= min(damage.corrupt, before.corrupt)
         damage.tornTails -= min(damage.tornTails, before.tornTails)
@@ -153,7 +168,10 @@ package struct SharedLogArea: Sendable {
         if let record { log.forEachRecord(record) }
         var sealed = 0
         do {
-            while try log.seal() != nil { sealed += 1 }
+            while try log.seal() != nil {
+                sealed += 1
+                afterStep?(.sealed, member.path)
+            }
         } catch {
             logger.error("spoor: cannot seal the records of a process that is gone", metadata: [
                 "log": "\(member.path)", "error": "\(error)",
@@ -161,19 +179,20 @@ package struct SharedLogArea: Sendable {
         }
         let empty = log.recordCount == 0 && log.pendingBatches().isEmpty
         log.close()
+        afterStep?(.closed, member.path)
         if sealed > 0 {
             logger.notice("spoor: adopted the log of a process that is gone", metadata: [
                 "log": "\(member.path)", "batches": "\(sealed)",
             ])
         }
-        if empty { remove(member.path) }
+        if empty { remove(member.path, afterStep: afterStep) }
         return damage
     }
 
     /// Deletes an adopted log that holds nothing any more, holding its lock. Segments go first and the `state`
     /// file after them, so no record can come back to life; whatever is not the log's own (damaged files kept
     /// aside, the legacy log's rejected batches) stays, and so does the folder then.
-    private func remove(_ path: String) {
+    private func remove(_ path: String, afterStep: ((AdoptionStep, String) -> Void)?) {
         guard let fd = try? FileIO.open(path + "/" + StorageLayout.lockName, O_RDWR) else { return }
         defer { FileIO.closeFile(fd) }
         guard flock(fd, LOCK_EX | LOCK_NB) == 0 else { return }
@@ -185,6 +204,7 @@ package struct SharedLogArea: Sendable {
         do {
             for name in names where StorageLayout.segmentID(fromName: name) != nil {
                 try FileIO.unlink(path + "/" + name)
+                afterStep?(.removed, path)
             }
             for folder in [StorageLayout.outboxName, StorageLayout.claimedFolderName] {
                 let folderPath = path + "/" + folder
@@ -197,6 +217,7 @@ package struct SharedLogArea: Sendable {
                          StorageLayout.uploadCountersName, StorageLayout.temporaryName(for: StorageLayout.uploadCountersName),
                          StorageLayout.ownerName, StorageLayout.lockName] {
                 try FileIO.unlink(path + "/" + name)
+                afterStep?(.removed, path)
             }
         } catch {
             return
@@ -213,7 +234,8 @@ extension EventLog {
     /// invalid configuration; a storage directory that cannot be used gives a log that keeps events in memory.
     package static func openShared(
         storageDirectory: URL, configuration: Configuration = .init(), logger: Logger = Logger(label: "spoor.log"),
-        claimAfter: Duration = .seconds(30), adopted: (([UInt8]) -> Void)? = nil
+        claimAfter: Duration = .seconds(30), adopted: (([UInt8]) -> Void)? = nil,
+        afterAdoptionStep: ((SharedLogArea.AdoptionStep, String) -> Void)? = nil
     ) throws(StorageError) -> EventLog {
         let area = SharedLogArea(storageDirectory: storageDirectory, claimAfter: claimAfter)
         try? PrivateDirectory.prepare(URL(fileURLWithPath: area.folder, isDirectory: true), logger: logger)
@@ -236,7 +258,8 @@ extension EventLog {
             SharedLogArea.noteClosed(path)
             throw error
         }
-        let damage = area.adoptOrphans(except: path, configuration: configuration, logger: logger, record: adopted)
+        let damage = area.adoptOrphans(except: path, configuration: configuration, logger: logger, record: adopted,
+                                       afterStep: afterAdoptionStep)
         if damage.corrupt + damage.tornTails + damage.quarantined > 0 {
             log.state.withLock { state in
                 state.counters.corrupt += damage.corrupt
