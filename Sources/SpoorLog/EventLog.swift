@@ -261,7 +261,11 @@ public final class EventLog: @unchecked Sendable {
                 }
                 return (state.memory.count, [state.segments.active, state.lockFile])
             }
-            if shared != nil { SharedLogArea.noteClosed(path) }
+            if shared != nil {
+                // Adoptable now by any process, though this one runs on: nothing writes here any more.
+                try? AtomicFile.write([], to: path + "/" + StorageLayout.closedMarkerName, durable: false)
+                SharedLogArea.noteClosed(path)
+            }
             if lost > 0 {
                 messages.add(.warning, "spoor: closing with records the disk refused; they are lost", ["records": "\(lost)"])
             }

@@ -81,11 +81,12 @@ package struct SharedLogArea: Sendable {
         return found
     }
 
-    /// Whether the process that made `member` is gone: its pid names no running process of this pid namespace,
-    /// or (this process's own pid) the log is not open here. The legacy log counts as gone: its lock, held by an
-    /// older Spoor while open, decides.
+    /// Whether the process that made `member` is gone, or done with it: the log was closed, its pid names no
+    /// running process of this pid namespace, or (this process's own pid) the log is not open here. The legacy log
+    /// counts as gone: its lock, held by an older Spoor while open, decides.
     package func isGone(_ member: Member) -> Bool {
         guard let pid = member.pid else { return true }
+        if access(member.path + "/" + StorageLayout.closedMarkerName, F_OK) == 0 { return true }
         if pid == getpid() { return !Self.openHere.withLock { $0.contains(member.path) } }
         if kill(pid, 0) == 0 || FileIO.errno == EPERM { return false }
         // No such process here: gone, if the log was made in this pid namespace.
@@ -215,7 +216,7 @@ package struct SharedLogArea: Sendable {
             }
             for name in [StorageLayout.logStateName, StorageLayout.temporaryName(for: StorageLayout.logStateName),
                          StorageLayout.uploadCountersName, StorageLayout.temporaryName(for: StorageLayout.uploadCountersName),
-                         StorageLayout.ownerName, StorageLayout.lockName] {
+                         StorageLayout.ownerName, StorageLayout.closedMarkerName, StorageLayout.lockName] {
                 try FileIO.unlink(path + "/" + name)
                 afterStep?(.removed, path)
             }

@@ -12,7 +12,8 @@ package import SpoorWire
 /// process that is gone.
 ///
 /// A log directory (a process's `logs/<pid>-<nonce>`, or any directory an ``EventLog`` is opened on) holds
-/// `owner` (the pid and the pid namespace of the process that made it), `lock` (`flock`ed by whoever adopts the log
+/// `owner` (the pid and the pid namespace of the process that made it), `closed` (made when its process closed it),
+/// `lock` (`flock`ed by whoever adopts the log
 /// of a process that is gone; a bare log holds it while open), `state` (the log's head and counters), the segments
 /// `seg-<16 hex>.log`, the `outbox` folder of sealed batches `<16 hex segment>-<8 hex offset>-<batch id>.spb`, the
 /// `claimed` folder (batches this process took from other processes' logs to upload, under the same names),
@@ -82,6 +83,8 @@ package enum StorageLayout {
     package static let lockName = "lock"
     /// Who made a process's log: `pid N` and `pidns TAG` lines.
     package static let ownerName = "owner"
+    /// Made when a process closes its log: the log is anybody's to adopt, though its maker still runs.
+    package static let closedMarkerName = "closed"
     /// The folder of batches a process took from other processes' logs to upload.
     package static let claimedFolderName = "claimed"
     /// The log's own state file: its head, counters and short regions.
@@ -163,6 +166,7 @@ package enum StorageLayout {
     package enum LogEntry: Hashable, Sendable {
         case lock
         case owner
+        case closedMarker
         case claimedFolder
         case state
         case outbox
@@ -180,6 +184,7 @@ package enum StorageLayout {
         switch name {
         case lockName: return .lock
         case ownerName: return .owner
+        case closedMarkerName: return .closedMarker
         case claimedFolderName: return .claimedFolder
         case logStateName: return .state
         case outboxName: return .outbox

@@ -217,8 +217,9 @@ func backlog(directory: URL, count: Int) throws {
 }
 
 /// One process of several sharing a storage directory: appends to a log of its own, syncs, seals and claims other
-/// processes' batches at random until killed. Says `synced LAST` once everything up to LAST is durable.
-func sharedWriter(storage: URL, start: UInt64, seed: UInt64) throws {
+/// processes' batches at random until killed. Says `synced LAST` once everything up to LAST is durable. With `limit`,
+/// stops after that many events, synced, and waits to be killed.
+func sharedWriter(storage: URL, start: UInt64, seed: UInt64, limit: UInt64? = nil) throws {
     var random = SplitMix64(seed: seed)
     let configuration = EventLog.Configuration(
         maxBytes: 1 << 30, maxRecords: 1_000_000, durability: .batched(interval: .milliseconds(5)), segmentBytes: 64 << 10,
@@ -230,8 +231,13 @@ func sharedWriter(storage: URL, start: UInt64, seed: UInt64) throws {
     var next = start
     say("ready")
     while true {
+        if let limit, next - start >= limit {
+            try log.sync()
+            say("synced \(next - 1)")
+            while true { pause() }
+        }
         buffer.removeAll(keepingCapacity: true)
-        for _ in 0..<Int.random(in: 1...40, using: &random) {
+        for _ in 0..<Int.random(in: 1...40, using: &random) where limit.map({ next - start < $0 }) ?? true {
             try writer.append(next, to: &buffer)
             next += 1
         }
@@ -276,14 +282,15 @@ do {
         try crash(directory: URL(fileURLWithPath: arguments[2]), start: UInt64(arguments[3])!, seed: UInt64(arguments[4])!)
     case "disk-full" where arguments.count == 4:
         try diskFull(directory: URL(fileURLWithPath: arguments[2]), count: Int(arguments[3])!)
-    case "shared-writer" where arguments.count == 5:
-        try sharedWriter(storage: URL(fileURLWithPath: arguments[2]), start: UInt64(arguments[3])!, seed: UInt64(arguments[4])!)
+    case "shared-writer" where arguments.count == 5 || arguments.count == 6:
+        try sharedWriter(storage: URL(fileURLWithPath: arguments[2]), start: UInt64(arguments[3])!, seed: UInt64(arguments[4])!,
+                         limit: arguments.count == 6 ? UInt64(arguments[5])! : nil)
     case "adopt-stop" where arguments.count == 5:
         try adoptAndStop(storage: URL(fileURLWithPath: arguments[2]), target: arguments[3], stop: Int(arguments[4])!)
     case "backlog" where arguments.count == 4:
         try backlog(directory: URL(fileURLWithPath: arguments[2]), count: Int(arguments[3])!)
     default:
-        FileHandle.standardError.write(Data("usage: SpoorCrashChild crash DIR START SEED | shared-writer STORAGE START SEED | adopt-stop STORAGE LOG STEP | disk-full DIR COUNT | backlog DIR COUNT\n".utf8))
+        FileHandle.standardError.write(Data("usage: SpoorCrashChild crash DIR START SEED | shared-writer STORAGE START SEED [LIMIT] | adopt-stop STORAGE LOG STEP | disk-full DIR COUNT | backlog DIR COUNT\n".utf8))
         exit(2)
     }
 } catch {
