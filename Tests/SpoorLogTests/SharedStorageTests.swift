@@ -114,6 +114,26 @@ import Darwin
         third.close()
     }
 
+    /// The single `log` folder of an older Spoor is adopted like a gone process's log: its records sealed, its
+    /// batch kept, both claimed, and the folder removed once empty.
+    @Test func anOlderSporsSingleLogIsAdopted() throws {
+        let storage = TemporaryDirectory()
+        let legacy = try EventLog(directory: storage.file(StorageLayout.logFolderName), configuration: .init(durability: .none), logger: quiet)
+        try append(0..<150, to: legacy)
+        let kept = try #require(try legacy.seal(maxRecords: 50))
+        legacy.close()
+
+        let adopter = try openShared(storage)
+        #expect(batchIDs(in: storage.file(StorageLayout.logFolderName).path).contains(kept.id.description))
+        #expect(adopter.claimFromOthers(limit: 16) == 2)
+        #expect(adopter.pendingBatches().contains { $0.id == kept.id })
+        adopter.close()
+        try openShared(storage).close()
+        #expect(!FileManager.default.fileExists(atPath: storage.file(StorageLayout.logFolderName).path))
+        let seen = try stored(storage)
+        #expect(seen.count == 150 && seen.values.allSatisfy { $0 == 1 })
+    }
+
     /// A batch is claimed only once its log has persisted its head past it: before, a crash of that log would
     /// seal its records again under a new id.
     @Test func aBatchIsClaimedOnlyOnceItsLogsHeadIsPersistedPastIt() throws {
