@@ -143,7 +143,7 @@ let package = Package(
         // The kill -9 tests' child: a tracker that tracks and uploads until it is killed.
         .executableTarget(
             name: "SpoorUploadChild",
-            dependencies: [.product(name: "Spoor", package: "Spoor")],
+            dependencies: [.product(name: "Spoor", package: "Spoor"), spoorSystem],
             path: "Tests/SpoorUploadChild",
             swiftSettings: strictSwift
         ),

@@ -12,8 +12,17 @@ package import Foundation
 /// Files written piece by piece are not whole-file writes and do not come here: segments are appended, the
 /// lifecycle checkpoint writes one of its two slots in place, the crash marker is written by a signal handler.
 package enum AtomicFile {
-    /// Replaces the file at `path` with `bytes`.
+    /// Replaces the file at `path` with `bytes`; throws if the new content is not in place, or (with `durable`)
+    /// if the directory could not be synced after the rename.
     package static func write(_ bytes: [UInt8], to path: String, durable: Bool) throws(StorageError) {
+        if let unsynced = try replace(bytes, at: path, durable: durable) { throw unsynced }
+    }
+
+    /// Replaces the file at `path` with `bytes`, for a caller that keeps an index of its files: throws only when
+    /// the file was not replaced (the old content, or none, stays). When it was, but with `durable` its directory
+    /// could not be synced after the rename, returns that error: the file is there and must be recorded as such,
+    /// and the error only reported (a power cut may yet undo the rename).
+    package static func replace(_ bytes: [UInt8], at path: String, durable: Bool) throws(StorageError) -> StorageError? {
         let directory = path.lastIndex(of: "/").map { String(path[..<$0]) } ?? "."
         let temporary = StorageLayout.temporaryName(for: path)
         let fd = try FileIO.open(temporary, O_WRONLY | O_CREAT | O_TRUNC)
@@ -27,7 +36,13 @@ package enum AtomicFile {
         }
         FileIO.closeFile(fd)
         try FileIO.rename(temporary, path)
-        if durable { try FileIO.syncDirectory(directory.isEmpty ? "/" : directory) }
+        guard durable else { return nil }
+        do {
+            try FileIO.syncDirectory(directory.isEmpty ? "/" : directory)
+            return nil
+        } catch {
+            return error
+        }
     }
 
     /// Replaces the file at `url` with `bytes`.

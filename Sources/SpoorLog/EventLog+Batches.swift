@@ -199,7 +199,11 @@ extension EventLog {
         var entry = Outbox.Entry(info: info, path: filePath, frame: nil, end: taken.end)
         var failed = false
         do {
-            try AtomicFile.write(frame, to: filePath, durable: configuration.durability != .none)
+            if let unsynced = try AtomicFile.replace(frame, at: filePath, durable: configuration.durability != .none) {
+                // The frame is in the outbox: it stays listed there (so a release or an erase removes it).
+                messages.add(.error, "spoor: a sealed batch is in the outbox, but its folder could not be synced", ["error": "\(unsynced)"])
+                failed = true
+            }
         } catch {
             messages.add(.error, "spoor: cannot write a sealed batch to the outbox; keeping it in memory", ["error": "\(error)"])
             info.isDurable = false
@@ -262,7 +266,7 @@ extension EventLog {
     /// The log's state is persisted first, so the released records can never
     /// come back after a restart.
     public func release(_ id: BatchID) throws(StorageError) {
-        try sealing.withLock { () throws(StorageError) in
+        let unsynced = try sealing.withLock { () throws(StorageError) -> StorageError? in
             let (found, closed, persisted) = state.withLock { state in
                 (state.outbox.entry(id), state.closed, state.progress.persistedHead)
             }
@@ -271,15 +275,28 @@ extension EventLog {
             if persisted < found.end {
                 try syncFiles(persistState: true, wait: true)
             }
+            var unsynced: StorageError?
             if let filePath = found.path {
-                try FileIO.unlink(filePath)
-                if configuration.durability != .none { try FileIO.syncDirectory(outboxPath) }
+                try FileIO.unlink(filePath)  // a file already gone counts as removed
+                // Once the file is gone, the batch leaves the index whatever the folder's sync says: listed but
+                // missing, it would stop every upload after it. A power cut may bring it back; the collector
+                // knows its id.
+                if configuration.durability != .none {
+                    do throws(StorageError) { try FileIO.syncDirectory(outboxPath) } catch { unsynced = error }
+                }
             }
             state.withLock { state in
                 state.outbox.remove(id)
                 state.counters.released += 1
+                if unsynced != nil { state.counters.writeErrors += 1 }
                 state.progress.version += 1
             }
+            return unsynced
+        }
+        if let unsynced {
+            var messages = LogMessages()
+            messages.add(.error, "spoor: a released batch is gone, but the outbox folder could not be synced", ["error": "\(unsynced)"])
+            messages.emit(to: logger)
         }
     }
 }

@@ -32,6 +32,7 @@ extension EventLog {
 
     private func eraseHoldingLocks(messages: inout LogMessages) throws(StorageError) -> ErasedLogContents {
         var erased = ErasedLogContents()
+        var retired: OpenFile?
         let (closed, batches) = state.withLock { (state: inout LogState) -> (Bool, [Outbox.Entry]) in
             guard !state.closed else { return (true, []) }
             erased.records = state.recordCount
@@ -40,10 +41,12 @@ extension EventLog {
             // `tailContext` stays: it is the writer's current state, not stored data, and the writer's next
             // events extend it; the fresh segment restates it before them.
             // The next append starts a fresh segment, so the one that held the erased records can be deleted too.
-            state.segments.active = nil
+            retired = state.segments.retireActive()
             state.progress.version += 1
             return (false, state.outbox.removeAll())
         }
+        // Its file is closed here, outside the state lock.
+        withExtendedLifetime(retired) {}
         if closed { throw StorageError(.closed, path: path, reason: "the log is closed") }
         // The head moves past everything before any file goes.
         try syncFiles(persistState: true, wait: true)

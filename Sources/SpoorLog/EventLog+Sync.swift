@@ -16,7 +16,10 @@ extension EventLog {
     }
 
     private func syncHoldingSyncLock(persistState: Bool, force: Bool) throws(StorageError) {
-        let (ids, directoryDirty, stateBytes, head, version) = state.withLock { state in
+        // Once closed, the directory may be another log's: this one writes nothing there again.
+        typealias Pending = (ids: Set<UInt64>, directoryDirty: Bool, stateBytes: [UInt8]?, head: LogPosition, version: UInt64)
+        guard let (ids, directoryDirty, stateBytes, head, version) = state.withLock({ (state: inout LogState) -> Pending? in
+            if state.closed { return nil }
             let ids = state.progress.unsynced
             state.progress.unsynced = []
             let dirty = state.progress.directoryDirty
@@ -26,7 +29,7 @@ extension EventLog {
                 && (state.progress.version != state.progress.persistedVersion || head != state.progress.persistedHead)
             let bytes = needsState ? LogStateFile.encode(head: head, counters: state.counters, shortRegions: state.progress.shortRegions) : nil
             return (ids, dirty, bytes, head, state.progress.version)
-        }
+        }) else { return }
         var failure: StorageError?
         if force {
             for id in ids.sorted() {

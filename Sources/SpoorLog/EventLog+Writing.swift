@@ -101,11 +101,13 @@ extension EventLog {
             case usable, unusable
             case writeOut(Segments.WritePlan, bytes: [UInt8], sizes: [UInt32], records: Int)
         }
+        var retired: OpenFile?
+        defer { withExtendedLifetime(retired) {} }  // closed after the state lock is released
         let step = state.withLock { state -> Step in
             if !state.memory.diskFailing { return .usable }
             if state.memory.memoryOnly || now < state.memory.retryAt { return .unusable }
             state.memory.diskFailing = false
-            state.segments.active = nil
+            retired = state.segments.retireActive()
             if state.memory.count == 0 { return .usable }
             let held = state.memory.framed()
             let plan = state.segments.planWrite(

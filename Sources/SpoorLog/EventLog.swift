@@ -241,35 +241,41 @@ public final class EventLog: @unchecked Sendable {
     }
 
     /// Persists the state file (forcing it and the segments to disk with `force`) and releases the directory.
+    ///
+    /// Takes `sealing` first (the lock order's first lock): a seal, release or split in progress finishes before
+    /// the directory is released, and one that comes later finds the log closed. Without it, a release could
+    /// unlink a batch and rewrite the state file after another log had opened the directory.
     private func finish(force: Bool) {
         var messages = LogMessages()
         defer { messages.emit(to: logger) }
-        writing.withLock {
-            let alreadyClosed = state.withLock { state in state.closed }
-            if alreadyClosed { return }
-            do {
-                try syncFiles(persistState: true, wait: true, force: force)
-            } catch {
-                messages.add(.error, "spoor: could not persist the log while closing", ["error": "\(error)"])
-            }
-            // The files are closed (their last references dropped) after the state lock is released.
-            let (lost, files) = state.withLock { state in
-                state.closed = true
-                defer {
-                    state.segments.active = nil
-                    state.lockFile = nil
+        sealing.withLock {
+            writing.withLock {
+                let alreadyClosed = state.withLock { state in state.closed }
+                if alreadyClosed { return }
+                do {
+                    try syncFiles(persistState: true, wait: true, force: force)
+                } catch {
+                    messages.add(.error, "spoor: could not persist the log while closing", ["error": "\(error)"])
                 }
-                return (state.memory.count, [state.segments.active, state.lockFile])
+                // The files are closed (their last references dropped) after the state lock is released.
+                let (lost, files) = state.withLock { state in
+                    state.closed = true
+                    defer {
+                        state.segments.active = nil
+                        state.lockFile = nil
+                    }
+                    return (state.memory.count, [state.segments.active, state.lockFile])
+                }
+                if lost > 0 {
+                    messages.add(.warning, "spoor: closing with records the disk refused; they are lost", ["records": "\(lost)"])
+                }
+                withExtendedLifetime(files) {}
+                if shared != nil {
+                    // Adoptable now by any process, though this one runs on: nothing writes here any more.
+                    try? AtomicFile.write([], to: path + "/" + StorageLayout.closedMarkerName, durable: false)
+                    SharedLogArea.noteClosed(path)
+                }
             }
-            if shared != nil {
-                // Adoptable now by any process, though this one runs on: nothing writes here any more.
-                try? AtomicFile.write([], to: path + "/" + StorageLayout.closedMarkerName, durable: false)
-                SharedLogArea.noteClosed(path)
-            }
-            if lost > 0 {
-                messages.add(.warning, "spoor: closing with records the disk refused; they are lost", ["records": "\(lost)"])
-            }
-            withExtendedLifetime(files) {}
         }
     }
 }

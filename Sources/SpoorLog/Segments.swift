@@ -66,6 +66,9 @@ package struct Segments {
         package var lead: [UInt8]
         /// The payload of that context record.
         package var leadingContext: [UInt8]?
+        /// The file of the segment this write leaves because it is full. The plan holds its last reference, so it
+        /// is closed when the caller drops the plan, after the state lock is released (no system call under it).
+        package var retired: OpenFile?
 
         package init(id: UInt64, file: OpenFile?, start: Int, lead: [UInt8], leadingContext: [UInt8]?) {
             self.id = id
@@ -82,6 +85,10 @@ package struct Segments {
     package var active: OpenFile?
     /// The id the next segment gets.
     package var nextID: UInt64 = 1
+    /// The segment a write in progress is creating (its id taken, the segment not listed until the write
+    /// commits). While nothing older is live, the head is its start: a head saved past it would have recovery
+    /// delete the segment, records and all, as consumed.
+    package private(set) var creating: UInt64?
     /// The payload of the context in effect after the last record appended (on disk or in memory): what a
     /// segment started for the next records restates first.
     package var tailContext: [UInt8]?
@@ -97,7 +104,7 @@ package struct Segments {
             return LogPosition(segment: segment.id, offset: Int(segment.records[segment.head].offset))
         }
         if let last = list.last { return LogPosition(segment: last.id, offset: last.end) }
-        return LogPosition(segment: nextID, offset: 0)
+        return LogPosition(segment: creating ?? nextID, offset: 0)
     }
 
     /// The ids of the segments listed.
@@ -118,22 +125,32 @@ package struct Segments {
     package mutating func planWrite(byteCount: Int, startsWithContext: Bool, leadingContext: [UInt8]?, segmentBytes: Int) -> WritePlan {
         // The last segment is read in place (`list[last]`), not copied: this runs on every append.
         let last = list.count - 1
+        var retired: OpenFile?
         if active != nil, last >= 0, list[last].end > SegmentFormat.headerSize, list[last].end + byteCount > segmentBytes {
-            active = nil
+            retired = retireActive()
         }
         var plan: WritePlan
         if let active, last >= 0 {
             plan = WritePlan(id: list[last].id, file: active, start: list[last].end, lead: [], leadingContext: nil)
         } else {
             plan = WritePlan(id: nextID, file: nil, start: SegmentFormat.headerSize, lead: [], leadingContext: nil)
+            creating = nextID
             nextID += 1
         }
+        plan.retired = retired
         if let leadingContext, byteCount > 0, !startsWithContext,
            plan.file == nil || list[last].contexts.last?.payload != leadingContext {
             plan.lead = RecordFormat.frame(leadingContext)
             plan.leadingContext = leadingContext
         }
         return plan
+    }
+
+    /// Stops appending to the active segment; the next write starts a new one. Returns its file for the caller
+    /// to drop once the state lock is released (closing a descriptor is a system call).
+    package mutating func retireActive() -> OpenFile? {
+        defer { active = nil }
+        return active
     }
 
     /// Records a write that reached the file: `bytes` (framed records of `sizes`) went in after the plan's lead.
@@ -143,6 +160,7 @@ package struct Segments {
         if plan.file == nil {
             list.append(Segment(id: plan.id))
             active = file
+            creating = nil
         }
         let index = list.count - 1
         precondition(list[index].id == plan.id, "a write commits to the last segment")
@@ -174,6 +192,7 @@ package struct Segments {
     /// written, no record) is listed, empty, so it is deleted like any consumed one.
     package mutating func commitFailure(_ plan: WritePlan, created: Bool) {
         if plan.file == nil, created { list.append(Segment(id: plan.id)) }
+        if plan.file == nil { creating = nil }
         active = nil
     }
 

@@ -10,7 +10,7 @@ public import SpoorSystem
 /// rather than sleeping.
 ///
 /// A tracker driven by one does not refresh its lifecycle checkpoint on a timer: set
-/// `configuration.lifecycle.heartbeatInterval` to nil and call `Tracker.noteAlive()` where the scenario says
+/// `configuration.autoTrack.heartbeatInterval` to nil and call `Tracker.noteAlive()` where the scenario says
 /// time passed with the app alive.
 /// ```swift
 /// let clock = ManualClock(wall: 1_700_000_000_000)

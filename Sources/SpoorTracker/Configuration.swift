@@ -90,12 +90,6 @@ public struct ConfigurationError: Error, Sendable, Hashable, CustomStringConvert
 /// the upload jitter through the `SpoorTesting` product (`configuration.clock = ManualClock()`); an app has no
 /// such settings to get wrong.
 public struct Configuration: Sendable {
-    /// When the durable log forces appended events to disk (`Durability` in SpoorLog).
-    public typealias Durability = SpoorLog.Durability
-
-    /// How upload batches are compressed (`Codec` in SpoorWire).
-    public typealias Codec = SpoorWire.Codec
-
     /// Where the tracker keeps its state file (`state.json`) and its durable event log (the `log` folder,
     /// see ``Tracker/logDirectory(in:)``). Created when missing. The one value without a default.
     public var storageDirectory: URL
@@ -234,6 +228,10 @@ public struct Configuration: Sendable {
         /// `NWPathMonitor` on Apple platforms and nothing elsewhere. A host with its own view of the network
         /// brings its own.
         public var networkMonitor: (any NetworkMonitor)?
+        /// Called after every upload request with what came of it (the batch, its events, the status, what was
+        /// done with it): for an app's own upload log or metrics. It runs on the uploader's task, so keep it
+        /// quick. Default nil.
+        public var onAttempt: (@Sendable (UploadAttempt) -> Void)?
 
         /// The defaults: nothing is uploaded until ``serverURL`` is set.
         public init() {}
@@ -385,6 +383,7 @@ extension Configuration {
         configuration.codec = upload.codec
         configuration.flushInterval = upload.flushInterval
         configuration.rejectedLimits = upload.rejectedLimits
+        configuration.onAttempt = upload.onAttempt
         configuration.clock = testSeams.clock
         if let random = testSeams.uploadRandom { configuration.random = random }
         configuration.userAgent = UploadConfiguration.userAgent(version: SpoorVersion.current)

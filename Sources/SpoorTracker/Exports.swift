@@ -14,8 +14,8 @@
 @_exported public import struct SpoorLog.StorageError
 @_exported public import struct SpoorLog.RejectedAreaLimits
 
-// SpoorUpload: what an app plugs into the uploader (its HTTP client, network monitor, policy, backoff, clock) and
-// the counters and results it reads.
+// SpoorUpload: what an app plugs into the uploader (its HTTP client, network monitor, policy, backoff) and
+// the counters, results and upload attempts it reads.
 @_exported public import protocol SpoorUpload.HTTPTransportClient
 @_exported public import struct SpoorUpload.HTTPRequest
 @_exported public import struct SpoorUpload.HTTPResponse
@@ -32,3 +32,4 @@
 @_exported public import enum SpoorUpload.UploadState
 @_exported public import enum SpoorUpload.PendingReason
 @_exported public import struct SpoorUpload.UploadResult
+@_exported public import struct SpoorUpload.UploadAttempt

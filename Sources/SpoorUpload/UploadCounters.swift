@@ -142,8 +142,9 @@ public struct UploadResult: Sendable, Hashable, CustomStringConvertible {
     }
 }
 
-/// One request the uploader made and what came of it (``UploadConfiguration/onAttempt``): for `spoor upload`'s
-/// per-batch report, and for tests that count requests.
+/// One request the uploader made and what came of it (``UploadConfiguration/onAttempt``, and the tracker's
+/// `Configuration.Upload.onAttempt`): for an app's own upload log, `spoor upload`'s per-batch report, and tests that
+/// count requests.
 public struct UploadAttempt: Sendable, Hashable {
     /// What was done with the batch.
     public enum Outcome: String, Sendable, Hashable {

@@ -408,12 +408,11 @@ public final class Uploader: Sendable {
         let result = await outcome.value(
             orAfter: timeout, .failure(HTTPClientError(.timedOut, reason: "no answer within \(timeout)")),
             clock: clock, spawn: { Self.spawn(executor, $0) })
-        if case .failure(let error) = result, error.kind == .timedOut {
-            // Cancelling runs the HTTP client's cancellation on the calling thread, and FoundationNetworking's can
-            // block there; on a thread of its own, a hang inside it never stalls this executor (and every upload).
+        if case .failure = result {
+            // An answer leaves nothing to cancel. After a timeout, a stop or a failure, the request is cancelled on
+            // a thread of its own: cancelling runs the HTTP client's cancellation on the calling thread, and
+            // FoundationNetworking's can block there; this executor runs every upload and must never stall.
             Thread.detachNewThread { sending.cancel() }
-        } else {
-            sending.cancel()
         }
         return result
     }

@@ -131,6 +131,25 @@ func everything(_ log: EventLog) throws -> [Int] {
         #expect(Fixtures.sequences(recovered) == Array(100..<120))
     }
 
+    /// A batch whose file is already gone (another process took it, or someone deleted it) is released all the
+    /// same: left listed, it would stop every upload after it.
+    @Test func aBatchWhoseFileIsGoneIsReleased() throws {
+        let directory = TemporaryDirectory()
+        let log = try open(directory)
+        log.append(Fixtures.buffer(0..<120))
+        let first = try #require(try log.seal(maxRecords: 60))
+        let second = try #require(try log.seal(maxRecords: 60))
+        let outbox = directory.path + "/outbox"
+        for name in try FileManager.default.contentsOfDirectory(atPath: outbox) where name.contains(first.id.description) {
+            try FileManager.default.removeItem(atPath: outbox + "/" + name)
+        }
+        try log.release(first.id)
+        #expect(log.pendingBatches().map(\.id) == [second.id])
+        #expect(log.counters.released == 1)
+        try log.release(second.id)
+        #expect(log.pendingBatches().isEmpty)
+    }
+
     @Test func outboxIsBounded() throws {
         let directory = TemporaryDirectory()
         let log = try open(directory, .init(maxPendingBatches: 2))
@@ -198,31 +217,17 @@ func everything(_ log: EventLog) throws -> [Int] {
     @Test func sealingWhileAppendingKeepsEveryEventOnce() async throws {
         let directory = TemporaryDirectory()
         let log = try open(directory, .init(maxRecords: 100_000, segmentBytes: 16 << 10, maxPendingBatches: 10_000))
-        let released = await withTaskGroup(of: [Int].self) { group in
-            for writer in 0..<3 {
-                group.addTask {
-                    let encoder = EventEncoder()
-                    for start in stride(from: writer * 3000, to: writer * 3000 + 3000, by: 20) {
-                        log.append(Fixtures.buffer(start..<start + 20, encoder: encoder))
-                    }
-                    return []
+        let released = await Fixtures.appendConcurrently(to: log, writers: 3, alongside: [{
+            var released: [Int] = []
+            for round in 0..<300 {
+                guard let batch = try? log.seal(maxRecords: 37, codec: round % 2 == 0 ? .preferred : .none) else { continue }
+                if round % 3 == 0, let frame = try? FrameDecoder().decode(log.frame(of: batch.id)) {
+                    released += (try? Fixtures.sequences(inBatch: frame.payload)) ?? []
+                    try? log.release(batch.id)
                 }
             }
-            group.addTask {
-                var released: [Int] = []
-                for round in 0..<300 {
-                    guard let batch = try? log.seal(maxRecords: 37, codec: round % 2 == 0 ? .preferred : .none) else { continue }
-                    if round % 3 == 0, let frame = try? FrameDecoder().decode(log.frame(of: batch.id)) {
-                        released += (try? Fixtures.sequences(inBatch: frame.payload)) ?? []
-                        try? log.release(batch.id)
-                    }
-                }
-                return released
-            }
-            var all: [Int] = []
-            for await part in group { all += part }
-            return all
-        }
+            return released
+        }])
         #expect(try (everything(log) + released).sorted() == Array(0..<9000))
         #expect(log.counters.dropped == 0 && log.counters.corrupt == 0)
         log.close()

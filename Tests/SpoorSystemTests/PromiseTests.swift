@@ -2,9 +2,6 @@ import Foundation
 import SpoorSystem
 import Testing
 
-/// How long a test waits for something bound to happen: minutes, so a loaded machine passes and a hang fails.
-let bound: Duration = .seconds(300)
-
 @Suite struct PromiseTests {
     @Test func theFirstFulfilWinsAndEveryWaiterGetsIt() async {
         let promise = Promise<Int>()
@@ -22,7 +19,7 @@ let bound: Duration = .seconds(300)
     @Test func aThreadWaitsUntilAnotherThreadFulfils() async {
         let promise = Promise<String>()
         let waited = Promise<String?>()
-        Thread.detachNewThread { waited.fulfil(promise.wait(timeout: bound)) }
+        Thread.detachNewThread { waited.fulfil(promise.wait(timeout: testBound)) }
         promise.fulfil("done")
         #expect(await waited.value == "done")
     }
@@ -61,7 +58,7 @@ let bound: Duration = .seconds(300)
         await timerStarted.value
         answered.fulfil(5)
         #expect(await value == 5)
-        #expect(await cancelled.value(orAfter: bound, false))
+        #expect(await cancelled.value(orAfter: testBound, false))
     }
 }
 

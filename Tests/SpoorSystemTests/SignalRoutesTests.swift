@@ -20,7 +20,7 @@ import Darwin
             delivered.fulfil((number, onRaiser))
         }
         defer { SignalRoutes.remove(route) }
-        await onThread {
+        await onThreadOfItsOwn {
             raiser.withLock { $0 = pthread_self() }
             var set = sigset_t()
             sigemptyset(&set)
@@ -28,7 +28,7 @@ import Darwin
             pthread_sigmask(SIG_UNBLOCK, &set, nil)
             raise(SIGUSR1)
         }
-        let received = await delivered.value(orAfter: bound, (0, true))
+        let received = await delivered.value(orAfter: testBound, (0, true))
         #expect(received.signal == SIGUSR1)
         #expect(!received.onRaisingThread)
     }
@@ -37,7 +37,7 @@ import Darwin
     /// is the pool's, not the one `route` unblocked on its caller's thread): a signal raised there would stay
     /// pending, and two pending alike merge into one.
     private func raiseUnblocked(_ number: Int32) async {
-        await onThread {
+        await onThreadOfItsOwn {
             var set = sigset_t()
             sigemptyset(&set)
             sigaddset(&set, number)
@@ -47,14 +47,6 @@ import Darwin
     }
 
     /// Runs `body` on a thread of its own (raising from a cooperative thread would tie the test to the pool's).
-    private func onThread(_ body: @escaping @Sendable () -> Void) async {
-        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
-            Thread.detachNewThread {
-                body()
-                done.resume()
-            }
-        }
-    }
 
     /// Every route that wants a signal runs; a removed one no longer does.
     @Test func everyRouteRunsUntilRemoved() async {
@@ -68,10 +60,10 @@ import Darwin
             if count == 1 { bothSaw.fulfil(()) } else { secondSawAgain.fulfil(()) }
         }
         await raiseUnblocked(SIGUSR2)
-        _ = await bothSaw.value(orAfter: bound, ())
+        _ = await bothSaw.value(orAfter: testBound, ())
         SignalRoutes.remove(routeA)
         await raiseUnblocked(SIGUSR2)
-        _ = await secondSawAgain.value(orAfter: bound, ())
+        _ = await secondSawAgain.value(orAfter: testBound, ())
         SignalRoutes.remove(routeB)
         // Route A ran for the first signal only (its body ran before B's second call was delivered, on the same thread).
         #expect(first.withLock { $0 } == [SIGUSR2])

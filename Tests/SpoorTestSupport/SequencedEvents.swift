@@ -2,6 +2,7 @@ public import SpoorModel
 public import SpoorWire
 public import SpoorLog
 public import Testing
+import SpoorSystem
 
 /// Events that carry their sequence number, for the tests of the log, the wire and the uploader: a test reads back
 /// what a record, a frame or a batch held by its numbers. The event is a typical product view with a dozen preset
@@ -60,6 +61,23 @@ public enum SequencedEvents {
             }
         }
         return out
+    }
+
+    /// Appends events `0 ..< writers × 3,000` to `log` from `writers` threads at once (twenty an append, writer
+    /// `w` its own 3,000 from `w × 3,000`), while each of `others` (sealers, readers) runs on a thread of its own
+    /// beside them: blocking file I/O, so off the cooperative pool. Returns what `others` returned, joined: the
+    /// log tests' stress of appends racing seals and reads.
+    public static func appendConcurrently(
+        to log: EventLog, writers: Int, alongside others: [@Sendable () -> [Int]]
+    ) async -> [Int] {
+        await onThreadsOfTheirOwn(writers + others.count) { index -> [Int] in
+            guard index < writers else { return others[index - writers]() }
+            let encoder = EventEncoder()
+            for start in stride(from: index * 3000, to: index * 3000 + 3000, by: 20) {
+                log.append(buffer(start..<start + 20, encoder: encoder))
+            }
+            return []
+        }.flatMap { $0 }
     }
 
     /// The sequence numbers in a batch payload.

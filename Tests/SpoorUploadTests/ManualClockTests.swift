@@ -25,7 +25,7 @@ import Testing
         #expect(clock.now() == .microseconds(4_501_000))
     }
 
-    @Test func sleepersWakeWhenTimePassesTheirDeadlineEarliestFirst() async {
+    @Test func sleepersWakeWhenTimePassesTheirDeadlineAndAreListedEarliestFirst() async {
         let clock = ManualClock()
         let order = Locked<[Int]>([])
         let long = Task { try await clock.sleep(for: .seconds(10)); order.withLock { $0.append(10) } }

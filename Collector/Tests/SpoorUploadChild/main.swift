@@ -12,6 +12,7 @@
 // `online KEY=VALUE…`.
 import Foundation
 import SpoorModel
+import SpoorSystem
 import SpoorTracker
 
 #if canImport(Glibc)
@@ -53,6 +54,24 @@ configuration.storage.durability = offline == nil ? .batched(interval: .millisec
 // runs out. Capped at 2 s, uploads resume within a round whatever the faults drew.
 if offline == nil { configuration.upload.backoff = Backoff(base: .milliseconds(100), cap: .seconds(2)) }
 if offline != nil { configuration.storage.maxEvents = 10_000 }
+
+/// The uploader's requests as they end: the rounds wait for the next one rather than pace themselves with a sleep.
+final class Attempts: Sendable {
+    private let upcoming = Locked(Promise<Void>())
+
+    /// Fulfilled when the next request ends.
+    func next() -> Promise<Void> { upcoming.withLock { $0 } }
+
+    func ended() {
+        let ending = upcoming.withLock { current in
+            defer { current = Promise() }
+            return current
+        }
+        ending.fulfil(())
+    }
+}
+let attempts = Attempts()
+configuration.upload.onAttempt = { _ in attempts.ended() }
 let tracker: Tracker
 do {
     tracker = try Tracker(configuration: configuration)
@@ -122,6 +141,7 @@ var backlog = 0
 while true {
     // Exactly-once holds within the log's caps: beyond them it drops the oldest events (counted). While the
     // collector refuses or pauses us, stop tracking at 2,000 waiting events, far below the cap (10,000).
+    let result: FlushResult
     if backlog < 2_000 {
         let first = next
         for _ in 0..<Int.random(in: 1...30, using: &random) {
@@ -130,15 +150,21 @@ while true {
         }
         // A flush syncs the log before it uploads: once it returns, everything tracked above is durable. It waits
         // only briefly for the upload, which goes on meanwhile: the test counts these lines, not uploads.
-        let result = await tracker.flush(timeout: .milliseconds(200))
+        result = await tracker.flush(timeout: .milliseconds(200))
         say("durable \(first) \(next - 1)")
-        backlog = result.pendingEvents
-        say("flushed \(result) dropped=\(tracker.counters.droppedByLog)")
     } else {
-        let result = await tracker.flush(timeout: .milliseconds(200))
-        backlog = result.pendingEvents
-        say("flushed \(result) dropped=\(tracker.counters.droppedByLog)")
+        result = await tracker.flush(timeout: .milliseconds(200))
     }
-    // An app's pace, not a tight loop: flush() returns at once while the collector asks for a pause.
-    try? await Task.sleep(for: .milliseconds(backlog < 2_000 ? 2 : 20))
+    backlog = result.pendingEvents
+    say("flushed \(result) dropped=\(tracker.counters.droppedByLog)")
+    switch result.pendingReason {
+    case .backingOff?, .pausedByServer?:
+        // The flush returned at once: its one attempt failed, or the collector asked for a pause. Flushing again
+        // straight away would hammer a restarting collector, so wait for the uploader's own next request to end
+        // (within its backoff cap). The bound covers an attempt that ended before this wait began.
+        _ = await attempts.next().value(orAfter: .seconds(5), ())
+    default:
+        // Delivered, or still uploading when the flush's wait ran out: the flush itself set the pace.
+        break
+    }
 }

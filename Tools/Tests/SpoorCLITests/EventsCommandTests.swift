@@ -4,6 +4,7 @@ import Glibc
 import Darwin
 #endif
 import Foundation
+import SpoorTesting
 import Testing
 import SpoorModel
 import SpoorWire
@@ -89,7 +90,7 @@ struct EventsCommandTests {
         try Self.append(0..<5, to: log)
         try log.seal(maxRecords: 2, codec: .zstd)
 
-        let follower = try FollowedProcess(["events", directory.path, "--follow", "--interval", "20"])
+        let follower = try ChildProcess(["events", directory.path, "--follow", "--interval", "20"])
         var lines = await follower.lines { $0.count >= 5 }
         #expect(Self.sequences(lines) == Array(0..<5), "\(lines)")
 
@@ -104,7 +105,7 @@ struct EventsCommandTests {
         lines = await follower.lines { $0.count >= 20 }
         #expect(Self.sequences(lines) == Array(0..<20))
 
-        #expect(await follower.stop(with: signal) == 0)
+        #expect(await follower.stop(with: signal)?.status == 0)
         #expect(Self.sequences(await follower.lines()) == Array(0..<20))
         let errors = await follower.standardError()
         #expect(errors.isEmpty, "\(errors)")
@@ -115,10 +116,10 @@ struct EventsCommandTests {
     @Test func followARunningTrackerInAnotherProcess() async throws {
         let storage = Self.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: storage) }
-        let child = try FollowedProcess([storage.path, "wait"], executable: SpoorProcess.lifecycleChild)
+        let child = try ChildProcess([storage.path, "wait"], executable: SpoorProcess.lifecycleChild)
         #expect(await child.lines { $0.contains("ready") } == ["ready"])
 
-        let follower = try FollowedProcess(["events", storage.path, "--follow", "--interval", "20"])
+        let follower = try ChildProcess(["events", storage.path, "--follow", "--interval", "20"])
         let names: @Sendable ([String]) -> [String] = { lines in
             lines.compactMap { line in
                 guard case .string(let name)? = (try? JSONValue.parse(line))?["event"] else { return nil }
@@ -130,11 +131,11 @@ struct EventsCommandTests {
         #expect(names(lines).contains("ChildWorked"))
 
         // The child ends its session, then dies of the signal as a well-behaved process does.
-        #expect(await child.stop(with: SIGTERM) == 128 + SIGTERM)
+        #expect(await child.stop(with: SIGTERM)?.status == 128 + SIGTERM)
         lines = await follower.lines { names($0).contains("$AppEnd") }
         #expect(names(lines).suffix(2) == ["$AppPageLeave", "$AppEnd"], "\(names(lines))")
         #expect(Set(lines).count == lines.count, "an event was printed twice")
-        #expect(await follower.stop(with: SIGINT) == 0)
+        #expect(await follower.stop(with: SIGINT)?.status == 0)
     }
 
     /// A stop signal sent the moment the first line is out still ends the follow cleanly (exit 0): the handlers
@@ -147,11 +148,11 @@ struct EventsCommandTests {
         try Self.append(0..<3, to: log)
         log.close()
         for round in 0..<20 {
-            let follower = try FollowedProcess(["events", directory.path, "--follow", "--interval", "60000"])
+            let follower = try ChildProcess(["events", directory.path, "--follow", "--interval", "60000"])
             let lines = await follower.lines { !$0.isEmpty }
             #expect(Self.sequences(Array(lines.prefix(1))) == [0], "round \(round): \(lines)")
             let signal = round.isMultiple(of: 2) ? SIGTERM : SIGINT
-            let status = await follower.stop(with: signal), errors = await follower.standardError()
+            let status = await follower.stop(with: signal)?.status, errors = await follower.standardError()
             #expect(status == 0, "round \(round): \(errors)")
         }
     }
@@ -165,8 +166,8 @@ struct EventsCommandTests {
         log.close()
         let command = "'\(SpoorProcess.executable.path)' events '\(directory.path)' --follow --interval 20 | head -n 2; "
             + "echo \"status ${PIPESTATUS[0]:-0}\""
-        let shell = try FollowedProcess(["-c", command], executable: URL(fileURLWithPath: "/bin/bash"))
-        #expect(await shell.exitStatus() == 0)
+        let shell = try ChildProcess(["-c", command], executable: URL(fileURLWithPath: "/bin/bash"))
+        #expect(await shell.termination()?.status == 0)
         let lines = await shell.lines { $0.count >= 3 }
         #expect(Self.sequences(Array(lines.prefix(2))) == [0, 1])
         #expect(lines.last == "status 0", "\(lines)")
@@ -177,12 +178,12 @@ struct EventsCommandTests {
         let storage = Self.temporaryDirectory()
         try FileManager.default.createDirectory(at: storage, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: storage) }
-        let follower = try FollowedProcess(["events", storage.path, "--follow", "--interval", "20"])
+        let follower = try ChildProcess(["events", storage.path, "--follow", "--interval", "20"])
         let child = try await SpoorProcess.run([storage.path, "exit"], tool: SpoorProcess.lifecycleChild)
         #expect(child.status == 0, "\(child.stderr)")
         let lines = await follower.lines { $0.contains { $0.contains(#""event":"$AppEnd""#) } }
         #expect(lines.contains { $0.contains(#""event":"ChildWorked""#) }, "\(lines)")
         #expect(lines.contains { $0.contains(#""event":"$AppEnd""#) }, "\(lines)")
-        #expect(await follower.stop(with: SIGTERM) == 0)
+        #expect(await follower.stop(with: SIGTERM)?.status == 0)
     }
 }

@@ -4,6 +4,7 @@ import Glibc
 import Darwin
 #endif
 import Foundation
+import SpoorTesting
 import SpoorModel
 import SpoorWire
 import SpoorLog
@@ -22,8 +23,8 @@ struct LifecycleProcessTests {
     /// it ended (or the bound passed) without.
     static func startChild(
         _ directory: URL, mode: String, source: String = "process", environment: [String: String] = [:]
-    ) async throws -> FollowedProcess {
-        let child = try FollowedProcess(
+    ) async throws -> ChildProcess {
+        let child = try ChildProcess(
             [directory.path, mode, source], executable: SpoorProcess.lifecycleChild, environment: environment)
         let lines = await child.lines { $0.contains("ready") }
         guard lines.contains("ready") else {
@@ -65,7 +66,7 @@ struct LifecycleProcessTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         let child = try await Self.startChild(directory, mode: "wait")
         // The source lets the signal end the process as it would have.
-        #expect(await child.stop(with: signal) == 128 + signal)
+        #expect(await child.stop(with: signal)?.status == 128 + signal)
         let names = try Self.loggedEvents(directory).map(\.name)
         #expect(names == ["$AppStart", "$AppViewScreen", "ChildWorked", "$AppPageLeave", "$AppEnd"])
     }
@@ -75,7 +76,7 @@ struct LifecycleProcessTests {
         let directory = Self.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let child = try await Self.startChild(directory, mode: "exit")
-        #expect(await child.exitStatus() == 0)
+        #expect(await child.termination()?.status == 0)
         let events = try Self.loggedEvents(directory)
         #expect(events.map(\.name) == ["$AppStart", "$AppViewScreen", "ChildWorked", "$AppPageLeave", "$AppEnd"])
         #expect(events.last?.properties["$app_end_reason"] == nil)
@@ -86,11 +87,11 @@ struct LifecycleProcessTests {
         let directory = Self.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let first = try await Self.startChild(directory, mode: "wait")
-        #expect(await first.stop(with: SIGKILL) == 128 + SIGKILL)
+        #expect(await first.stop(with: SIGKILL)?.status == 128 + SIGKILL)
         #expect(try Self.loggedEvents(directory).map(\.name) == ["$AppStart", "$AppViewScreen", "ChildWorked"])
 
         let second = try await Self.startChild(directory, mode: "exit")
-        #expect(await second.exitStatus() == 0)
+        #expect(await second.termination()?.status == 0)
         let events = try Self.loggedEvents(directory)
         #expect(events.map(\.name) == [
             "$AppStart", "$AppViewScreen", "ChildWorked",
@@ -114,7 +115,7 @@ struct LifecycleProcessTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         let first = try await Self.startChild(
             directory, mode: "crash", environment: ["SWIFT_BACKTRACE": swiftBacktracer ? "enable=yes" : "enable=no"])
-        let status = await first.exitStatus(), errors = await first.standardError()
+        let status = await first.termination()?.status, errors = await first.standardError()
         if swiftBacktracer {
             // The handler before Spoor's is the Swift runtime's backtracer: it reports the crash and returns, so
             // `raise` returns and the child goes on to its `exit(1)`.
@@ -126,7 +127,7 @@ struct LifecycleProcessTests {
             #expect(status == 128 + SIGSEGV, "\(errors)")
         }
         let second = try await Self.startChild(directory, mode: "exit")
-        #expect(await second.exitStatus() == 0)
+        #expect(await second.termination()?.status == 0)
         let events = try Self.loggedEvents(directory)
         #expect(Array(events.map(\.name).prefix(7)) == [
             "$AppStart", "$AppViewScreen", "ChildWorked", "AppCrashed", "$AppPageLeave", "$AppEnd", "$AppStart",
@@ -143,7 +144,7 @@ struct LifecycleProcessTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         for _ in 0..<2 {
             let child = try await Self.startChild(directory, mode: "shutdown", source: source)
-            #expect(await child.exitStatus() == 0, "\(source)")
+            #expect(await child.termination()?.status == 0, "\(source)")
         }
         let events = try Self.loggedEvents(directory)
         let session = ["$AppStart", "$AppViewScreen", "ChildWorked", "$AppPageLeave", "$AppEnd"]
@@ -160,7 +161,7 @@ struct LifecycleProcessTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         for _ in 0..<2 {
             let child = try await Self.startChild(directory, mode: "shutdown")
-            #expect(await child.exitStatus() == 0)
+            #expect(await child.termination()?.status == 0)
         }
         let names = try Self.loggedEvents(directory).map(\.name).filter { $0 == "$AppStart" || $0 == "$AppEnd" }
         #expect(names == ["$AppStart", "$AppEnd", "$AppStart", "$AppEnd"])

@@ -1,4 +1,5 @@
 import Foundation
+import SpoorTesting
 import SpoorWire
 
 /// Runs the built `spoor` executable, which sits beside the test bundle in the build products directory.
@@ -33,8 +34,8 @@ enum SpoorProcess {
 
     /// Runs `tool` (the spoor executable unless given) with `arguments`, feeding `input` on stdin, to its end.
     static func run(_ arguments: [String], input: Data = Data(), tool: URL? = nil) async throws -> Result {
-        let process = try FollowedProcess(arguments, executable: tool ?? executable, input: input)
-        let status = await process.exitStatus()
+        let process = try ChildProcess(arguments, executable: tool ?? executable, input: input)
+        let status = await process.termination()?.status
         return Result(status: status ?? -1, stdout: await process.output(), stderr: await process.standardError())
     }
 }

@@ -1,6 +1,5 @@
 public import Foundation
 import SpoorSystem
-import SpoorTesting
 
 #if canImport(Glibc)
 import Glibc
@@ -11,8 +10,10 @@ import Darwin
 /// A child process that a test awaits without holding a cooperative thread: threads of its own read its output
 /// (line by line, as it arrives) and feed its input, and Foundation's termination handler reports its end.
 ///
-/// Every wait has the bound ``testBound``, and a child still running at the bound is killed: a child that hangs
-/// makes the test fail, never hang.
+/// Every wait has a bound (``bound``, five minutes unless given: a loaded machine still passes, and a passing test
+/// never waits it out), and a child still running at the bound is killed: a child that hangs makes the test fail,
+/// never hang. Used by Spoor's own tests (crash children, the `spoor` command, the example server) and offered to
+/// tests of code that embeds Spoor.
 public final class ChildProcess: @unchecked Sendable {
     // @unchecked: `process` is configured before it runs and then only read (its pid) or signalled; the rest
     // is under `state`.
@@ -23,6 +24,14 @@ public final class ChildProcess: @unchecked Sendable {
         case exited(Int32)
         /// A signal ended it.
         case signalled(Int32)
+
+        /// The status a shell reports: the exit status, or 128 + the signal's number.
+        public var status: Int32 {
+            switch self {
+            case .exited(let status): status
+            case .signalled(let signal): 128 + signal
+            }
+        }
 
         public var description: String {
             switch self {
@@ -45,15 +54,21 @@ public final class ChildProcess: @unchecked Sendable {
     private let process = Process()
     private let state = Locked(State())
     private let watchers = ConditionWatchers()
+    /// How long any wait here lasts at most; a child still running then is killed.
+    public let bound: Duration
 
     /// Writing to a child that has already exited raises SIGPIPE, whose default action ends the whole test
     /// process without a word; ignored once, a write fails with EPIPE instead.
     private static let ignoreBrokenPipes: Void = { signal(SIGPIPE, SIG_IGN) }()
 
-    /// Starts `executable` with `arguments`, feeding it `input` (then end of file); without input its standard
-    /// input is empty.
-    public init(_ executable: URL, _ arguments: [String] = [], input: Data? = nil, environment: [String: String]? = nil) throws {
+    /// Starts `executable` with `arguments` and `environment` (this process's when nil), feeding it `input` (then
+    /// end of file); without input its standard input is empty.
+    public init(
+        _ executable: URL, _ arguments: [String] = [], input: Data? = nil, environment: [String: String]? = nil,
+        bound: Duration = .seconds(300)
+    ) throws {
         _ = Self.ignoreBrokenPipes
+        self.bound = bound
         process.executableURL = executable
         process.arguments = arguments
         if let environment { process.environment = environment }
@@ -106,8 +121,8 @@ public final class ChildProcess: @unchecked Sendable {
         }
         // The bound: a child still running then is killed, so every wait below ends.
         let pid = process.processIdentifier
-        Task { [state, watchers] in
-            _ = await watchers.wait(timeout: testBound) { state.withLock { $0.termination != nil } }
+        Task { [state, watchers, bound] in
+            _ = await watchers.wait(timeout: bound) { state.withLock { $0.termination != nil } }
             if state.withLock({ $0.termination == nil }) { Self.send(SIGKILL, to: pid) }
         }
     }
@@ -137,15 +152,21 @@ public final class ChildProcess: @unchecked Sendable {
         #endif
     }
 
+    /// Sends `signal` and returns how the child ended.
+    public func stop(with signal: Int32) async -> Termination? {
+        kill(signal)
+        return await termination()
+    }
+
     /// How the child ended, once it has; nil if it had not within the bound (it is killed then).
     public func termination() async -> Termination? {
-        _ = await watchers.wait(timeout: testBound) { [state] in state.withLock { $0.termination != nil } }
+        _ = await watchers.wait(timeout: bound) { [state] in state.withLock { $0.termination != nil } }
         return state.withLock { $0.termination }
     }
 
     /// The next line of standard output not yet returned by this method, or nil at its end.
     public func nextLine() async -> String? {
-        _ = await watchers.wait(timeout: testBound) { [state] in state.withLock { $0.lines.count > $0.consumed || $0.outputEnded } }
+        _ = await watchers.wait(timeout: bound) { [state] in state.withLock { $0.lines.count > $0.consumed || $0.outputEnded } }
         return state.withLock { s -> String? in
             guard s.lines.count > s.consumed else { return nil }
             s.consumed += 1
@@ -154,42 +175,21 @@ public final class ChildProcess: @unchecked Sendable {
     }
 
     /// The lines of standard output once `done` holds for them, or all of them when the output ended first.
+    @discardableResult
     public func lines(until done: @escaping @Sendable ([String]) -> Bool = { _ in false }) async -> [String] {
-        _ = await watchers.wait(timeout: testBound) { [state] in state.withLock { $0.outputEnded || done($0.lines) } }
+        _ = await watchers.wait(timeout: bound) { [state] in state.withLock { $0.outputEnded || done($0.lines) } }
         return state.withLock { $0.lines }
     }
 
     /// Everything written to standard output, once it ended.
     public func output() async -> Data {
-        _ = await watchers.wait(timeout: testBound) { [state] in state.withLock { $0.outputEnded } }
+        _ = await watchers.wait(timeout: bound) { [state] in state.withLock { $0.outputEnded } }
         return state.withLock { $0.output }
     }
 
     /// Everything written to standard error, once it ended.
     public func standardError() async -> String {
-        _ = await watchers.wait(timeout: testBound) { [state] in state.withLock { $0.errorsEnded } }
+        _ = await watchers.wait(timeout: bound) { [state] in state.withLock { $0.errorsEnded } }
         return String(decoding: state.withLock { $0.errors }, as: UTF8.self)
     }
-}
-
-/// Shell commands for tests that check Spoor's bytes against other tools (protoc, gzip, zstd).
-public enum Shell {
-    public struct Failure: Error, CustomStringConvertible {
-        public var description: String
-    }
-
-    /// Runs `command` with bash (pipefail on) and returns its standard output; throws if it fails.
-    @discardableResult
-    public static func run(_ command: String) async throws -> String {
-        let result = try await ChildProcess.run(URL(fileURLWithPath: "/bin/bash"), ["-c", "set -o pipefail; " + command])
-        guard result.termination == .exited(0) else {
-            throw Failure(description: "`\(command)` ended with \(result.termination.map { "\($0)" } ?? "no end"): \(result.errors)")
-        }
-        return String(decoding: result.output, as: UTF8.self)
-    }
-}
-
-extension String {
-    /// The string quoted for the shell.
-    public var quoted: String { "'" + replacingOccurrences(of: "'", with: "'\\''") + "'" }
 }
