@@ -40,9 +40,10 @@ crash-test: bootstrap
 	scripts/crash-test $(ROUNDS)
 
 # The long end-to-end crash run: SIGKILL a tracking, uploading child ROUNDS times while the collector
-# restarts at random (make test runs 20 rounds).
+# restarts at random (make test runs 20 rounds). With PROCESSES=N: N processes share one storage directory, two
+# of them SIGKILLed each round (make test runs 4 rounds of 4).
 e2e-crash: bootstrap
-	scripts/e2e-crash $(ROUNDS)
+	scripts/e2e-crash $(if $(PROCESSES),--processes $(PROCESSES)) $(ROUNDS)
 
 # One fuzz target for a while: make fuzz TARGET=FuzzEventDecoder SECONDS=600
 TARGET ?= FuzzEventDecoder

@@ -135,7 +135,7 @@ let package = Package(
         // their own: a shipped target links no test double.
         .target(
             name: "SpoorTooling",
-            dependencies: ["SpoorModel", "SpoorWire", "SpoorSystem", "SpoorLog", "SpoorUpload", "SpoorTracker"],
+            dependencies: ["SpoorModel", "SpoorWire", "SpoorSystem", "SpoorLog", "SpoorUpload", "SpoorTracker", logging],
             swiftSettings: strictSwift
         ),
         // Realistic event streams (an iPhone app session, a Linux service), deterministic by seed.

@@ -89,5 +89,12 @@ let package = Package(
             path: "Load/PipelineLoad",
             swiftSettings: strictSwift
         ),
+        // Several processes tracking into one storage directory against one process alone.
+        .executableTarget(
+            name: "SharedDirectoryLoad",
+            dependencies: [.product(name: "Spoor", package: "Spoor"), .product(name: "SpoorWorkload", package: "Spoor")],
+            path: "Load/SharedDirectoryLoad",
+            swiftSettings: strictSwift
+        ),
     ]
 )

@@ -245,7 +245,20 @@ extension EventLog {
         let pending = state.withLock { state in state.outbox.entry(id) }
         guard let pending else { throw StorageError(.unknownBatch, path: outboxPath, reason: "no pending batch \(id)") }
         if let frame = pending.frame { return frame }
-        return try FileIO.readFile(pending.path!, limit: Int(UInt32.max))
+        let read = Result { () throws(StorageError) in try FileIO.readFile(pending.path!, limit: Int(UInt32.max)) }
+        switch read {
+        case .success(let frame):
+            return frame
+        case .failure(let error) where error.code == ENOENT:
+            // Another process sharing the storage directory claimed it (renamed it into its own `claimed`
+            // folder): it uploads it now. Not lost, not released here: forgotten, and counted.
+            state.withLock { state in
+                if state.outbox.remove(id) { state.counters.claimedAway += 1 }
+            }
+            throw StorageError(.unknownBatch, path: outboxPath, reason: "batch \(id) was claimed by another process")
+        case .failure(let error):
+            throw error
+        }
     }
 
     /// Removes a batch from the outbox for good, after its upload succeeded.

@@ -20,6 +20,7 @@ extension EventLog {
     /// period, about 125 tries of a non-blocking `flock`, when it is not.
     static func lockExclusively(_ fd: Int32, grace: Duration = .milliseconds(250)) -> Bool {
         if flock(fd, LOCK_EX | LOCK_NB) == 0 { return true }
+        if grace <= .zero { return false }
         let clock = ContinuousClock()
         let deadline = clock.now + grace
         while FileIO.errno == EWOULDBLOCK, clock.now < deadline {
@@ -34,15 +35,22 @@ extension EventLog {
     func recover(_ state: inout LogState) throws(StorageError) -> Bool {
         try PrivateDirectory.prepare(URL(fileURLWithPath: path, isDirectory: true), logger: logger)
         let lockFD = try FileIO.open(path + "/" + StorageLayout.lockName, O_RDWR | O_CREAT)
-        if !Self.lockExclusively(lockFD) {
-            let code = FileIO.errno
+        switch directoryLock {
+        case .none:
+            // A process's own log: made for this open, and no other process touches its segments while this one
+            // runs. The file is made anyway: it is what an adopter locks once this process is gone.
             FileIO.closeFile(lockFD)
-            if code == EWOULDBLOCK {
-                throw StorageError(.directoryInUse, path: path, code: code, reason: "another event log has this directory open")
+        case .whileOpen(let grace):
+            guard Self.lockExclusively(lockFD, grace: grace) else {
+                let code = FileIO.errno
+                FileIO.closeFile(lockFD)
+                if code == EWOULDBLOCK {
+                    throw StorageError(.directoryInUse, path: path, code: code, reason: "another event log has this directory open")
+                }
+                throw FileIO.error("flock", path, code: code)
             }
-            throw FileIO.error("flock", path, code: code)
+            state.lockFile = OpenFile(fd: lockFD, path: path + "/" + StorageLayout.lockName)
         }
-        state.lockFile = OpenFile(fd: lockFD, path: path + "/" + StorageLayout.lockName)
         try FileIO.makeDirectory(outboxPath)
 
         // The head: where live records start. The state file has it, unless a seal finished
@@ -209,11 +217,19 @@ extension EventLog {
         }
     }
 
-    /// Loads the outbox: sealed batches waiting for upload, in log order.
+    /// Loads the outbox: the batches taken from other processes' logs (`claimed`), then the log's own sealed
+    /// batches, in log order.
     private func recoverOutbox(_ state: inout LogState) {
-        guard let names = try? FileIO.list(outboxPath) else { return }
+        recoverBatches(&state, folder: claimedPath, claimed: true)
+        recoverBatches(&state, folder: outboxPath, claimed: false)
+    }
+
+    /// Loads the batches of one folder. A claimed batch is not this log's records, so its end position is the
+    /// start of the log: it never moves the head.
+    private func recoverBatches(_ state: inout LogState, folder: String, claimed: Bool) {
+        guard let names = try? FileIO.list(folder) else { return }
         for name in names {
-            let filePath = outboxPath + "/" + name
+            let filePath = folder + "/" + name
             if StorageLayout.isUnfinishedBatch(name) {
                 // A seal that did not finish: its records are still in the log.
                 try? FileIO.unlink(filePath)
@@ -224,20 +240,37 @@ extension EventLog {
                 logger.warning("spoor: the outbox holds a file that is not a Spoor batch; left alone", metadata: ["file": "\(filePath)"])
                 continue
             }
+            // Claimed by another process since the listing (it renamed the file away): its to upload now.
+            guard let bytes = Self.readBatchFile(filePath) else { continue }
             do {
-                let bytes = try FileIO.readFile(filePath, limit: FrameLimits().maxFrameBytes)
-                let frame = try FrameDecoder(limits: FrameLimits()).decodeHeader(bytes)
-                guard frame.batchID == parsed.id else {
-                    throw FrameError(.malformedPayload, field: "batch_id", reason: "file name and frame disagree on the batch id")
-                }
-                let info = SealedBatch(id: frame.batchID, recordCount: Int(frame.recordCount), codec: frame.codec,
-                                       frameBytes: bytes.count, sealedAt: frame.sealedAt, isDurable: true)
-                state.outbox.add(Outbox.Entry(info: info, path: filePath, frame: nil, end: parsed.end))
+                let info = try Self.describeBatch(bytes, id: parsed.id)
+                state.outbox.add(Outbox.Entry(info: info, path: filePath, frame: nil, end: claimed ? LogPosition(segment: 0, offset: 0) : parsed.end))
             } catch {
                 state.counters.quarantined += 1
                 quarantine(&state, filePath, reason: "an outbox batch is unreadable (\(error))")
             }
         }
+    }
+
+    /// The bytes of a batch file; nil when it is gone. A file too large or unreadable gives no bytes, which
+    /// fail as a frame and so move the file aside.
+    static func readBatchFile(_ filePath: String) -> [UInt8]? {
+        let result = Result { () throws(StorageError) in try FileIO.readFile(filePath, limit: FrameLimits().maxFrameBytes) }
+        switch result {
+        case .success(let bytes): return bytes
+        case .failure(let error): return error.code == ENOENT ? nil : []
+        }
+    }
+
+    /// What a batch file holds, from its frame's header; throws when it is not a frame or its id is not `id`
+    /// (the one its name gives).
+    static func describeBatch(_ bytes: [UInt8], id: BatchID) throws -> SealedBatch {
+        let frame = try FrameDecoder(limits: FrameLimits()).decodeHeader(bytes)
+        guard frame.batchID == id else {
+            throw FrameError(.malformedPayload, field: "batch_id", reason: "file name and frame disagree on the batch id")
+        }
+        return SealedBatch(id: frame.batchID, recordCount: Int(frame.recordCount), codec: frame.codec,
+                           frameBytes: bytes.count, sealedAt: frame.sealedAt, isDurable: true)
     }
 
     /// Renames a damaged file aside (adding `.bad`), so it is kept for inspection and never read again.

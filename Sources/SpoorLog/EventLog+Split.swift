@@ -37,8 +37,10 @@ extension EventLog {
                 let info = SealedBatch(id: header.batchID, recordCount: Int(header.recordCount), codec: header.codec,
                                        frameBytes: frame.count, sealedAt: header.sealedAt, isDurable: parent.info.isDurable)
                 if existing.contains(header.batchID) { continue }
-                if parent.path != nil {
-                    let filePath = outboxPath + "/" + StorageLayout.batchName(end: end, id: header.batchID)
+                if let parentPath = parent.path {
+                    // Beside the parent: the outbox, or `claimed` for a batch taken from another process's log.
+                    let folder = String(parentPath[..<parentPath.lastIndex(of: "/")!])
+                    let filePath = folder + "/" + StorageLayout.batchName(end: end, id: header.batchID)
                     try AtomicFile.write(frame, to: filePath, durable: configuration.durability != .none)
                     parts.append(Outbox.Entry(info: info, path: filePath, frame: nil, end: end))
                 } else {

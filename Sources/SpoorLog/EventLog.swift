@@ -18,7 +18,8 @@ public import Logging
 ///
 /// Sealed batches (see ``seal(maxRecords:maxBytes:codec:)``) are kept in an
 /// `outbox` folder until ``release(_:)``. The log is thread-safe; a directory
-/// can be open in one log at a time (it holds a `flock` on `DIR/lock`).
+/// can be open in one log at a time (it holds a `flock` on `DIR/lock`). Several processes share a storage
+/// directory through per-process logs that hold no lock while open (docs/event-log.md, "Several processes").
 public final class EventLog: @unchecked Sendable {
     /// The storage directory.
     public let directory: URL
@@ -27,6 +28,7 @@ public final class EventLog: @unchecked Sendable {
     let logger: Logger
     let path: String
     var outboxPath: String { path + "/" + StorageLayout.outboxName }
+    var claimedPath: String { path + "/" + StorageLayout.claimedFolderName }
     var statePath: String { path + "/" + StorageLayout.logStateName }
 
     /// Everything the log knows about its files, records and batches (``LogState``). Held only to read or change
@@ -45,6 +47,19 @@ public final class EventLog: @unchecked Sendable {
     let sealing = Locked()
     /// A test's stand-in for the write of a group's bytes to a segment file (a slow disk); nil: `FileIO.writeAll`.
     let writeRecords: RecordWriter?
+    /// How the log holds its directory's `lock` file.
+    let directoryLock: DirectoryLock
+    /// The `logs` folder this process's log lives in, beside the other processes' logs; nil for a bare log.
+    package let shared: SharedLogArea?
+
+    /// How a log holds its directory's `lock` file.
+    package enum DirectoryLock: Sendable {
+        /// Held (`flock`) while the log is open, waiting at most `grace` for it: a bare log, and an adoption.
+        case whileOpen(grace: Duration)
+        /// Never held: a process's own log in a shared storage directory, which no other process writes while its
+        /// maker runs. So a suspended process holds no lock.
+        case none
+    }
 
     /// How a write group's bytes reach a segment file (the descriptor, the bytes, the file's path).
     package typealias RecordWriter = @Sendable (Int32, UnsafeRawBufferPointer, String) throws(StorageError) -> Void
@@ -64,7 +79,8 @@ public final class EventLog: @unchecked Sendable {
     /// Opens the log as ``init(directory:configuration:logger:)`` does, with the write of records to segments
     /// replaced (tests hold a write up to stand for a slow disk).
     package init(
-        directory: URL, configuration: Configuration, logger: Logger, writeRecords: RecordWriter?
+        directory: URL, configuration: Configuration, logger: Logger, writeRecords: RecordWriter?,
+        lock: DirectoryLock = .whileOpen(grace: .milliseconds(250)), shared: SharedLogArea? = nil
     ) throws(StorageError) {
         guard configuration.maxRecords >= 1, configuration.maxBytes >= 1024,
               configuration.effectiveSegmentBytes >= 1024, configuration.maxMemoryBytes >= 0,
@@ -76,6 +92,8 @@ public final class EventLog: @unchecked Sendable {
         self.configuration = configuration
         self.logger = logger
         self.writeRecords = writeRecords
+        self.directoryLock = lock
+        self.shared = shared
         self.path = directory.standardizedFileURL.path
         state = Locked(LogState())
         do {
@@ -252,6 +270,11 @@ public final class EventLog: @unchecked Sendable {
                     messages.add(.warning, "spoor: closing with records the disk refused; they are lost", ["records": "\(lost)"])
                 }
                 withExtendedLifetime(files) {}
+                if shared != nil {
+                    // Adoptable now by any process, though this one runs on: nothing writes here any more.
+                    try? AtomicFile.write([], to: path + "/" + StorageLayout.closedMarkerName, durable: false)
+                    SharedLogArea.noteClosed(path)
+                }
             }
         }
     }

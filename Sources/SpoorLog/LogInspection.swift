@@ -75,6 +75,8 @@ public struct LogReport: Sendable, Codable, Hashable {
     public var segments: [Segment]
     /// The sealed batches waiting for upload, oldest first.
     public var batches: [Batch]
+    /// The batches taken from other processes' logs to upload (`claimed`), by name.
+    public var claimed: [Batch] = []
     /// Files moved aside as damaged (`*.bad`).
     public var quarantined: [String]
     /// Files that are not Spoor's.
@@ -116,33 +118,41 @@ extension EventLog {
             }
         }
 
-        let outbox = path + "/" + StorageLayout.outboxName
-        for name in (try? FileIO.list(outbox)) ?? [] {
-            if name.hasSuffix(StorageLayout.quarantineSuffix) {
-                report.quarantined.append(StorageLayout.outboxName + "/" + name)
-                continue
+        for folder in [StorageLayout.outboxName, StorageLayout.claimedFolderName] {
+            let folderPath = path + "/" + folder
+            for name in (try? FileIO.list(folderPath)) ?? [] {
+                if name.hasSuffix(StorageLayout.quarantineSuffix) {
+                    report.quarantined.append(folder + "/" + name)
+                    continue
+                }
+                guard let parsed = StorageLayout.batch(fromName: name) else {
+                    report.foreign.append(folder + "/" + name)
+                    continue
+                }
+                var batch = LogReport.Batch(file: name, bytes: 0)
+                do {
+                    let bytes = try FileIO.readFile(folderPath + "/" + name, limit: FrameLimits().maxFrameBytes)
+                    batch.bytes = bytes.count
+                    let header = try FrameDecoder().decode(bytes).header
+                    batch.id = header.batchID.description
+                    batch.codec = header.codec.description
+                    batch.records = Int(header.recordCount)
+                    batch.uncompressedBytes = Int(header.uncompressedLength)
+                    batch.sealedAt = header.sealedAt
+                } catch let error as StorageError {
+                    // Claimed by another process since the listing.
+                    if error.code == ENOENT { continue }
+                    batch.problem = error.description
+                } catch {
+                    batch.problem = "\(error)"
+                }
+                if folder == StorageLayout.outboxName {
+                    head = max(head, parsed.end)
+                    report.batches.append(batch)
+                } else {
+                    report.claimed.append(batch)
+                }
             }
-            guard let parsed = StorageLayout.batch(fromName: name) else {
-                report.foreign.append(StorageLayout.outboxName + "/" + name)
-                continue
-            }
-            head = max(head, parsed.end)
-            var batch = LogReport.Batch(file: name, bytes: 0)
-            do {
-                let bytes = try FileIO.readFile(outbox + "/" + name, limit: FrameLimits().maxFrameBytes)
-                batch.bytes = bytes.count
-                let header = try FrameDecoder().decode(bytes).header
-                batch.id = header.batchID.description
-                batch.codec = header.codec.description
-                batch.records = Int(header.recordCount)
-                batch.uncompressedBytes = Int(header.uncompressedLength)
-                batch.sealedAt = header.sealedAt
-            } catch let error as StorageError {
-                batch.problem = error.description
-            } catch {
-                batch.problem = "\(error)"
-            }
-            report.batches.append(batch)
         }
 
         for name in names {

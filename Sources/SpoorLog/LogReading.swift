@@ -64,6 +64,8 @@ public struct LogSnapshot: Sendable {
 
     /// Sealed batches waiting in the outbox, in log order.
     public var batches: [Batch]
+    /// The batches taken from other processes' logs to upload (`claimed`), by name; not positions of this log.
+    public var claimed: [Batch] = []
     /// Where live records start: records before it were sealed, released or dropped.
     public var head: LogCursor
     /// Live records (at or after the head), in log order.
@@ -110,6 +112,21 @@ extension EventLog {
                 batch.problem = "\(error)"
             }
             snapshot.batches.append(batch)
+        }
+
+        let claimedFolder = path + "/" + StorageLayout.claimedFolderName
+        for name in ((try? FileIO.list(claimedFolder)) ?? []) where StorageLayout.batch(fromName: name) != nil {
+            var batch = LogSnapshot.Batch(file: name, end: LogCursor(), isBeforeCursor: false)
+            do {
+                let bytes = try FileIO.readFile(claimedFolder + "/" + name, limit: FrameLimits().maxFrameBytes)
+                batch.frame = try FrameDecoder().decode(bytes)
+            } catch let error as StorageError {
+                if error.code == ENOENT { continue }
+                batch.problem = error.description
+            } catch {
+                batch.problem = "\(error)"
+            }
+            snapshot.claimed.append(batch)
         }
 
         snapshot.head = LogCursor(head)

@@ -72,6 +72,11 @@ public struct LogCounters: Sendable, Hashable, Codable {
     public var released: UInt64 = 0
     /// Batches set aside as rejected by the collector.
     public var rejected: UInt64 = 0
+    /// Batches this log took from other processes' logs in a shared storage directory to upload (not persisted).
+    public var claimed: UInt64 = 0
+    /// Batches of this log that another process claimed before this one sent them: theirs to upload now, neither
+    /// lost nor released here (not persisted).
+    public var claimedAway: UInt64 = 0
 
     /// Creates zeroed counters.
     public init() {}

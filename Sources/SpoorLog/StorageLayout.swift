@@ -3,12 +3,23 @@ package import SpoorWire
 
 /// Every name Spoor gives a file or folder it keeps, and the parsers for the names it makes.
 ///
-/// A tracker's storage directory holds `state.json` (identity, super properties, consent), `state.json.corrupt`
-/// (an unreadable state file moved aside), `lifecycle.checkpoint`, `crash.marker` and the `log` folder. The log
-/// directory holds `lock`, `state` (the log's head and counters), the segments `seg-<16 hex>.log`, the `outbox`
-/// folder of sealed batches `<16 hex segment>-<8 hex offset>-<batch id>.spb`, `upload.json` (the uploader's
-/// counters) and the `rejected` folder (batches `<16 hex ms>-<batch id>-<3 digit status>.spb` and the `dropped`
-/// count). A damaged file is renamed aside with `.bad`; a file being replaced is written as `<name>.tmp` first.
+/// A tracker's storage directory holds what all the processes sharing it share: `state.json` (identity, super
+/// properties, consent), `state.json.corrupt` (an unreadable state file moved aside), `lifecycle.checkpoint`,
+/// `crash.marker`, and the `logs` folder, which holds one log directory per process that ever opened the storage
+/// directory, named `<pid>-<16 hex nonce>` (``processLogName(pid:nonce:)``), plus `rejected` (batches the
+/// collector refused, shared by every process's uploader). A `log` folder is the single log of a Spoor from before
+/// several processes could share a directory: the first process that opens the directory adopts it like the log of a
+/// process that is gone.
+///
+/// A log directory (a process's `logs/<pid>-<nonce>`, or any directory an ``EventLog`` is opened on) holds
+/// `owner` (the pid and the pid namespace of the process that made it), `closed` (made when its process closed it),
+/// `lock` (`flock`ed by whoever adopts the log
+/// of a process that is gone; a bare log holds it while open), `state` (the log's head and counters), the segments
+/// `seg-<16 hex>.log`, the `outbox` folder of sealed batches `<16 hex segment>-<8 hex offset>-<batch id>.spb`, the
+/// `claimed` folder (batches this process took from other processes' logs to upload, under the same names),
+/// `upload.json` (the uploader's counters) and, in a bare log, the `rejected` folder (batches
+/// `<16 hex ms>-<batch id>-<3 digit status>.spb` and the `dropped` count). A damaged file is renamed aside with
+/// `.bad`; a file being replaced is written as `<name>.tmp` first.
 ///
 /// Parsing is strict: a name is ours only if making it again from what was parsed gives the same name, so a
 /// hostile or stray name (`seg-+000000000000001.log`, upper-case hex, a sign, extra dashes) is never taken for
@@ -24,14 +35,17 @@ package enum StorageLayout {
     package static let lifecycleCheckpointName = "lifecycle.checkpoint"
     /// The crash marker, opened ahead of time so a crashing process can write it.
     package static let crashMarkerName = "crash.marker"
-    /// The folder of the durable event log.
+    /// The single log folder of a Spoor from before several processes could share a storage directory; adopted
+    /// by the first process that opens the directory.
     package static let logFolderName = "log"
+    /// The folder of the per-process logs.
+    package static let logsFolderName = "logs"
 
     /// The names a tracker makes in its storage directory (with the `state.json` write that did not reach its
     /// rename). `spoor inspect` also looks for a `rejected` folder here, so that name is not foreign either.
     private static let trackerNames: Set<String> = [
         trackerStateName, corruptTrackerStateName, temporaryName(for: trackerStateName), lifecycleCheckpointName,
-        crashMarkerName, logFolderName, rejectedFolderName,
+        crashMarkerName, logFolderName, logsFolderName, rejectedFolderName,
     ]
 
     /// Whether `name`, found in a storage directory, is one a tracker makes there.
@@ -41,13 +55,38 @@ package enum StorageLayout {
     /// it holds a file only a tracker makes, or a `log` folder without the log's own state file beside it.
     package static func isStorageDirectory(holding names: some Collection<String>) -> Bool {
         names.contains { $0 == trackerStateName || $0 == lifecycleCheckpointName || $0 == crashMarkerName }
-            || (names.contains(logFolderName) && !names.contains(logStateName))
+            || names.contains(logsFolderName) || (names.contains(logFolderName) && !names.contains(logStateName))
+    }
+
+    // MARK: The per-process logs
+
+    /// A process's log folder in `logs`: its pid in decimal and a random nonce, so two processes (or two opens in
+    /// one process) never share a log, and whoever finds it can tell whether its maker is still running.
+    package static func processLogName(pid: Int32, nonce: UInt64) -> String {
+        String(pid) + "-" + hex(nonce, digits: 16)
+    }
+
+    /// The pid and nonce in a name ``processLogName(pid:nonce:)`` made, or nil.
+    package static func processLog(fromName name: String) -> (pid: Int32, nonce: UInt64)? {
+        let parts = name.split(separator: "-", omittingEmptySubsequences: false)
+        guard name.utf8.count <= 28, parts.count == 2, parts[1].utf8.count == 16,
+              let pid = Int32(parts[0]), pid > 0, let nonce = UInt64(parts[1], radix: 16),
+              processLogName(pid: pid, nonce: nonce) == name
+        else { return nil }
+        return (pid, nonce)
     }
 
     // MARK: The log directory
 
-    /// The lock file an open log holds (`flock`).
+    /// The lock file: held (`flock`) by whoever adopts the log of a process that is gone, and by a bare log while
+    /// it is open.
     package static let lockName = "lock"
+    /// Who made a process's log: `pid N` and `pidns TAG` lines.
+    package static let ownerName = "owner"
+    /// Made when a process closes its log: the log is anybody's to adopt, though its maker still runs.
+    package static let closedMarkerName = "closed"
+    /// The folder of batches a process took from other processes' logs to upload.
+    package static let claimedFolderName = "claimed"
     /// The log's own state file: its head, counters and short regions.
     package static let logStateName = "state"
     /// The folder of sealed batches waiting for upload.
@@ -126,6 +165,9 @@ package enum StorageLayout {
     /// What a name in a log directory is.
     package enum LogEntry: Hashable, Sendable {
         case lock
+        case owner
+        case closedMarker
+        case claimedFolder
         case state
         case outbox
         case uploadCounters
@@ -141,6 +183,9 @@ package enum StorageLayout {
     package static func logEntry(_ name: String) -> LogEntry? {
         switch name {
         case lockName: return .lock
+        case ownerName: return .owner
+        case closedMarkerName: return .closedMarker
+        case claimedFolderName: return .claimedFolder
         case logStateName: return .state
         case outboxName: return .outbox
         case uploadCountersName: return .uploadCounters

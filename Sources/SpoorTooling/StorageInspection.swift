@@ -4,6 +4,7 @@ public import SpoorLog
 import SpoorTracker
 public import SpoorUpload
 import SpoorWire
+public import Logging
 
 /// What a tracker's storage directory (or a bare log directory) holds, read without changing anything
 /// and without taking any lock: for `spoor inspect` and `spoor events`, so the tool never parses the
@@ -60,6 +61,19 @@ public struct StorageInspection: Sendable {
         public var reason: String
     }
 
+    /// One process's log in a storage directory that several processes share (`logs/<pid>-<nonce>`), or the single
+    /// `log` folder an older Spoor kept.
+    public struct ProcessLog: Sendable {
+        /// The log directory.
+        public var directory: URL
+        /// The pid of the process that made it; nil for an older Spoor's `log` folder.
+        public var pid: Int32?
+        /// Whether that process is still running (else the next process to open the directory adopts the log).
+        public var running: Bool
+        /// The uploader's counters as that process last saved them (`upload.json`), if it ever uploaded.
+        public var upload: UploadCounters?
+    }
+
     /// The directory as given, standardised.
     public var directory: URL
     public var layout: Layout
@@ -68,10 +82,13 @@ public struct StorageInspection: Sendable {
     /// `nil` for a log directory.
     public var checkpoint: Checkpoint?
     public var pendingCrash: PendingCrash?
-    /// The log directory (the `log` folder of a storage directory).
+    /// The log directory: the directory itself for a log directory, the `logs` folder (every process's log) of a
+    /// storage directory.
     public var logDirectory: URL
-    /// Whether the log directory exists yet (a tracker creates it at its first start).
+    /// Whether a log exists yet (a tracker creates its log at its first start).
     public var logExists: Bool
+    /// Every process's log, by name: for a log directory, the directory itself.
+    public var logs: [ProcessLog] = []
     /// Frames the uploader set aside as refused by the collector (`rejected/`), when present.
     public var rejected: [LogReport.Batch]
     /// Where they were found.
@@ -100,15 +117,26 @@ public struct StorageInspection: Sendable {
         let isStorage = StorageLayout.isStorageDirectory(holding: names)
         guard isStorage else {
             let rejected = directory.appendingPathComponent(RejectedArea.folderName, isDirectory: true)
+            let upload = Uploader.savedCounters(logDirectory: directory)
             return StorageInspection(
                 directory: directory, layout: .logDirectory, logDirectory: directory, logExists: true,
+                logs: [ProcessLog(directory: directory, pid: nil, running: false, upload: upload)],
                 rejected: Self.frames(in: rejected), rejectedDirectory: Self.exists(rejected) ? rejected : nil,
                 rejectedSummary: Self.exists(rejected) ? RejectedArea.summary(logDirectory: directory) : nil,
-                upload: Uploader.savedCounters(logDirectory: directory), foreign: [])
+                upload: upload, foreign: [])
         }
         let log = Tracker.logDirectory(in: directory)
+        let area = SharedLogArea(storageDirectory: directory)
+        let logs = area.members().map { member in
+            let url = URL(fileURLWithPath: member.path, isDirectory: true)
+            return ProcessLog(directory: url, pid: member.pid, running: !area.isGone(member),
+                              upload: Uploader.savedCounters(logDirectory: url))
+        }
         var rejectedDirectory: URL?
-        for candidate in [directory.appendingPathComponent(RejectedArea.folderName, isDirectory: true), log.appendingPathComponent(RejectedArea.folderName, isDirectory: true)]
+        // The shared area in `logs`; an older Spoor's in its `log` folder, or beside it.
+        for candidate in [log.appendingPathComponent(RejectedArea.folderName, isDirectory: true),
+                          directory.appendingPathComponent(StorageLayout.logFolderName + "/" + RejectedArea.folderName, isDirectory: true),
+                          directory.appendingPathComponent(RejectedArea.folderName, isDirectory: true)]
         where Self.exists(candidate) {
             rejectedDirectory = candidate
             break
@@ -117,11 +145,19 @@ public struct StorageInspection: Sendable {
         if let record = CrashMarker.readPrevious(in: directory) { crash = PendingCrash(time: record.time, reason: record.reason) }
         return StorageInspection(
             directory: directory, layout: .storageDirectory, state: Self.readState(in: directory),
-            checkpoint: Self.readCheckpoint(in: directory), pendingCrash: crash, logDirectory: log, logExists: Self.exists(log),
-            rejected: rejectedDirectory.map(Self.frames(in:)) ?? [], rejectedDirectory: rejectedDirectory,
+            checkpoint: Self.readCheckpoint(in: directory), pendingCrash: crash, logDirectory: log, logExists: !logs.isEmpty,
+            logs: logs, rejected: rejectedDirectory.map(Self.frames(in:)) ?? [], rejectedDirectory: rejectedDirectory,
             rejectedSummary: rejectedDirectory.map { RejectedArea.summary(logDirectory: $0.deletingLastPathComponent()) },
-            upload: Uploader.savedCounters(logDirectory: log),
+            upload: nil,
             foreign: names.filter { !StorageLayout.isTrackerEntry($0) })
+    }
+
+    /// Opens the log to send what the directory holds (`spoor upload`): a log directory itself, holding its lock; in
+    /// a storage directory, a log of this process's own that adopts the logs of processes that are gone and claims
+    /// every sealed batch of the others, running ones included (the collector stores a batch id once).
+    public func openLogForUpload(logger: Logger) throws(StorageError) -> EventLog {
+        guard layout == .storageDirectory else { return try EventLog(directory: logDirectory, logger: logger) }
+        return try EventLog.openShared(storageDirectory: directory, logger: logger, claimAfter: .zero)
     }
 
     /// Reads `state.json` as the tracker would, but never moves a damaged file aside.

@@ -26,20 +26,35 @@ package final class EventLogStore: EventStore, @unchecked Sendable {
         let body: @Sendable (Int) -> Void
     }
 
-    init(log: EventLog, logger: Logger) {
+    /// The last sequence number of the records adopted from logs of processes that are gone (sealed at open).
+    private let adoptedLastSequence: UInt64?
+
+    init(log: EventLog, logger: Logger, adoptedLastSequence: UInt64? = nil) {
         self.log = log
         self.logger = logger
+        self.adoptedLastSequence = adoptedLastSequence
     }
 
-    /// Opens (or creates) the log in `directory` (the `log` folder of the storage directory) with the tracker's limits.
-    convenience init(directory: URL, configuration: Configuration) throws(ConfigurationError) {
+    /// Opens a log of this process's own in the storage directory's `logs` folder with the tracker's limits,
+    /// adopting the logs of processes that are gone (docs/event-log.md, "Several processes").
+    convenience init(storageDirectory: URL, configuration: Configuration) throws(ConfigurationError) {
         do {
-            let log = try EventLog(
-                directory: directory, configuration: configuration.logConfiguration, logger: configuration.diagnostics.logger)
-            self.init(log: log, logger: configuration.diagnostics.logger)
+            let adopted = Locked<UInt64?>(nil)
+            let log = try EventLog.openShared(
+                storageDirectory: storageDirectory, configuration: configuration.logConfiguration,
+                logger: configuration.diagnostics.logger, adopted: { payload in
+                    if let last = Self.lastSequence(in: payload) { adopted.withLock { $0 = max($0 ?? 0, last) } }
+                })
+            self.init(log: log, logger: configuration.diagnostics.logger, adoptedLastSequence: adopted.withLock { $0 })
         } catch {
             throw ConfigurationError(field: "storageDirectory", reason: "the event log cannot be opened: \(error)")
         }
+    }
+
+    /// The largest sequence number of the events in one record as the log hands it out.
+    private static func lastSequence(in payload: [UInt8]) -> UInt64? {
+        guard let events = try? EventDecoder().decodeBatch(payload) else { return nil }
+        return events.map(\.sequence).max()
     }
 
     package var durableLog: EventLog? { log }
@@ -141,7 +156,7 @@ package final class EventLogStore: EventStore, @unchecked Sendable {
 
     package func lastSequence() -> UInt64? {
         let decoder = EventDecoder()
-        var last: UInt64?
+        var last = adoptedLastSequence
         log.forEachRecord { payload in
             guard let events = try? decoder.decodeBatch(payload) else { return }
             for event in events { last = max(last ?? 0, event.sequence) }

@@ -47,7 +47,7 @@ public final class Tracker: Sendable {
         if let release = ReleasedTrackers.take(configuration.storageDirectory) {
             try self.init(configuration: configuration, store: release.store, inheriting: release)
         } else {
-            let store = try EventLogStore(directory: Self.logDirectory(in: configuration.storageDirectory), configuration: configuration)
+            let store = try EventLogStore(storageDirectory: configuration.storageDirectory, configuration: configuration)
             try self.init(configuration: configuration, store: store)
         }
     }
@@ -139,9 +139,10 @@ public final class Tracker: Sendable {
         }
     }
 
-    /// Where the durable event log lives: the `log` folder of the storage directory (beside `state.json`).
+    /// Where the durable event logs live: the `logs` folder of the storage directory (beside `state.json`), which
+    /// holds one log directory per process that tracks into the storage directory.
     public static func logDirectory(in storageDirectory: URL) -> URL {
-        storageDirectory.appendingPathComponent(StorageLayout.logFolderName, isDirectory: true)
+        storageDirectory.appendingPathComponent(StorageLayout.logsFolderName, isDirectory: true)
     }
 
     deinit {

@@ -66,7 +66,9 @@ public final class Uploader: Sendable {
         self.log = log
         self.configuration = configuration
         self.logger = logger
-        rejected = try RejectedArea(logDirectory: log.directory, limits: configuration.rejectedLimits, logger: logger)
+        // Processes sharing a storage directory share one rejected area, in the `logs` folder beside their logs.
+        let rejectedHome = log.shared.map { URL(fileURLWithPath: $0.folder, isDirectory: true) } ?? log.directory
+        rejected = try RejectedArea(logDirectory: rejectedHome, limits: configuration.rejectedLimits, logger: logger)
         let settings = UploadStateMachine.Settings(
             maxBatchesInFlight: configuration.maxBatchesInFlight, backoff: configuration.backoff,
             flushInterval: configuration.flushInterval, policy: configuration.policy)
@@ -316,6 +318,13 @@ public final class Uploader: Sendable {
         if stopped { return }
         do {
             if let next = log.pendingBatches().first(where: { !held.contains($0.id) }) {
+                feed { $0.batchFetched(next, at: $1) }
+                return
+            }
+            // Nothing of its own waits sealed: batches other processes sharing the storage directory left (a
+            // process that is gone, or one that does not upload) go before new records are sealed.
+            if log.claimFromOthers(limit: configuration.maxBatchesInFlight) > 0,
+               let next = log.pendingBatches().first(where: { !held.contains($0.id) }) {
                 feed { $0.batchFetched(next, at: $1) }
                 return
             }

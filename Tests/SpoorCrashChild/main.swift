@@ -216,6 +216,65 @@ func backlog(directory: URL, count: Int) throws {
     say("reopened records=\(log.recordCount) read=\(seen) sealed=\(sealed) peakKiB=\(peakRSS())")
 }
 
+/// One process of several sharing a storage directory: appends to a log of its own, syncs, seals and claims other
+/// processes' batches at random until killed. Says `synced LAST` once everything up to LAST is durable. With `limit`,
+/// stops after that many events, synced, and waits to be killed.
+func sharedWriter(storage: URL, start: UInt64, seed: UInt64, limit: UInt64? = nil) throws {
+    var random = SplitMix64(seed: seed)
+    let configuration = EventLog.Configuration(
+        maxBytes: 1 << 30, maxRecords: 1_000_000, durability: .batched(interval: .milliseconds(5)), segmentBytes: 64 << 10,
+        maxPendingBatches: 1000
+    )
+    let log = try EventLog.openShared(storageDirectory: storage, configuration: configuration, logger: quiet, claimAfter: .zero)
+    var writer = EventWriter()
+    var buffer = RecordBuffer()
+    var next = start
+    say("ready")
+    while true {
+        if let limit, next - start >= limit {
+            try log.sync()
+            say("synced \(next - 1)")
+            while true { pause() }
+        }
+        buffer.removeAll(keepingCapacity: true)
+        for _ in 0..<Int.random(in: 1...40, using: &random) where limit.map({ next - start < $0 }) ?? true {
+            try writer.append(next, to: &buffer)
+            next += 1
+        }
+        log.append(buffer)
+        if Int.random(in: 0..<4, using: &random) == 0 {
+            try log.sync()
+            say("synced \(next - 1)")
+        }
+        if Int.random(in: 0..<8, using: &random) == 0 { try log.seal(maxRecords: Int.random(in: 1...150, using: &random)) }
+        if Int.random(in: 0..<8, using: &random) == 0 { log.claimFromOthers(limit: 4) }
+    }
+}
+
+/// Opens a shared log over `storage`, adopting the logs of processes that are gone, claims every batch, closes it and
+/// opens another (whose adoption removes the emptied logs); SIGKILLs itself right after step number `stop` of the
+/// adoptions of the log named `target` (counted from 1). Says `adopted` if it got through all of them.
+func adoptAndStop(storage: URL, target: String, stop: Int) throws {
+    var steps = 0
+    let hook: (SharedLogArea.AdoptionStep, String) -> Void = { step, path in
+        guard path.hasSuffix("/" + target) else { return }
+        steps += 1
+        if steps == stop {
+            say("stopping after step \(steps): \(step)")
+            kill(getpid(), SIGKILL)
+        }
+    }
+    let configuration = EventLog.Configuration(durability: .always, maxPendingBatches: 10_000)
+    let log = try EventLog.openShared(storageDirectory: storage, configuration: configuration, logger: quiet,
+                                      claimAfter: .zero, afterAdoptionStep: hook)
+    while log.claimFromOthers(limit: 10_000) > 0 {}
+    log.close()
+    let again = try EventLog.openShared(storageDirectory: storage, configuration: configuration, logger: quiet,
+                                        claimAfter: .zero, afterAdoptionStep: hook)
+    again.close()
+    say("adopted steps=\(steps)")
+}
+
 let arguments = CommandLine.arguments
 do {
     switch arguments.count > 2 ? arguments[1] : "" {
@@ -223,10 +282,15 @@ do {
         try crash(directory: URL(fileURLWithPath: arguments[2]), start: UInt64(arguments[3])!, seed: UInt64(arguments[4])!)
     case "disk-full" where arguments.count == 4:
         try diskFull(directory: URL(fileURLWithPath: arguments[2]), count: Int(arguments[3])!)
+    case "shared-writer" where arguments.count == 5 || arguments.count == 6:
+        try sharedWriter(storage: URL(fileURLWithPath: arguments[2]), start: UInt64(arguments[3])!, seed: UInt64(arguments[4])!,
+                         limit: arguments.count == 6 ? UInt64(arguments[5])! : nil)
+    case "adopt-stop" where arguments.count == 5:
+        try adoptAndStop(storage: URL(fileURLWithPath: arguments[2]), target: arguments[3], stop: Int(arguments[4])!)
     case "backlog" where arguments.count == 4:
         try backlog(directory: URL(fileURLWithPath: arguments[2]), count: Int(arguments[3])!)
     default:
-        FileHandle.standardError.write(Data("usage: SpoorCrashChild crash DIR START SEED | disk-full DIR COUNT | backlog DIR COUNT\n".utf8))
+        FileHandle.standardError.write(Data("usage: SpoorCrashChild crash DIR START SEED | shared-writer STORAGE START SEED [LIMIT] | adopt-stop STORAGE LOG STEP | disk-full DIR COUNT | backlog DIR COUNT\n".utf8))
         exit(2)
     }
 } catch {

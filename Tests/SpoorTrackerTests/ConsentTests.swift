@@ -88,7 +88,7 @@ struct ConsentTests {
         await tracker.shutdown(timeout: testBound)
 
         // Nothing comes back when the log is opened again, and no file still holds the events' bytes.
-        let reopened = try EventLog(directory: Tracker.logDirectory(in: directory.url))
+        let reopened = try EventLog(directory: try StoredLogs.only(in: directory.url))
         #expect(reopened.recordCount == 0)
         #expect(reopened.pendingBatches().isEmpty)
         reopened.close()

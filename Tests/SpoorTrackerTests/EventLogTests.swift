@@ -30,14 +30,10 @@ import SpoorTestSupport
             try Tracker(configuration: configuration(configure))
         }
 
-        /// Opens the log the tracker wrote (after it shut down) and decodes every record.
-        func readBack(maxRecords: Int = 10_000, maxBytes: Int = 32 << 20) throws -> (events: [Event], counters: LogCounters) {
-            let log = try EventLog(directory: Tracker.logDirectory(in: directory.url), configuration: .init(maxBytes: maxBytes, maxRecords: maxRecords))
-            defer { log.close() }
-            let decoder = EventDecoder()
-            var events: [Event] = []
-            try log.forEachRecord { payload in events += try decoder.decodeBatch(payload) }
-            return (events, log.counters)
+        /// Reads every event the trackers stored (after they shut down): live records, and the batches a later
+        /// tracker sealed when it adopted an earlier one's log.
+        func readBack() throws -> (events: [Event], logs: Int) {
+            (try StoredLogs.events(in: directory.url), StoredLogs.directories(in: directory.url).count)
         }
     }
 
@@ -172,9 +168,10 @@ import SpoorTestSupport
         for _ in 0..<20 { tracker.track("E", properties: ["padding": .string(String(repeating: "x", count: 100))]) }
         #expect(await tracker.shutdown(timeout: testBound))
         // Flip a byte in the middle of the segment's records.
+        let logDirectory = try StoredLogs.only(in: harness.directory.url)
         let segment = try #require(
-            try FileManager.default.contentsOfDirectory(atPath: Tracker.logDirectory(in: harness.directory.url).path).first { $0.hasPrefix("seg-") })
-        let url = Tracker.logDirectory(in: harness.directory.url).appendingPathComponent(segment)
+            try FileManager.default.contentsOfDirectory(atPath: logDirectory.path).first { $0.hasPrefix("seg-") })
+        let url = logDirectory.appendingPathComponent(segment)
         var bytes = try Data(contentsOf: url)
         bytes[bytes.count / 2] ^= 0xFF
         try bytes.write(to: url)
@@ -184,11 +181,27 @@ import SpoorTestSupport
         #expect(try harness.readBack().events.count < 20)
     }
 
-    @Test func aDirectoryInUseIsAConfigurationError() async throws {
+    /// Two trackers open over one storage directory at once (two processes' worth: each gets a log of its own),
+    /// and every event of both is stored once.
+    @Test func twoTrackersShareOneDirectoryAtOnce() async throws {
         let harness = LogHarness()
-        let tracker = try harness.tracker()
-        #expect(throws: ConfigurationError.self) { try harness.tracker() }
-        #expect(await tracker.shutdown(timeout: testBound))
+        let first = try harness.tracker()
+        let second = try harness.tracker()
+        for n in 0..<50 {
+            first.track("First", properties: ["n": .int(Int64(n))])
+            second.track("Second", properties: ["n": .int(Int64(n))])
+        }
+        #expect(await first.shutdown(timeout: testBound))
+        #expect(await second.shutdown(timeout: testBound))
+        let (events, logs) = try harness.readBack()
+        #expect(logs == 2)
+        for name in ["First", "Second"] {
+            let numbers = events.filter { $0.name == name }.compactMap { event -> Int? in
+                if case .int(let n)? = event.properties["n"] { return Int(n) }
+                return nil
+            }
+            #expect(numbers.sorted() == Array(0..<50))
+        }
     }
 
     @Test func concurrentTasksThroughTheLogEachEventOnceInTaskOrder() async throws {
@@ -209,7 +222,7 @@ import SpoorTestSupport
             for i in 0..<perTask { tracker.track("Load", properties: ["task": .int(Int64(task)), "i": .int(i)]) }
         }
         #expect(await tracker.shutdown(timeout: testBound))
-        let (events, _) = try harness.readBack(maxRecords: 1_000_000, maxBytes: 1 << 30)
+        let (events, _) = try harness.readBack()
         #expect(events.count == tasks * Int(perTask))
         var next = Array(repeating: Int64(0), count: tasks)
         var outOfOrder = 0

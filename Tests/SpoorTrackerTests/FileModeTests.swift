@@ -49,10 +49,11 @@ struct FileModeTests {
         #expect(Self.mode(storage) == 0o700)
         let all = Self.modes(under: storage)
         let names = Set(all.map(\.0))
-        for expected in ["state.json", "lifecycle.checkpoint", "crash.marker", "log", "log/outbox", "log/lock", "log/state"] {
+        let own = "logs/" + (try StoredLogs.only(in: storage).lastPathComponent)
+        for expected in ["state.json", "lifecycle.checkpoint", "crash.marker", "logs", own, own + "/outbox", own + "/lock", own + "/state", own + "/owner"] {
             #expect(names.contains(expected), "\(expected) missing: \(names.sorted())")
         }
-        #expect(all.contains { $0.0.hasPrefix("log/outbox/") && !$0.2 }, "no sealed batch in \(names.sorted())")
+        #expect(all.contains { $0.0.hasPrefix(own + "/outbox/") && !$0.2 }, "no sealed batch in \(names.sorted())")
         for (path, mode, isDirectory) in all {
             #expect(mode == (isDirectory ? 0o700 : 0o600), "\(path) is \(String(mode, radix: 8))")
         }

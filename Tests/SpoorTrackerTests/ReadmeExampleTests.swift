@@ -3,6 +3,7 @@
 import Foundation
 import SpoorLog
 import SpoorTesting
+import SpoorTestSupport
 import SpoorTracker
 import SpoorWire
 import Testing
@@ -40,10 +41,7 @@ import Testing
         #expect(tracker.counters.accepted == 5)
         #expect(tracker.counters.rejectedTotal == 1)
 
-        let log = try EventLog(directory: Tracker.logDirectory(in: directory))
-        defer { log.close() }
-        var events: [Event] = []
-        try log.forEachRecord { events += try EventDecoder().decodeBatch($0) }
+        let events = try StoredLogs.events(in: directory)
         #expect(events.map(\.name) == ["BuyProduct", "Search", "$SignUp", "WatchVideo", ""])
         #expect(events.last?.type == .profileSet)
         #expect(events[3].properties["plan"] == "pro")
@@ -64,10 +62,8 @@ import Testing
             tracker.track("JobDone", properties: ["items": 42])
             #expect(await tracker.shutdown(timeout: .seconds(300)))
         }
-        let log = try EventLog(directory: Tracker.logDirectory(in: directory))
-        defer { log.close() }
-        var names: [String] = []
-        try log.forEachRecord { names += try EventDecoder().decodeBatch($0).map(\.name) }
+        // The second run adopted the first's log (its maker closed it) and sealed its records into batches.
+        let names = try StoredLogs.events(in: directory).map(\.name)
         #expect(names == ["$AppStart", "JobDone", "$AppEnd", "$AppStart", "JobDone", "$AppEnd"])
     }
 }

@@ -62,7 +62,7 @@ import SpoorTracker
         Self.track(kind, into: tracker, clock: clock)
         #expect(await tracker.shutdown(timeout: testBound))
 
-        let logDirectory = Tracker.logDirectory(in: directory.url)
+        let logDirectory = try StoredLogs.only(in: directory.url)
         let report = try EventLog.inspect(directory: logDirectory)
         #expect(report.liveRecords == Self.count)
         let logBytes = report.segments.reduce(0) { $0 + $1.bytes - 16 }  // less each segment's header
@@ -148,10 +148,11 @@ import SpoorTracker
             ])
         }
         #expect(await tracker.shutdown(timeout: testBound))
-        let report = try EventLog.inspect(directory: Tracker.logDirectory(in: directory.url))
+        let logDirectory = try StoredLogs.only(in: directory.url)
+        let report = try EventLog.inspect(directory: logDirectory)
         #expect(report.liveRecords == Self.count)
         let perEvent = Double(report.segments.reduce(0) { $0 + $1.bytes - 16 }) / Double(Self.count)
-        let log = try EventLog(directory: Tracker.logDirectory(in: directory.url))
+        let log = try EventLog(directory: logDirectory)
         var properties = 0
         try log.forEachRecord { properties += try EventDecoder().decodeBatch($0).map(\.properties.count).reduce(0, +) }
         print(String(format: "reference event through the tracker: %d properties, log %.1f B/event", properties / Self.count, perEvent))

@@ -41,10 +41,8 @@ struct ShutdownTests {
         let second = try Tracker(configuration: configuration)
         second.track("FromTheSecond")
         #expect(await second.shutdown(timeout: testBound))
-        let log = try EventLog(directory: Tracker.logDirectory(in: directory.url))
-        defer { log.close() }
-        var names: [String] = []
-        try log.forEachRecord { names += try EventDecoder().decodeBatch($0).map(\.name) }
+        // Handed over (one log) or adopted (the first's records sealed into a batch): every event once, in order.
+        let names = try StoredLogs.events(in: directory.url).map(\.name)
         #expect(names == ["FromTheFirst", "FromTheSecond"])
     }
 
@@ -81,10 +79,7 @@ struct ShutdownTests {
         #expect(second.loginID == "user-1", "the released tracker's identity, not yet saved to state.json")
         second.track("FromTheSecond")
         #expect(await second.shutdown(timeout: testBound))
-        let log = try EventLog(directory: Tracker.logDirectory(in: directory.url))
-        defer { log.close() }
-        var events: [Event] = []
-        try log.forEachRecord { events += try EventDecoder().decodeBatch($0) }
+        let events = try StoredLogs.events(in: directory.url)
         #expect(events.map(\.name) == ["$SignUp", "FromTheFirst", "FromTheSecond"])
         #expect(events.map(\.sequence) == events.map(\.sequence).sorted())
         #expect(Set(events.map(\.sequence)).count == 3)

@@ -236,7 +236,7 @@ struct UploadingTracker {
         let result = try #require(await finished { await flush.value })
         #expect(result.pendingReason == .stopped)
         // Nothing was lost: the batch waits in the outbox for the next launch.
-        let report = try EventLog.inspect(directory: Tracker.logDirectory(in: u.directory.url))
+        let report = try EventLog.inspect(directory: try StoredLogs.only(in: u.directory.url))
         #expect(report.batches.compactMap(\.records).reduce(0, +) + report.liveRecords == 10)
     }
 

@@ -158,7 +158,7 @@ extension KillRoundsTests {
 }
 
 /// The `n` numbers in the store and how often each appears.
-private struct StoredNumbers {
+struct StoredNumbers {
     var counts: [Int64: Int] = [:]
     var repeatedPairs = 0
     var batches = 0

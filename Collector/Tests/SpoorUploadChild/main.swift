@@ -6,6 +6,10 @@
 //   SpoorUploadChild DIR URL 0 offline N    track N events while the collector is away (the log keeps 10,000), flush,
 //                                           say what is kept; once standard input ends, flush again and say what went
 //
+// With SPOOR_UPLOAD_CHILD_COMMANDS=1 in its environment it also reads commands from standard input, one a line, while
+// it tracks: `login ID`, `logout`, `optOut`, `optIn`, `register KEY VALUE` (a string super property); each is said
+// back as `did LINE` once applied (for tests of what processes sharing a directory see of each other).
+//
 // Lines: `ready ANONYMOUS-ID`, then `durable FIRST LAST` once events FIRST...LAST (their `n` property) are
 // synced to the log, `flushed RESULT` after each flush, and in drain mode `drained RESULT`. The offline mode
 // (the end-to-end test's, in a process of its own so that its memory is its own) says `offline KEY=VALUE…`, then
@@ -80,6 +84,33 @@ do {
     exit(1)
 }
 say("ready \(tracker.anonymousID)")
+
+/// Applies the commands standard input gives, on a thread of its own (a blocking read), while the rounds go on.
+func obeyCommands() {
+    Thread.detachNewThread {
+        while let line = readLine() {
+            let words = line.split(separator: " ", maxSplits: 2).map(String.init)
+            switch words.first {
+            case "login" where words.count == 2: _ = tracker.login(words[1])
+            case "logout": tracker.logout()
+            case "optOut":
+                let done = Promise<Void>()
+                Task {
+                    _ = await tracker.optOut(deleteStoredData: false)
+                    done.fulfil(())
+                }
+                _ = done.wait(timeout: .seconds(120))
+            case "optIn": tracker.optIn()
+            case "register" where words.count == 3: _ = tracker.registerSuperProperties([words[1]: .string(words[2])])
+            default:
+                say("error: unknown command \(line)")
+                continue
+            }
+            say("did \(line)")
+        }
+    }
+}
+if ProcessInfo.processInfo.environment["SPOOR_UPLOAD_CHILD_COMMANDS"] == "1" { obeyCommands() }
 
 /// This process's resident memory in bytes (`VmRSS`), or 0 where /proc has none.
 func residentBytes() -> Int {

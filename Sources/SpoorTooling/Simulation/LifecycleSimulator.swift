@@ -266,6 +266,9 @@ public final class LifecycleSimulator {
         }
         let process = SimulatedProcess(tracker: tracker)
         self.process = process
+        // Each process has a log of its own (the last one's records were delivered, then sealed when this one
+        // adopted its log).
+        delivered = 0
         for signal in LifecycleSignal.catchingUp(from: appState) { tracker.handle(signal) }
         tracker.noteAlive()
         process.flush()
@@ -279,7 +282,7 @@ public final class LifecycleSimulator {
     }
 
     /// Hands the records the log gained since the last call to `emit`, decoded from their protobuf bytes.
-    /// The running process's own log is read (the log admits one opener at a time).
+    /// The running process's own log is read.
     private func deliver(_ emit: (Event) -> Void) {
         guard let log = process?.tracker.pipeline.store.durableLog else { return }
         var index = 0

@@ -13,7 +13,8 @@ struct EventsCommand: ParsableCommand {
         commandName: "events",
         abstract: "The pending batches and live records of a storage directory as JSON lines, oldest first.",
         discussion: """
-            DIR is the tracker's storage directory or the log directory inside it. Events in sealed batches \
+            DIR is the tracker's storage directory or a log directory inside it. In a storage directory that \
+            several processes share, every process's log is read in turn. Events in sealed batches \
             waiting for upload come first, then the live records. The log is read without its lock, so a \
             running app is neither blocked nor disturbed. With --follow, new events are printed as the app \
             records them, like tail -f, until SIGINT or SIGTERM; a batch uploaded and released between two \
@@ -46,7 +47,7 @@ struct EventsCommand: ParsableCommand {
         } catch {
             throw CLI.failure("spoor events: \(error)", status: CLI.cannotRead)
         }
-        var reader = EventsReader(directory: inspection.logDirectory, limit: limit)
+        var reader = StorageEventsReader(inspection: inspection, limit: limit)
         guard follow else {
             guard inspection.logExists else { return }
             do {
@@ -66,7 +67,7 @@ struct EventsCommand: ParsableCommand {
             if inspection.layout == .logDirectory, !Self.hasLog(inspection.directory),
                let again = try? StorageInspection.inspect(inspection.directory) {
                 inspection = again
-                reader = EventsReader(directory: inspection.logDirectory, limit: limit)
+                reader = StorageEventsReader(inspection: inspection, limit: limit)
             }
             if FileManager.default.fileExists(atPath: inspection.logDirectory.path) {
                 do {
@@ -85,6 +86,41 @@ struct EventsCommand: ParsableCommand {
     }
 }
 
+/// Prints what is new in every log of a directory since the last poll: one ``EventsReader`` per process's log,
+/// found again at each poll (a process that starts adds one). A batch one process claimed from another's log is
+/// printed once, by its id.
+struct StorageEventsReader {
+    let directory: URL
+    let isStorage: Bool
+    let limit: Int?
+    private var readers: [String: EventsReader] = [:]
+    private var printedBatches = Set<String>()
+
+    init(inspection: StorageInspection, limit: Int?) {
+        directory = inspection.directory
+        isStorage = inspection.layout == .storageDirectory
+        self.limit = limit
+    }
+
+    var printed: Int { readers.values.reduce(0) { $0 + $1.printed } }
+    var badRecords: Int { readers.values.reduce(0) { $0 + $1.badRecords } }
+    var isDone: Bool { readers.values.contains { $0.outputClosed } || limit.map { printed >= $0 } ?? false }
+
+    mutating func poll() throws(StorageError) {
+        let logs = isStorage ? ((try? StorageInspection.inspect(directory).logs) ?? []).map(\.directory) : [directory]
+        for log in logs where !isDone {
+            var reader = readers[log.path] ?? EventsReader(directory: log, limit: nil)
+            reader.limit = limit.map { $0 - printed + reader.printed }
+            do {
+                try reader.poll(printedBatches: &printedBatches)
+            } catch where isStorage && !FileManager.default.fileExists(atPath: log.path) {
+                // Adopted and removed since the listing: its batches are in another log now.
+            }
+            readers[log.path] = reader
+        }
+    }
+}
+
 /// Prints what is new in a log since the last poll, never an event twice.
 ///
 /// The cursor is where printed records end. A seal moves records from the segments to a batch in the
@@ -92,7 +128,7 @@ struct EventsCommand: ParsableCommand {
 /// cursor only the events not printed as live records are printed.
 struct EventsReader {
     let directory: URL
-    let limit: Int?
+    var limit: Int?
     private(set) var printed = 0
     private(set) var badRecords = 0
     private var cursor = LogCursor()
@@ -106,16 +142,27 @@ struct EventsReader {
 
     /// Whether the limit is reached or standard output is closed.
     var isDone: Bool { outputClosed || limit.map { printed >= $0 } ?? false }
-    private var outputClosed = false
+    private(set) var outputClosed = false
 
-    mutating func poll() throws(StorageError) {
+    /// Prints what is new; `printedBatches` holds the ids of the batches printed whole by any log's reader.
+    mutating func poll(printedBatches: inout Set<String>) throws(StorageError) {
         let snapshot = try EventLog.snapshot(directory: directory, after: cursor)
         var output = ""
+        // Batches taken from other processes' logs: printed once, by id (they may have been printed there).
+        for batch in snapshot.claimed where !isDone {
+            guard let frame = batch.frame else { continue }
+            let id = frame.header.batchID.description
+            guard printedBatches.insert(id).inserted else { continue }
+            for line in decode(frame.payload, at: "claimed/\(batch.file)") { emit(line, to: &output) }
+        }
         for batch in snapshot.batches {
             let taken = printedLive.prefix { $0 < batch.end }.count
             printedLive.removeFirst(taken)
             if batch.isBeforeCursor { continue }
             cursor = batch.end
+            if let id = batch.frame?.header.batchID.description {
+                guard printedBatches.insert(id).inserted else { continue }
+            }
             guard let frame = batch.frame else {
                 badRecords += 1
                 report("outbox/\(batch.file): \(batch.problem ?? "unreadable")")

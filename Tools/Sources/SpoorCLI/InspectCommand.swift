@@ -29,23 +29,23 @@ struct InspectCommand: ParsableCommand {
 
     func run() throws {
         let inspection: StorageInspection
-        var report: LogReport?
+        var reports: [LogReport] = []
         do {
             inspection = try StorageInspection.inspect(URL(fileURLWithPath: directory))
-            if inspection.logExists { report = try EventLog.inspect(directory: inspection.logDirectory) }
+            for log in inspection.logs { reports.append(try EventLog.inspect(directory: log.directory)) }
         } catch {
             throw CLI.failure("spoor inspect: \(error)", status: CLI.cannotRead)
         }
         if json {
-            CLI.output(Array((Self.json(inspection, report).serialized + "\n").utf8))
+            CLI.output(Array((Self.json(inspection, reports).serialized + "\n").utf8))
         } else {
-            CLI.output(Array(Self.text(inspection, report).utf8))
+            CLI.output(Array(Self.text(inspection, reports).utf8))
         }
     }
 
     // MARK: - For people
 
-    static func text(_ inspection: StorageInspection, _ report: LogReport?) -> String {
+    static func text(_ inspection: StorageInspection, _ reports: [LogReport]) -> String {
         var out = ""
         if inspection.layout == .storageDirectory {
             out += "Spoor storage directory (the tracker's): \(inspection.directory.path)\n"
@@ -58,15 +58,21 @@ struct InspectCommand: ParsableCommand {
             }
             if !inspection.foreign.isEmpty { out += "  not the tracker's (left alone): \(inspection.foreign.joined(separator: ", "))\n" }
             out += "\n"
-            if let report {
-                out += text(report, title: "Log directory")
+            if reports.isEmpty {
+                out += "Logs: \(inspection.logDirectory.path) (none yet: no tracker has started)\n"
             } else {
-                out += "Log directory: \(inspection.logDirectory.path) (not created yet: the tracker has not started)\n"
+                out += "Logs: \(inspection.logDirectory.path), one per process: \(reports.count)\n"
             }
-        } else if let report {
+            for (log, report) in zip(inspection.logs, reports) {
+                let owner = log.pid.map { "process \($0), \(log.running ? "running" : "gone: the next start adopts it")" }
+                    ?? "an older Spoor's single log: the next start adopts it"
+                out += "\n" + text(report, title: "Log directory (\(owner))")
+                if let upload = log.upload { out += "\n" + uploadText(upload) }
+            }
+        } else if let report = reports.first {
             out += text(report, title: "Spoor log directory")
+            if let upload = inspection.upload { out += "\n" + uploadText(upload) }
         }
-        if let upload = inspection.upload { out += "\n" + uploadText(upload) }
         if let rejectedDirectory = inspection.rejectedDirectory {
             let dropped = inspection.rejectedSummary?.dropped ?? 0
             out += "\nrejected by the collector (\(rejectedDirectory.lastPathComponent)/): \(inspection.rejected.count) batch\(inspection.rejected.count == 1 ? "" : "es")"
@@ -138,15 +144,15 @@ struct InspectCommand: ParsableCommand {
 
     // MARK: - For programs
 
-    static func json(_ inspection: StorageInspection, _ report: LogReport?) -> JSONValue {
-        var logJSON = JSONValue.null
-        if let report {
+    static func json(_ inspection: StorageInspection, _ reports: [LogReport]) -> JSONValue {
+        func encoded(_ value: some Encodable) -> JSONValue {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.sortedKeys]
-            if let data = try? encoder.encode(report), let value = try? JSONValue.parse(String(decoding: data, as: UTF8.self)) {
-                logJSON = value
-            }
+            guard let data = try? encoder.encode(value), let json = try? JSONValue.parse(String(decoding: data, as: UTF8.self))
+            else { return .null }
+            return json
         }
+        let logJSON = reports.first.map(encoded) ?? .null
         var members: [JSONValue.Member] = [.init("found", .string(inspection.layout.rawValue))]
         let statuses = Dictionary((inspection.rejectedSummary?.entries ?? []).map { ($0.file, $0.status) }, uniquingKeysWith: { a, _ in a })
         let rejected = JSONValue.array(inspection.rejected.map { batch in
@@ -154,12 +160,7 @@ struct InspectCommand: ParsableCommand {
             object.append(.init("status", .int(Int64(status))))
             return .object(object)
         })
-        let upload = inspection.upload.flatMap { counters -> JSONValue? in
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.sortedKeys]
-            guard let data = try? encoder.encode(counters) else { return nil }
-            return try? JSONValue.parse(String(decoding: data, as: UTF8.self))
-        } ?? .null
+        let upload = inspection.upload.map(encoded) ?? .null
         let rejectedDropped = JSONValue.int(Int64(inspection.rejectedSummary?.dropped ?? 0))
         guard inspection.layout == .storageDirectory else {
             // A log directory: the log report's own members, as before, plus what was found.
@@ -205,10 +206,20 @@ struct InspectCommand: ParsableCommand {
             .object([.init("time", .int($0.time)), .init("reason", .string($0.reason))])
         } ?? .null))
         members.append(.init("log_directory", .string(inspection.logDirectory.path)))
-        members.append(.init("log", logJSON))
+        // One member per process's log: its report's members, who made it, and its uploader's counters.
+        let logs = zip(inspection.logs, reports).map { log, report -> JSONValue in
+            var object: [JSONValue.Member] = [
+                .init("directory", .string(log.directory.path)),
+                .init("pid", log.pid.map { .int(Int64($0)) } ?? .null),
+                .init("running", .bool(log.running)),
+                .init("upload", log.upload.map(encoded) ?? .null),
+            ]
+            if case .object(let members) = encoded(report) { object += members.filter { $0.key != "directory" } }
+            return .object(object)
+        }
+        members.append(.init("logs", .array(logs)))
         members.append(.init("rejected", rejected))
         members.append(.init("rejected_dropped", rejectedDropped))
-        members.append(.init("upload", upload))
         members.append(.init("foreign", .array(inspection.foreign.map(JSONValue.string))))
         return .object(members)
     }
@@ -231,7 +242,11 @@ struct InspectCommand: ParsableCommand {
         var out = "\(title): \(report.directory)\(report.inUse ? " (open in another process: counters may be behind)" : "")\n"
         let head = report.headSegment.map { " from \($0) @ \(report.headOffset)" } ?? ""
         out += "  live records: \(report.liveRecords) (\(bytes(report.liveBytes))) in \(report.segments.count) segment\(report.segments.count == 1 ? "" : "s")\(head)\n"
-        out += "  sealed batches: \(report.batches.count), \(report.batches.compactMap(\.records).reduce(0, +)) records\n"
+        let waiting = report.batches + report.claimed
+        out += "  sealed batches: \(waiting.count), \(waiting.compactMap(\.records).reduce(0, +)) records\n"
+        if !report.claimed.isEmpty {
+            out += "  of them claimed from other processes' logs: \(report.claimed.count)\n"
+        }
         let c = report.counters
         out += "  counters (state file \(report.stateFile)): dropped \(c.dropped), corrupt \(c.corrupt), torn tails \(c.tornTails), "
             + "write errors \(c.writeErrors), quarantined \(c.quarantined), sealed \(c.sealed), released \(c.released), rejected \(c.rejected)\n"
@@ -253,6 +268,9 @@ struct InspectCommand: ParsableCommand {
         }
         if !report.batches.isEmpty {
             out += "\noutbox:\n" + batchLines(report.batches)
+        }
+        if !report.claimed.isEmpty {
+            out += "\nclaimed (from other processes' logs):\n" + batchLines(report.claimed)
         }
         if !report.quarantined.isEmpty { out += "\nmoved aside as damaged: \(report.quarantined.joined(separator: ", "))\n" }
         if !report.foreign.isEmpty { out += "\nnot Spoor's (left alone): \(report.foreign.joined(separator: ", "))\n" }

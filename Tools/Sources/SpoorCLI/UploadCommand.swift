@@ -18,7 +18,9 @@ struct UploadCommand: AsyncParsableCommand {
             found. Events still in the log are sealed into batches first, as the tracker would. Each batch gets one \
             attempt, with the tracker's rules: 2xx releases it, 413 splits it, another 4xx sets it aside in \
             rejected/; on a 408, 429, 5xx, 401, 403 or a network error the batch is kept and the rest wait for \
-            the next run. The directory must not be open in a running app (its lock is taken).
+            the next run. A log directory must not be open in a running app (its lock is taken); in a storage \
+            directory, the logs of processes that are gone are adopted and every sealed batch of the others, \
+            running ones included, is claimed and sent (the collector stores a batch id once).
             Exit status: 0 everything delivered (or set aside); 1 batches left; 66 DIR unreadable or in use.
             Example: spoor upload ~/.local/share/myapp/spoor --to http://127.0.0.1:8080/v1/batch
             """
@@ -72,7 +74,7 @@ struct UploadCommand: AsyncParsableCommand {
         logger.logLevel = .critical
         let log: EventLog
         do {
-            log = try EventLog(directory: inspection.logDirectory, logger: logger)
+            log = try inspection.openLogForUpload(logger: logger)
         } catch {
             throw CLI.failure("spoor upload: \(error)", status: CLI.cannotRead)
         }

@@ -3,6 +3,7 @@ import SpoorWire
 import Testing
 import SpoorModel
 import SpoorTracker
+import SpoorTooling
 
 /// `spoor inspect` over a tracker's storage directory: identity, super properties, consent, the
 /// checkpoint, a pending crash, the log, the outbox and rejected batches.
@@ -41,7 +42,8 @@ struct InspectStorageDirectoryTests {
         #expect(out.contains("consent: opted in (tracking)"), "\(out)")
         #expect(out.contains("lifecycle checkpoint: ok"))
         #expect(out.contains("pending crash: none"))
-        #expect(out.contains("Log directory: \(storage.standardizedFileURL.path)/log"), "\(out)")
+        #expect(out.contains("Logs: \(storage.standardizedFileURL.path)/logs, one per process: 1"), "\(out)")
+        #expect(out.contains("Log directory (process "), "\(out)")
         #expect(out.contains("live records: \(delivered) "), "\(out)")
 
         let json = try await SpoorProcess.run(["inspect", storage.path, "--json"])
@@ -52,7 +54,13 @@ struct InspectStorageDirectoryTests {
         #expect(Self.member(report, "state", "distinct_id") == .string("u42"))
         #expect(Self.member(report, "state", "super_properties", "seats") == .int(3))
         #expect(Self.member(report, "state", "opted_out") == .bool(false))
-        #expect(Self.member(report, "log", "liveRecords") == .int(Int64(delivered)))
+        guard case .array(let logs)? = report["logs"] else {
+            Issue.record("no logs in \(json.stdoutText)")
+            return
+        }
+        #expect(logs.count == 1)
+        #expect(Self.member(logs.first, "liveRecords") == .int(Int64(delivered)))
+        #expect(Self.member(logs.first, "running") == .bool(false))
         #expect(report["pending_crash"] == .null)
     }
 
@@ -61,7 +69,7 @@ struct InspectStorageDirectoryTests {
         defer { try? FileManager.default.removeItem(at: storage) }
         let simulated = try await SpoorProcess.run(["simulate", "-", "--storage", storage.path], input: Data(#"{"t": 0, "do": "track", "event": "A"}"#.utf8))
         #expect(simulated.status == 0, "\(simulated.stderr)")
-        let log = storage.appendingPathComponent("log").path
+        let log = try #require(try StorageInspection.inspect(storage).logs.first).directory.path
         let text = try await SpoorProcess.run(["inspect", log])
         #expect(text.status == 0)
         #expect(text.stdoutText.hasPrefix("Spoor log directory: \(URL(fileURLWithPath: log).standardizedFileURL.path)\n"), "\(text.stdoutText)")

@@ -8,6 +8,7 @@ import SpoorTesting
 import SpoorModel
 import SpoorWire
 import SpoorLog
+import SpoorTooling
 import Testing
 
 /// Real processes with the process lifecycle source (`SpoorLifecycleChild`, a program of these tests): signals, exit, kill -9 and
@@ -32,14 +33,19 @@ struct LifecycleProcessTests {
         return child
     }
 
-    /// The events in the storage directory's log, in order.
+    /// The events in the storage directory's logs (each launch's; a launch seals the ones before it left into
+    /// batches when it adopts them), in sequence order.
     static func loggedEvents(_ directory: URL) throws -> [Event] {
-        let log = try EventLog(directory: directory.appendingPathComponent("log", isDirectory: true))
-        defer { log.close() }
         var events: [Event] = []
         let decoder = EventDecoder()
-        try log.forEachRecord { entry in events += try decoder.decodeBatch(entry) }
-        return events
+        for log in try StorageInspection.inspect(directory).logs {
+            let snapshot = try EventLog.snapshot(directory: log.directory)
+            for batch in snapshot.batches + snapshot.claimed {
+                if let frame = batch.frame { events += try decoder.decodeBatch(frame.payload) }
+            }
+            for record in snapshot.records { events += try decoder.decodeBatch(record.batch) }
+        }
+        return events.enumerated().sorted { ($0.element.sequence, $0.offset) < ($1.element.sequence, $1.offset) }.map(\.element)
     }
 
     static func duration(_ event: Event) -> Double? {

@@ -3,6 +3,7 @@ import SpoorWire
 import SpoorModel
 import SpoorTracker
 import SpoorLog
+import SpoorTooling
 import Testing
 
 @Suite struct UploadCommandTests {
@@ -36,28 +37,34 @@ import Testing
         let inspect = try await SpoorProcess.run(["inspect", directory.path])
         #expect(inspect.status == 0)
         // The second batch may have been sealed and then held back by the failure: sealed or live, all 150 stay.
+        // The upload adopted the tracker's log (closed) and claimed its batches: every log's lines add up.
         let text = inspect.stdoutText
-        let sealed = Self.numbers(onTheLineOf: "sealed batches: ", in: text)
-        let live = Self.numbers(onTheLineOf: "live records: ", in: text)
+        let sealed = Self.sums(onTheLinesOf: "sealed batches: ", in: text)
+        let live = Self.sums(onTheLinesOf: "live records: ", in: text)
         #expect(sealed.count == 2 && sealed[0] >= attempts.count, "\(text)")
         #expect(sealed.count == 2 && live.count >= 1 && sealed[1] + live[0] == 150, "\(text)")
         #expect(inspect.stdoutText.contains("upload (as last saved by the tracker): stopped"))
         #expect(inspect.stdoutText.contains("\(attempts.count) requests, \(attempts.count) retried"))
     }
 
-    /// The whole numbers on the first line of `text` that contains `label`, in order ("sealed batches: 2, 150
-    /// records" gives [2, 150]).
-    static func numbers(onTheLineOf label: String, in text: String) -> [Int] {
-        let line = text.split(separator: "\n").first { $0.contains(label) } ?? ""
-        return line.split { !$0.isNumber }.compactMap { Int($0) }
+    /// The whole numbers on each line of `text` that contains `label`, added up position by position ("sealed
+    /// batches: 2, 150 records" and "sealed batches: 1, 50 records" give [3, 200]).
+    static func sums(onTheLinesOf label: String, in text: String) -> [Int] {
+        var sums: [Int] = []
+        for line in text.split(separator: "\n") where line.contains(label) {
+            for (index, number) in line.split(whereSeparator: { !$0.isNumber }).compactMap({ Int($0) }).enumerated() {
+                if index < sums.count { sums[index] += number } else { sums.append(number) }
+            }
+        }
+        return sums
     }
 
     @Test func rejectedBatchesShowInInspect() async throws {
         let directory = try await Self.storage(events: 3)
         defer { try? FileManager.default.removeItem(at: directory) }
-        let logDirectory = Tracker.logDirectory(in: directory)
-        let area = try RejectedArea(logDirectory: logDirectory, limits: .init(maxBatches: 1, maxBytes: 1 << 20))
-        let log = try EventLog(directory: logDirectory)
+        // The rejected area the processes share, in the `logs` folder; the batch from the tracker's own log.
+        let area = try RejectedArea(logDirectory: Tracker.logDirectory(in: directory), limits: .init(maxBatches: 1, maxBytes: 1 << 20))
+        let log = try EventLog(directory: try #require(try StorageInspection.inspect(directory).logs.first).directory)
         let batch = try #require(try log.seal())
         let frame = try log.frame(of: batch.id)
         try area.setAside(frame: frame, id: .random(), status: 400, at: 1_700_000_000_000)

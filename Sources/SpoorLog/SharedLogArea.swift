@@ -1,0 +1,361 @@
+package import Foundation
+package import Logging
+import SpoorSystem
+import SpoorWire
+
+/// The `logs` folder of a storage directory that several processes share: one log per process, the adoption of
+/// the logs of processes that are gone, and the claims of other processes' sealed batches.
+///
+/// The rules (docs/event-log.md, "Several processes"):
+/// - each open makes a log of its own, `logs/<pid>-<nonce>`, which holds no lock while open: no other process
+///   touches its segments while its maker runs, so there is nothing to lock against;
+/// - a log whose maker is gone (its pid names no process of this pid namespace; in this process, a log no longer
+///   open) is adopted by the next open: holding its `lock`, the adopter recovers it with the log's own recovery
+///   and seals every record into its outbox with the log's own crash-safe seal, then closes it, which persists its
+///   head past every batch;
+/// - a sealed batch is claimed by renaming it into the claimer's `claimed` folder (one rename: a kill -9 leaves it
+///   on one side or the other, never on both or neither). Only batches whose log has persisted its head past them
+///   are claimed, so no recovery of that log ever seals their records again; a running process's batches only once
+///   they have waited ``claimAfter`` (it uploads its own).
+package struct SharedLogArea: Sendable {
+    /// The `logs` folder.
+    package let folder: String
+    /// The `log` folder of an older Spoor, adopted like the log of a process that is gone.
+    package let legacyLog: String
+    /// How long a running process's sealed batch waits before another process claims it.
+    package let claimAfter: Duration
+
+    /// The area of `storageDirectory`.
+    package init(storageDirectory: URL, claimAfter: Duration = .seconds(30)) {
+        let storage = storageDirectory.standardizedFileURL.path
+        folder = storage + "/" + StorageLayout.logsFolderName
+        legacyLog = storage + "/" + StorageLayout.logFolderName
+        self.claimAfter = claimAfter
+    }
+
+    // MARK: Who is running
+
+    /// The paths of the shared logs open in this process: a log of this pid is gone only when it is not here.
+    private static let openHere = Locked<Set<String>>([])
+
+    static func noteOpen(_ path: String) { _ = openHere.withLock { $0.insert(path) } }
+    static func noteClosed(_ path: String) { _ = openHere.withLock { $0.remove(path) } }
+
+    /// This process's pid namespace (Linux: the `/proc/self/ns/pid` link, `pid:[…]`); empty where there is none.
+    /// A pid means nothing in another namespace (two containers sharing a volume), so a log made in another one
+    /// is never taken for gone.
+    package static let pidNamespace: String = {
+        #if os(Linux)
+        var buffer = [CChar](repeating: 0, count: 128)
+        let count = readlink("/proc/self/ns/pid", &buffer, buffer.count - 1)
+        guard count > 0 else { return "" }
+        return String(decoding: buffer.prefix(count).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        #else
+        return ""
+        #endif
+    }()
+
+    /// The `owner` file's content for this process.
+    static func ownerRecord() -> [UInt8] {
+        Array("pid \(getpid())\npidns \(pidNamespace)\n".utf8)
+    }
+
+    /// One log directory found in the area.
+    package struct Member: Sendable, Hashable {
+        package var path: String
+        /// The pid in its name; nil for the legacy `log` folder.
+        package var pid: Int32?
+    }
+
+    /// Every log directory in the area (and the legacy `log` folder when there is one), by name.
+    package func members() -> [Member] {
+        var found: [Member] = []
+        if let names = try? FileIO.list(folder) {
+            for name in names {
+                guard let parsed = StorageLayout.processLog(fromName: name) else { continue }
+                found.append(Member(path: folder + "/" + name, pid: parsed.pid))
+            }
+        }
+        var info = stat()
+        if stat(legacyLog, &info) == 0, info.st_mode & S_IFMT == S_IFDIR { found.append(Member(path: legacyLog, pid: nil)) }
+        return found
+    }
+
+    /// Whether the process that made `member` is gone, or done with it: the log was closed, its pid names no
+    /// running process of this pid namespace, or (this process's own pid) the log is not open here. The legacy log
+    /// counts as gone: its lock, held by an older Spoor while open, decides.
+    package func isGone(_ member: Member) -> Bool {
+        guard let pid = member.pid else { return true }
+        if access(member.path + "/" + StorageLayout.closedMarkerName, F_OK) == 0 { return true }
+        if pid == getpid() { return !Self.openHere.withLock { $0.contains(member.path) } }
+        if kill(pid, 0) == 0 || FileIO.errno == EPERM { return false }
+        // No such process here: gone, if the log was made in this pid namespace.
+        guard let bytes = try? FileIO.readFile(member.path + "/" + StorageLayout.ownerName, limit: 4096) else { return true }
+        let lines = String(decoding: bytes, as: UTF8.self).split(separator: "\n")
+        let namespace = lines.first { $0.hasPrefix("pidns ") }.map { String($0.dropFirst(6)) } ?? ""
+        return namespace == Self.pidNamespace
+    }
+
+    /// The head the log in `path` has persisted in its `state` file, or nil when it has none.
+    static func persistedHead(_ path: String) -> LogPosition? {
+        guard let bytes = try? FileIO.readFile(path + "/" + StorageLayout.logStateName, limit: 4096) else { return nil }
+        return LogStateFile.decode(bytes)?.head
+    }
+
+    // MARK: Adoption
+
+    /// The steps of an adoption, reported (with the adopted log's path) to a test that stops the adopter (a kill -9)
+    /// after a chosen one.
+    package enum AdoptionStep: Sendable {
+        /// The log was recovered, holding its lock.
+        case recovered
+        /// One batch was sealed.
+        case sealed
+        /// The log was closed, its head persisted past every batch.
+        case closed
+        /// One file of an emptied log was deleted.
+        case removed
+    }
+
+    /// Adopts every log in the area whose maker is gone, except `own`; calls `record` with each live record
+    /// adopted, before it is sealed (the tracker learns the last sequence number used from them).
+    /// Returns the damage their recoveries found (corrupt regions, torn tails, files moved aside), for the adopter
+    /// to count as its own: it is the process that found it.
+    @discardableResult
+    package func adoptOrphans(except own: String, configuration: EventLog.Configuration, logger: Logger,
+                              record: (([UInt8]) -> Void)? = nil, afterStep: ((AdoptionStep, String) -> Void)? = nil) -> LogCounters {
+        var found = LogCounters()
+        for member in members() where member.path != own && isGone(member) {
+            guard let damage = adopt(member, configuration: configuration, logger: logger, record: record, afterStep: afterStep)
+            else { continue }
+            found.corrupt += damage.corrupt
+            found.tornTails += damage.tornTails
+            found.quarantined += damage.quarantined
+        }
+        return found
+    }
+
+    /// Adopts `member`: holding its lock, recovers it and seals every live record into its outbox (the log's own
+    /// seal: a kill -9 at any point leaves what the next adopter finishes, never a second batch id for the same
+    /// records), closes it (persisting its head past every batch), and removes it once nothing is left in it.
+    /// Returns the damage its recovery found, or nil when another process holds its lock (it is adopting it now).
+    @discardableResult
+    package func adopt(_ member: Member, configuration: EventLog.Configuration, logger: Logger,
+                       record: (([UInt8]) -> Void)? = nil, afterStep: ((AdoptionStep, String) -> Void)? = nil) -> LogCounters? {
+        let before = (try? FileIO.readFile(member.path + "/" + StorageLayout.logStateName, limit: 4096))
+            .flatMap(LogStateFile.decode)?.counters ?? LogCounters()
+        var unbounded = configuration
+        // The records were within their maker's caps; the adopter drops none of them, and seals them all.
+        unbounded.maxRecords = Int(Int32.max)
+        unbounded.maxBytes = 1 << 50
+        unbounded.segmentBytes = configuration.effectiveSegmentBytes
+        unbounded.maxPendingBatches = Int(Int32.max)
+        let log: EventLog
+        do {
+            log = try EventLog(directory: URL(fileURLWithPath: member.path, isDirectory: true), configuration: unbounded,
+                               logger: logger, writeRecords: nil, lock: .whileOpen(grace: .zero))
+        } catch {
+            return nil
+        }
+        if log.isMemoryOnly {
+            log.close()
+            return LogCounters()
+        }
+        afterStep?(.recovered, member.path)
+        var damage = log.counters
+        damage.corrupt -= min(damage.corrupt, before.corrupt)
+        damage.tornTails -= min(damage.tornTails, before.tornTails)
+        damage.quarantined -= min(damage.quarantined, before.quarantined)
+        if let record { log.forEachRecord(record) }
+        var sealed = 0
+        do {
+            while try log.seal() != nil {
+                sealed += 1
+                afterStep?(.sealed, member.path)
+            }
+        } catch {
+            logger.error("spoor: cannot seal the records of a process that is gone", metadata: [
+                "log": "\(member.path)", "error": "\(error)",
+            ])
+        }
+        let empty = log.recordCount == 0 && log.pendingBatches().isEmpty
+        log.close()
+        afterStep?(.closed, member.path)
+        if sealed > 0 {
+            logger.notice("spoor: adopted the log of a process that is gone", metadata: [
+                "log": "\(member.path)", "batches": "\(sealed)",
+            ])
+        }
+        if empty { remove(member.path, afterStep: afterStep) }
+        return damage
+    }
+
+    /// Deletes an adopted log that holds nothing any more, holding its lock. Segments go first and the `state`
+    /// file after them, so no record can come back to life; whatever is not the log's own (damaged files kept
+    /// aside, the legacy log's rejected batches) stays, and so does the folder then.
+    private func remove(_ path: String, afterStep: ((AdoptionStep, String) -> Void)?) {
+        guard let fd = try? FileIO.open(path + "/" + StorageLayout.lockName, O_RDWR) else { return }
+        defer { FileIO.closeFile(fd) }
+        guard flock(fd, LOCK_EX | LOCK_NB) == 0 else { return }
+        for folder in [path + "/" + StorageLayout.outboxName, path + "/" + StorageLayout.claimedFolderName] {
+            let names = (try? FileIO.list(folder)) ?? []
+            if names.contains(where: { StorageLayout.batch(fromName: $0) != nil }) { return }
+        }
+        let names = (try? FileIO.list(path)) ?? []
+        do {
+            for name in names where StorageLayout.segmentID(fromName: name) != nil {
+                try FileIO.unlink(path + "/" + name)
+                afterStep?(.removed, path)
+            }
+            for folder in [StorageLayout.outboxName, StorageLayout.claimedFolderName] {
+                let folderPath = path + "/" + folder
+                for name in (try? FileIO.list(folderPath)) ?? [] where StorageLayout.isUnfinishedBatch(name) {
+                    try FileIO.unlink(folderPath + "/" + name)
+                }
+                _ = folderPath.withCString { rmdir($0) }
+            }
+            for name in [StorageLayout.logStateName, StorageLayout.temporaryName(for: StorageLayout.logStateName),
+                         StorageLayout.uploadCountersName, StorageLayout.temporaryName(for: StorageLayout.uploadCountersName),
+                         StorageLayout.ownerName, StorageLayout.closedMarkerName, StorageLayout.lockName] {
+                try FileIO.unlink(path + "/" + name)
+                afterStep?(.removed, path)
+            }
+        } catch {
+            return
+        }
+        _ = path.withCString { rmdir($0) }
+    }
+}
+
+extension EventLog {
+    /// Opens a log of this process's own in the `logs` folder of `storageDirectory`, after adopting the logs of
+    /// processes that are gone (`adopted` sees each of their live records before it is sealed).
+    ///
+    /// Never throws for a directory another process uses: every process gets a log of its own. Throws only for an
+    /// invalid configuration; a storage directory that cannot be used gives a log that keeps events in memory.
+    package static func openShared(
+        storageDirectory: URL, configuration: Configuration = .init(), logger: Logger = Logger(label: "spoor.log"),
+        claimAfter: Duration = .seconds(30), adopted: (([UInt8]) -> Void)? = nil,
+        afterAdoptionStep: ((SharedLogArea.AdoptionStep, String) -> Void)? = nil
+    ) throws(StorageError) -> EventLog {
+        let area = SharedLogArea(storageDirectory: storageDirectory, claimAfter: claimAfter)
+        try? PrivateDirectory.prepare(URL(fileURLWithPath: area.folder, isDirectory: true), logger: logger)
+        var generator = SystemRandomNumberGenerator()
+        var path = area.folder + "/" + StorageLayout.processLogName(pid: getpid(), nonce: generator.next())
+        for _ in 0..<4 {
+            let made = path.withCString { mkdir($0, PrivateDirectory.directoryMode) }
+            if made == 0 || FileIO.errno != EEXIST { break }
+            path = area.folder + "/" + StorageLayout.processLogName(pid: getpid(), nonce: generator.next())
+        }
+        // The owner is written before any record: a log with records always says who made it.
+        try? AtomicFile.write(SharedLogArea.ownerRecord(), to: path + "/" + StorageLayout.ownerName,
+                              durable: configuration.durability != .none)
+        SharedLogArea.noteOpen(path)
+        let log: EventLog
+        do {
+            log = try EventLog(directory: URL(fileURLWithPath: path, isDirectory: true), configuration: configuration,
+                               logger: logger, writeRecords: nil, lock: .none, shared: area)
+        } catch {
+            SharedLogArea.noteClosed(path)
+            throw error
+        }
+        let damage = area.adoptOrphans(except: path, configuration: configuration, logger: logger, record: adopted,
+                                       afterStep: afterAdoptionStep)
+        if damage.corrupt + damage.tornTails + damage.quarantined > 0 {
+            log.state.withLock { state in
+                state.counters.corrupt += damage.corrupt
+                state.counters.tornTails += damage.tornTails
+                state.counters.quarantined += damage.quarantined
+                state.progress.version += 1
+            }
+        }
+        return log
+    }
+
+    /// Whether the log keeps its records in memory only (its directory could not be used).
+    package var isMemoryOnly: Bool { state.withLock { $0.memory.memoryOnly } }
+
+    /// Claims sealed batches of other processes' logs in the shared area into this log's `claimed` folder, where
+    /// they wait for upload like the log's own; at most `limit`, and never past ``Configuration/maxPendingBatches``.
+    /// Returns how many were claimed.
+    ///
+    /// A batch is taken only when its log's `state` file has its head past it (no recovery of that log can seal
+    /// its records again), and a running process's only once it waited ``SharedLogArea/claimAfter``; a gone
+    /// process's own claims are taken too. A gone process's log that still holds records is adopted first.
+    @discardableResult
+    package func claimFromOthers(limit: Int) -> Int {
+        guard let shared, limit > 0 else { return 0 }
+        let room = state.withLock { state in state.closed ? 0 : configuration.maxPendingBatches - state.outbox.count }
+        var budget = min(limit, room)
+        guard budget > 0 else { return 0 }
+        var claimed = 0
+        let now = Date().timeIntervalSince1970
+        let minimumAge = shared.claimAfter.timeInterval
+        for member in shared.members() where member.path != path {
+            guard budget > 0 else { break }
+            let gone = shared.isGone(member)
+            if gone, ((try? FileIO.list(member.path)) ?? []).contains(where: { StorageLayout.segmentID(fromName: $0) != nil }) {
+                shared.adopt(member, configuration: configuration, logger: logger)
+            }
+            var sources: [(folder: String, ownBatches: Bool)] = [(member.path + "/" + StorageLayout.outboxName, true)]
+            if gone { sources.append((member.path + "/" + StorageLayout.claimedFolderName, false)) }
+            let head = SharedLogArea.persistedHead(member.path)
+            for source in sources {
+                for name in (try? FileIO.list(source.folder)) ?? [] {
+                    guard budget > 0 else { break }
+                    guard let parsed = StorageLayout.batch(fromName: name) else { continue }
+                    let filePath = source.folder + "/" + name
+                    if source.ownBatches {
+                        // Its log must never seal these records again: its persisted head is past them.
+                        guard let head, parsed.end <= head else { continue }
+                        if !gone {
+                            guard let written = Self.modificationTime(filePath), now - written >= minimumAge else { continue }
+                        }
+                    }
+                    if claim(filePath, name: name, id: parsed.id) {
+                        claimed += 1
+                        budget -= 1
+                    }
+                }
+            }
+        }
+        if claimed > 0, configuration.durability != .none { try? FileIO.syncDirectory(claimedPath) }
+        return claimed
+    }
+
+    /// When the file at `path` was last written, in seconds since the epoch.
+    private static func modificationTime(_ path: String) -> Double? {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        #if canImport(Darwin)
+        return Double(info.st_mtimespec.tv_sec)
+        #else
+        return Double(info.st_mtim.tv_sec)
+        #endif
+    }
+
+    /// Renames one batch into `claimed` and adds it to the outbox; false when another process renamed it first.
+    private func claim(_ filePath: String, name: String, id: BatchID) -> Bool {
+        try? FileIO.makeDirectory(claimedPath)
+        let destination = claimedPath + "/" + name
+        do {
+            try FileIO.rename(filePath, destination)
+        } catch {
+            return false
+        }
+        let info: SealedBatch
+        do {
+            info = try Self.describeBatch(try FileIO.readFile(destination, limit: FrameLimits().maxFrameBytes), id: id)
+        } catch {
+            logger.error("spoor: a claimed batch is unreadable; moved aside", metadata: ["file": "\(destination)", "error": "\(error)"])
+            if (try? FileIO.rename(destination, destination + StorageLayout.quarantineSuffix)) == nil { try? FileIO.unlink(destination) }
+            state.withLock { state in state.counters.quarantined += 1 }
+            return false
+        }
+        state.withLock { state in
+            state.outbox.add(Outbox.Entry(info: info, path: destination, frame: nil, end: LogPosition(segment: 0, offset: 0)))
+            state.counters.claimed += 1
+        }
+        return true
+    }
+}

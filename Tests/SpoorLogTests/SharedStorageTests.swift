@@ -1,0 +1,310 @@
+import Foundation
+import Logging
+import SpoorModel
+import SpoorSystem
+import SpoorTestSupport
+import SpoorWire
+import Testing
+@testable import SpoorLog
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Several processes (or several opens in one process) sharing one storage directory: a log each, no lock held while
+/// open, adoption of the logs of processes that are gone, claims of other logs' batches (docs/event-log.md, "Several
+/// processes").
+@Suite struct SharedStorageTests {
+    let quiet = Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
+
+    func openShared(_ storage: TemporaryDirectory, maxPendingBatches: Int = 16, claimAfter: Duration = .zero) throws -> EventLog {
+        try EventLog.openShared(
+            storageDirectory: storage.url, configuration: .init(durability: .none, maxPendingBatches: maxPendingBatches),
+            logger: quiet, claimAfter: claimAfter)
+    }
+
+    func append(_ range: Range<Int>, to log: EventLog) throws {
+        var buffer = RecordBuffer()
+        for sequence in range { try buffer.append(Fixtures.event(sequence), using: EventEncoder()) }
+        log.append(buffer)
+    }
+
+    /// How often each sequence number is stored in `storage`, batches and live records of every log together.
+    func stored(_ storage: TemporaryDirectory) throws -> [UInt64: Int] {
+        var seen: [UInt64: Int] = [:]
+        for event in try StoredLogs.events(in: storage.url) { seen[event.sequence, default: 0] += 1 }
+        return seen
+    }
+
+    /// The ids of the batches waiting in a log directory's `outbox` and `claimed` folders.
+    func batchIDs(in directory: String) -> Set<String> {
+        var ids = Set<String>()
+        for folder in [StorageLayout.outboxName, StorageLayout.claimedFolderName] {
+            for name in (try? FileIO.list(directory + "/" + folder)) ?? [] {
+                if let parsed = StorageLayout.batch(fromName: name) { ids.insert(parsed.id.description) }
+            }
+        }
+        return ids
+    }
+
+    @Test func processLogNamesParseStrictly() {
+        let name = StorageLayout.processLogName(pid: 4242, nonce: 0x00ab_cdef_0123_4567)
+        #expect(name == "4242-00abcdef01234567")
+        #expect(StorageLayout.processLog(fromName: name)?.pid == 4242)
+        for foreign in ["+4242-00abcdef01234567", "04242-00abcdef01234567", "4242-00ABCDEF01234567", "0-00abcdef01234567",
+                        "4242-abcdef01234567", "4242-00abcdef01234567-1", "rejected", "-1-00abcdef01234567"] {
+            #expect(StorageLayout.processLog(fromName: foreign) == nil, "\(foreign)")
+        }
+    }
+
+    /// Two logs open over one storage directory at once: each has its own directory, neither is refused, and no
+    /// lock is held while they are open (a probe takes each directory's lock at once).
+    @Test func twoOpensGetALogEachAndHoldNoLock() throws {
+        let storage = TemporaryDirectory()
+        let first = try openShared(storage)
+        let second = try openShared(storage)
+        #expect(first.directory != second.directory)
+        try append(0..<50, to: first)
+        try append(50..<100, to: second)
+        for log in [first, second] {
+            let fd = open(log.directory.path + "/" + StorageLayout.lockName, O_RDWR)
+            #expect(fd >= 0)
+            #expect(flock(fd, LOCK_EX | LOCK_NB) == 0, "an open log holds its lock")
+            close(fd)
+        }
+        first.close()
+        second.close()
+        let seen = try stored(storage)
+        #expect(seen.count == 100 && seen.values.allSatisfy { $0 == 1 })
+    }
+
+    /// A log whose maker is gone (here: closed, in this process) is adopted by the next open: its records sealed
+    /// into batches in its own outbox, the batch it had sealed kept with its id; its batches are then claimed,
+    /// and the emptied log removed by the next adoption.
+    @Test func aGoneLogIsAdoptedSealedClaimedAndRemoved() throws {
+        let storage = TemporaryDirectory()
+        let gone = try openShared(storage)
+        try append(0..<250, to: gone)
+        let kept = try #require(try gone.seal(maxRecords: 60))
+        gone.close()
+        let goneDirectory = gone.directory.path
+
+        let adopter = try openShared(storage)
+        #expect(adopter.recordCount == 0)
+        let ids = batchIDs(in: goneDirectory)
+        #expect(ids.contains(kept.id.description))
+        #expect(ids.count == 3)  // 60, then 100 and 90
+        var seen = try stored(storage)
+        #expect(seen.count == 250 && seen.values.allSatisfy { $0 == 1 })
+
+        #expect(adopter.claimFromOthers(limit: 16) == 3)
+        #expect(Set(adopter.pendingBatches().map(\.id.description)) == ids)
+        #expect(batchIDs(in: goneDirectory).isEmpty)
+        #expect(adopter.counters.claimed == 3)
+        seen = try stored(storage)
+        #expect(seen.count == 250 && seen.values.allSatisfy { $0 == 1 })
+        adopter.close()
+
+        // The next open adopts both: the first is empty and goes; the second holds the claimed batches, which stay.
+        let third = try openShared(storage)
+        #expect(!FileManager.default.fileExists(atPath: goneDirectory))
+        #expect(batchIDs(in: adopter.directory.path) == ids)
+        third.close()
+    }
+
+    /// The single `log` folder of an older Spoor is adopted like a gone process's log: its records sealed, its
+    /// batch kept, both claimed, and the folder removed once empty.
+    @Test func anOlderSporsSingleLogIsAdopted() throws {
+        let storage = TemporaryDirectory()
+        let legacy = try EventLog(directory: storage.file(StorageLayout.logFolderName), configuration: .init(durability: .none), logger: quiet)
+        try append(0..<150, to: legacy)
+        let kept = try #require(try legacy.seal(maxRecords: 50))
+        legacy.close()
+
+        let adopter = try openShared(storage)
+        #expect(batchIDs(in: storage.file(StorageLayout.logFolderName).path).contains(kept.id.description))
+        #expect(adopter.claimFromOthers(limit: 16) == 2)
+        #expect(adopter.pendingBatches().contains { $0.id == kept.id })
+        adopter.close()
+        try openShared(storage).close()
+        #expect(!FileManager.default.fileExists(atPath: storage.file(StorageLayout.logFolderName).path))
+        let seen = try stored(storage)
+        #expect(seen.count == 150 && seen.values.allSatisfy { $0 == 1 })
+    }
+
+    /// A batch is claimed only once its log has persisted its head past it: before, a crash of that log would
+    /// seal its records again under a new id.
+    @Test func aBatchIsClaimedOnlyOnceItsLogsHeadIsPersistedPastIt() throws {
+        let storage = TemporaryDirectory()
+        let owner = try openShared(storage)
+        let claimer = try openShared(storage)
+        try append(0..<10, to: owner)
+        let batch = try #require(try owner.seal())
+        #expect(claimer.claimFromOthers(limit: 4) == 0)
+        try owner.sync()
+        #expect(claimer.claimFromOthers(limit: 4) == 1)
+        #expect(claimer.pendingBatches().map(\.id) == [batch.id])
+        owner.close()
+        claimer.close()
+    }
+
+    /// A running process's batches wait `claimAfter` before another process takes them: it uploads its own.
+    @Test func aRunningProcesssBatchWaitsBeforeItIsClaimed() throws {
+        let storage = TemporaryDirectory()
+        let owner = try openShared(storage)
+        let claimer = try openShared(storage, claimAfter: .seconds(3600))
+        try append(0..<10, to: owner)
+        try owner.seal()
+        try owner.sync()
+        #expect(claimer.claimFromOthers(limit: 4) == 0)
+        owner.close()
+        // Gone now (closed): no wait.
+        #expect(claimer.claimFromOthers(limit: 4) == 1)
+        claimer.close()
+    }
+
+    /// The owner of a batch another process claimed: the frame is gone, which is "claimed", not an error or a loss;
+    /// the batch leaves its outbox and is counted as claimed away, and a release of it still succeeds.
+    @Test func theOwnerOfAClaimedBatchForgetsItAndCountsIt() throws {
+        let storage = TemporaryDirectory()
+        let owner = try openShared(storage)
+        let claimer = try openShared(storage)
+        try append(0..<20, to: owner)
+        let first = try #require(try owner.seal(maxRecords: 10))
+        let second = try #require(try owner.seal(maxRecords: 10))
+        try owner.sync()
+        #expect(claimer.claimFromOthers(limit: 4) == 2)
+
+        #expect(throws: StorageError.self) { _ = try owner.frame(of: first.id) }
+        #expect(owner.pendingBatches().map(\.id) == [second.id])
+        #expect(owner.counters.claimedAway == 1)
+        // Sent by the owner before the claim, and delivered: its release finds the file gone and is done.
+        try owner.release(second.id)
+        #expect(owner.pendingBatches().isEmpty)
+        #expect(owner.counters.released == 1)
+        #expect(owner.counters.sealed == owner.counters.released + owner.counters.claimedAway)
+        // The claimer holds both, and reads them.
+        for batch in claimer.pendingBatches() { #expect(try FrameDecoder().decode(claimer.frame(of: batch.id)).header.recordCount == 10) }
+        owner.close()
+        claimer.close()
+    }
+
+    /// Two claimers race for the same twenty batches: each batch goes to exactly one of them.
+    @Test func twoClaimersRaceAndEachBatchGoesToOne() async throws {
+        let storage = TemporaryDirectory()
+        let gone = try openShared(storage, maxPendingBatches: 64)
+        try append(0..<2000, to: gone)
+        while try gone.seal() != nil {}
+        gone.close()
+        let claimers = [try openShared(storage, maxPendingBatches: 64), try openShared(storage, maxPendingBatches: 64)]
+        let counts = await onThreadsOfTheirOwn(claimers.count) { index in claimers[index].claimFromOthers(limit: 64) }
+        #expect(counts.reduce(0, +) == 20)
+        let sets = claimers.map { Set($0.pendingBatches().map(\.id)) }
+        #expect(sets[0].isDisjoint(with: sets[1]))
+        #expect(sets[0].count + sets[1].count == 20)
+        let seen = try stored(storage)
+        #expect(seen.count == 2000 && seen.values.allSatisfy { $0 == 1 })
+        for claimer in claimers { claimer.close() }
+    }
+
+    /// Writers in child processes, two at a time over one storage directory, SIGKILLed at random moments: each
+    /// new one adopts the dead ones' logs and claims their batches. Every event a writer reported synced is stored
+    /// exactly once, and no event twice.
+    @Test(.timeLimit(.minutes(10)))
+    func killedWritersRecordsAreAdoptedExactlyOnce() async throws {
+        let storage = TemporaryDirectory()
+        var random = SplitMix64(seed: 0x5_4A2E)
+        var synced: [ClosedRange<UInt64>] = []
+        for round in 0..<6 {
+            let starts = [UInt64(round * 2) * 1_000_000, UInt64(round * 2 + 1) * 1_000_000]
+            let children = try starts.map { try crashChild(["shared-writer", storage.path, "\($0)", "\(random.next())"]) }
+            for (child, start) in zip(children, starts) {
+                let killAfter = Int.random(in: 1...20, using: &random)
+                var count = 0
+                var last: UInt64?
+                while count < killAfter, let line = await child.nextLine() {
+                    let parts = line.split(separator: " ")
+                    if parts.first == "synced", parts.count == 2 {
+                        last = UInt64(parts[1])
+                        count += 1
+                    } else if parts.first != "ready" {
+                        Issue.record("round \(round): the child said \(line)")
+                        break
+                    }
+                }
+                child.kill()
+                let termination = await child.termination(), errors = await child.standardError()
+                #expect(termination == .signalled(SIGKILL), "\(errors)")
+                if let last { synced.append(start...last) }
+            }
+        }
+        // The last open adopts what the last round left.
+        let last = try openShared(storage, maxPendingBatches: 10_000)
+        while last.claimFromOthers(limit: 10_000) > 0 {}
+        last.close()
+        let seen = try stored(storage)
+        #expect(synced.count == 12)
+        for range in synced {
+            let missing = range.filter { seen[$0] != 1 }
+            #expect(missing.isEmpty, "synced events not stored exactly once: \(missing.prefix(10))")
+        }
+        #expect(seen.values.allSatisfy { $0 == 1 }, "an event stored twice")
+        // Every writer's log was adopted and emptied into the last one's claims: nothing is left unsealed.
+        #expect(StoredLogs.directories(in: storage.url).allSatisfy { (try? EventLog.snapshot(directory: $0).records.isEmpty) ?? false })
+    }
+
+    /// An adopter SIGKILLed after each step of an adoption in turn (recovered, each seal, closed, each file of the
+    /// removal), each next adopter finishing what the last one left: no record lost, none sealed twice.
+    @Test(.timeLimit(.minutes(10)))
+    func anAdoptionKilledAtEveryStepLosesAndDoublesNothing() async throws {
+        let storage = TemporaryDirectory()
+        // 450 events, then it waits to be killed: the adoption has a known number of steps.
+        let writer = try crashChild(["shared-writer", storage.path, "0", "7", "450"])
+        var synced: UInt64 = 0
+        var lines = 0
+        while synced < 449, lines < 10_000, let line = await writer.nextLine() {
+            lines += 1
+            let parts = line.split(separator: " ")
+            if parts.first == "synced", parts.count == 2 { synced = UInt64(parts[1])! }
+        }
+        writer.kill()
+        let ended = await writer.termination()
+        #expect(ended == .signalled(SIGKILL))
+        #expect(synced == 449)
+
+        let target = try StoredLogs.only(in: storage.url).lastPathComponent
+        // Every stop starts from the killed writer's directory as it was, and a next adopter (in this process)
+        // finishes what the stopped one left.
+        var stop = 1
+        var kinds: Set<String> = []
+        while stop < 100 {
+            let work = TemporaryDirectory()
+            try FileManager.default.removeItem(at: work.url)
+            try FileManager.default.copyItem(at: storage.url, to: work.url)
+            let adopter = try crashChild(["adopt-stop", work.path, target, "\(stop)"])
+            let output = await adopter.lines()
+            let termination = await adopter.termination(), errors = await adopter.standardError()
+            if termination == .exited(0), output.contains(where: { $0.hasPrefix("adopted") }) { break }
+            #expect(termination == .signalled(SIGKILL), "\(output) \(errors)")
+            if let kind = output.last?.split(separator: " ").last { kinds.insert(String(kind)) }
+            var seen = try stored(work)
+            #expect((0...synced).allSatisfy { seen[$0] == 1 }, "after a stop at step \(stop): \(output)")
+            #expect(seen.values.allSatisfy { $0 == 1 }, "after a stop at step \(stop): \(output)")
+            let next = try openShared(work, maxPendingBatches: 10_000)
+            while next.claimFromOthers(limit: 10_000) > 0 {}
+            next.close()
+            try openShared(work).close()
+            seen = try stored(work)
+            #expect((0...synced).allSatisfy { seen[$0] == 1 }, "finished after a stop at step \(stop)")
+            #expect(seen.values.allSatisfy { $0 == 1 }, "finished after a stop at step \(stop)")
+            #expect(!FileManager.default.fileExists(atPath: work.path + "/logs/" + target), "the emptied log was removed")
+            for directory in StoredLogs.directories(in: work.url) {
+                #expect(try EventLog.snapshot(directory: directory).records.isEmpty, "\(directory.lastPathComponent)")
+            }
+            stop += 1
+        }
+        #expect(kinds == ["recovered", "sealed", "closed", "removed"], "stopped after \(stop - 1) steps of kinds \(kinds)")
+    }
+}
