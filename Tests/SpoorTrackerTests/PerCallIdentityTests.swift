@@ -81,11 +81,7 @@ import SpoorTestSupport
         tracker.track("MineAgain")
         #expect(await tracker.shutdown(timeout: testBound))
 
-        let log = try EventLog(directory: Tracker.logDirectory(in: directory.url), configuration: .init())
-        defer { log.close() }
-        let decoder = EventDecoder()
-        var events: [Event] = []
-        try log.forEachRecord { payload in events += try decoder.decodeBatch(payload) }
+        let events = try StoredLogs.events(in: directory.url)
         #expect(events.map(\.name) == ["Mine", "Purchase", "", "$SignUp", "MineAgain"])
         #expect(events.map(\.distinctID) == [anonymous, "user-42", "user-42", "user-43", anonymous])
         #expect(events.map(\.loginID) == [nil, nil, nil, "user-43", nil])
