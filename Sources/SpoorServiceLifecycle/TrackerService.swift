@@ -80,7 +80,7 @@ public struct TrackerService: Service, CustomStringConvertible {
 }
 
 /// What ``TrackerService`` did when its group shut down.
-public struct TrackerServiceShutdown: Sendable {
+public struct TrackerServiceShutdown: Sendable, CustomStringConvertible {
     /// The final flush's result: the events delivered and what is still pending, and why; nil when it did not
     /// finish within ``TrackerService/uploadTimeout``.
     public var flush: FlushResult?
@@ -91,5 +91,11 @@ public struct TrackerServiceShutdown: Sendable {
 
     /// Whether everything accepted was delivered and the log closed in time.
     public var isComplete: Bool { closed && (flush?.isComplete ?? false) }
+
+    /// One line: the flush's result (or that it ran out of time) and whether the log was closed.
+    public var description: String {
+        let flushed = flush.map { "\($0)" } ?? "the flush did not finish in time"
+        return "\(cancelled ? "cancelled" : "graceful"): \(flushed); log \(closed ? "closed" : "not closed in time")"
+    }
 }
 #endif
