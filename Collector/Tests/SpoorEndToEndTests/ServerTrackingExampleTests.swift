@@ -52,6 +52,15 @@ import Glibc
             #expect(try result.get() == Array(repeating: 200, count: Self.requestsPerUser), "user \(user)")
         }
 
+        // A hostile user id (over the 255 bytes an id may have): the request is served, the event rejected, nothing stored.
+        let hostile = try await onThreadOfItsOwn { () throws(LoopbackError) -> Int in
+            let connection = try HTTPConnection(connectingTo: port)
+            defer { connection.close() }
+            connection.write(Array("GET /hello HTTP/1.1\r\nHost: 127.0.0.1\r\nX-User-ID: \(String(repeating: "x", count: 300))\r\n\r\n".utf8))
+            do { return try connection.readResponse().status } catch { throw LoopbackError("the hostile request: \(error)") }
+        }
+        #expect(hostile == 200)
+
         // A deploy: SIGTERM, then the process ends by itself once the tracker has uploaded.
         #expect(try await server.stop(signal: SIGTERM) == 0, "\(server.errors.suffix(10))")
         // Its own account: nothing pending when it stopped (the final flush counts only what it delivered itself).
