@@ -126,6 +126,12 @@ public struct Configuration: Sendable {
         /// Preset properties to use instead of reading them from the system, mainly for tests and
         /// platforms where the host knows better (screen size). Merged over what was read.
         public var presetOverrides: [String: PropertyValue] = [:]
+        /// Whether events carry the presets that describe the device: `$os`, `$os_version`, `$model`,
+        /// `$manufacturer`, `$timezone_offset` (and `$screen_width`, `$screen_height`). Default true; a server's
+        /// events are about its users, not its host, so ``Configuration/server(storageDirectory:serverURL:)`` turns
+        /// them off. `$device_id`, `$lib`, `$lib_version` and `$app_version` are always there; a key set in
+        /// ``presetOverrides`` is carried either way.
+        public var devicePresets: Bool = true
         /// Whether events carry `$event_session_id`. Default off.
         public var enableSession: Bool = false
         /// A session ends after this long without events. Default 30 minutes.
@@ -190,6 +196,10 @@ public struct Configuration: Sendable {
         /// far behind, `track` waits for it rather than lose events or grow without bound; only a burst far above
         /// what the disk can take gets there. Default 10,000 (about 10 MiB of realistic events).
         public var maxBufferedEvents: Int = 10_000
+        /// What `track` does when ``maxBufferedEvents`` events wait: ``BufferPolicy/block`` (the default: wait for
+        /// the writer, losing nothing) or ``BufferPolicy/dropOldest`` (never wait: drop the oldest waiting event,
+        /// counted in ``TrackerCounters/droppedWhenBufferFull``), which a server wants.
+        public var whenBufferIsFull: BufferPolicy = .block
 
         /// The defaults.
         public init() {}
@@ -258,6 +268,19 @@ public struct Configuration: Sendable {
         public init() {}
     }
 
+    /// What `track` does when ``Storage/maxBufferedEvents`` events are waiting in memory for the writer
+    /// (``Storage/whenBufferIsFull``).
+    public enum BufferPolicy: Sendable, Hashable {
+        /// The caller waits until the writer has taken the waiting events: nothing is lost, and memory stays
+        /// bounded. What an app wants (only a burst far beyond what its disk can take gets there).
+        case block
+        /// The caller never waits: the oldest waiting event is dropped, whole and before any of it is written, and
+        /// counted (``TrackerCounters/droppedWhenBufferFull``, and the `spoor_events_dropped_total` metric with
+        /// `reason` `buffer`). Its sequence number is left as a gap. What a server wants: a request must never
+        /// wait for its analytics.
+        case dropOldest
+    }
+
     /// What tests inject instead of the system's time and randomness. Out of an app's sight: the `SpoorTesting`
     /// product sets them (its `Configuration.clock` and `Configuration.uploadRandom`).
     package struct TestSeams: Sendable {
@@ -268,6 +291,34 @@ public struct Configuration: Sendable {
         package var uploadRandom: (any RandomNumberGenerator & Sendable)?
 
         package init() {}
+    }
+
+    /// A configuration for a server that tracks events for many users (docs/tracker-guide.md, "Server-side
+    /// tracking"): each call names its user (``Tracker/track(_:distinctID:properties:)``), so the tracker keeps no
+    /// user of its own worth describing.
+    ///
+    /// From the app defaults it differs in:
+    /// - ``Tracking/devicePresets`` off: no `$os`, `$model`… describing the host;
+    /// - no auto-tracking, no capture and no lifecycle heartbeat (``AutoTrack/heartbeatInterval`` nil); a server
+    ///   attaches no lifecycle source, so no `$AppStart` or `$AppEnd` either; sessions stay off;
+    /// - ``Storage/whenBufferIsFull`` = ``BufferPolicy/dropOldest``: a request never waits for the writer; at
+    ///   ``Storage/maxBufferedEvents`` (10,000 by default) waiting events the oldest is dropped and counted.
+    ///
+    /// Everything else (the log's caps, upload timing, the logger) is the app default and can be changed after.
+    ///
+    /// - Parameters:
+    ///   - storageDirectory: where the state file and the durable log live (one per process).
+    ///   - serverURL: the collector (see ``Upload/serverURL``); `nil` keeps events local.
+    public static func server(storageDirectory: URL, serverURL: URL?) -> Configuration {
+        var configuration = Configuration(storageDirectory: storageDirectory)
+        configuration.upload.serverURL = serverURL
+        configuration.tracking.devicePresets = false
+        configuration.tracking.enableSession = false
+        configuration.autoTrack.events = []
+        configuration.autoTrack.capture = []
+        configuration.autoTrack.heartbeatInterval = nil
+        configuration.storage.whenBufferIsFull = .dropOldest
+        return configuration
     }
 
     /// Throws the first field that is out of range, named by its path (`upload.requestTimeout`).

@@ -18,7 +18,13 @@ package final class EventLogStore: EventStore, @unchecked Sendable {
     private let logger: Logger
     private let encodeFailures = Locked(0)
     /// Called after each append with the number of records waiting in the log (the uploader's bulk trigger).
-    private let afterAppend = Locked<(@Sendable (Int) -> Void)?>(nil)
+    private let afterAppend = Locked<AfterAppend?>(nil)
+
+    /// The callback in a struct: a closure kept directly as a ``Locked``'s generic value is wrapped in one more
+    /// conversion thunk each time it is read back through `withLock`, so every call would cost more than the last.
+    private struct AfterAppend {
+        let body: @Sendable (Int) -> Void
+    }
 
     init(log: EventLog, logger: Logger) {
         self.log = log
@@ -39,7 +45,7 @@ package final class EventLogStore: EventStore, @unchecked Sendable {
     package var durableLog: EventLog? { log }
 
     package func onAppend(_ body: (@Sendable (Int) -> Void)?) {
-        afterAppend.withLock { $0 = body }
+        afterAppend.withLock { $0 = body.map(AfterAppend.init) }
     }
 
     package func append(_ events: inout [StoredEvent]) {
@@ -60,7 +66,7 @@ package final class EventLogStore: EventStore, @unchecked Sendable {
         guard !records.isEmpty else { return }
         log.append(records)
         records.removeAll(keepingCapacity: true)
-        if let afterAppend = afterAppend.withLock({ $0 }) { afterAppend(log.recordCount) }
+        if let afterAppend = afterAppend.withLock({ $0 }) { afterAppend.body(log.recordCount) }
     }
 
     // MARK: Context records

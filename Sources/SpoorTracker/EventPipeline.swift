@@ -82,9 +82,29 @@ package final class EventPipeline: @unchecked Sendable {
     /// the user opted out.
     @inline(__always)
     func enqueue(_ event: consuming PendingEvent) -> Bool {
+        enqueue(event, askingForDynamicProperties: false) { _, _ in false }
+    }
+
+    /// Hands an event on to the writer, with the dynamic super properties when a provider is set: `add` runs the
+    /// provider (never under the lock) and puts what it returns into the event, or returns false to drop the event
+    /// (its properties were invalid). Returns false when the event is not recorded.
+    @inline(__always)
+    func enqueue(
+        _ event: consuming PendingEvent,
+        addingDynamicProperties add: (_ provider: @Sendable () -> Properties, _ event: inout PendingEvent) -> Bool
+    ) -> Bool {
+        enqueue(event, askingForDynamicProperties: true, add)
+    }
+
+    @inline(__always)
+    private func enqueue(
+        _ event: consuming PendingEvent, askingForDynamicProperties asking: Bool,
+        _ add: (_ provider: @Sendable () -> Properties, _ event: inout PendingEvent) -> Bool
+    ) -> Bool {
         var event = event
+        var asking = asking
         while true {
-            let outcome = state.withLock { $0.enqueue(&event) }
+            let outcome = state.withLock { $0.enqueue(&event, askingForDynamicProperties: asking) }
             switch outcome {
             case .appended(let wakeWriter):
                 if wakeWriter { wake.signal() }
@@ -95,8 +115,16 @@ package final class EventPipeline: @unchecked Sendable {
                 if wakeWriter { wake.signal() }
                 firstBlockedProducer.fulfil(())
                 space.wait()
+            case .needsDynamicProperties(let provider):
+                asking = false
+                guard add(provider, &event) else { return false }
             }
         }
+    }
+
+    /// Sets (or removes) the dynamic super-properties provider later `track` calls run.
+    func setDynamicSuperProperties(_ provider: (@Sendable () -> Properties)?) {
+        state.withLock { $0.dynamicSuperProperties = provider }
     }
 
     /// Asks the writer to write and sync everything accepted so far; the promise is fulfilled when it has (with
@@ -170,9 +198,9 @@ package final class EventPipeline: @unchecked Sendable {
     /// The snapshot events captured now get.
     var snapshot: Snapshot { state.withLock { $0.snapshot } }
 
-    /// Events accepted, and dropped after the stop.
-    var counts: (accepted: Int, droppedAfterShutdown: Int) {
-        state.withLock { ($0.queue.accepted, $0.queue.droppedAfterShutdown) }
+    /// Events accepted, dropped after the stop, and dropped oldest first at the memory bound.
+    var counts: (accepted: Int, droppedAfterShutdown: Int, droppedWhenBufferFull: Int) {
+        state.withLock { ($0.queue.accepted, $0.queue.droppedAfterShutdown, $0.queue.droppedAtBound) }
     }
 
     // MARK: The writer
@@ -249,10 +277,10 @@ package final class EventPipeline: @unchecked Sendable {
     }
 
     private func exportMetrics(_ metrics: TrackerMetrics) {
-        let (accepted, afterShutdown) = counts
+        let (accepted, afterShutdown, atBound) = counts
         metrics.export(TrackerMetrics.Totals(
             accepted: accepted, droppedByLog: store.droppedCount, droppedByHook: hookDropped.withLock { $0 },
-            droppedAfterShutdown: afterShutdown))
+            droppedAfterShutdown: afterShutdown, droppedWhenBufferFull: atBound))
     }
 
     private func saveState(_ state: PersistedState) {
@@ -269,9 +297,15 @@ package final class EventPipeline: @unchecked Sendable {
     private func materialize(_ pending: PendingEvent) -> StoredEvent? {
         let snapshot = pending.snapshot!.takeUnretainedValue()
         let sessionID = pending.session?.takeUnretainedValue().id
-        let distinctID = pending.type == .trackSignup ? (snapshot.loginID ?? snapshot.distinctID) : snapshot.distinctID
+        let distinctID = pending.callerID
+            ?? (pending.type == .trackSignup ? (snapshot.loginID ?? snapshot.distinctID) : snapshot.distinctID)
+        // A per-call event carries the tracker's anonymous id (with the sequence number it names the event exactly)
+        // and no login id but its own `$SignUp`'s: the tracker's login id belongs to the tracker's user, and a record
+        // extending the context cannot leave out what the context holds.
+        let perCall = pending.callerID != nil
+        let loginID = perCall ? (pending.type == .trackSignup ? pending.callerID : nil) : snapshot.loginID
         let firstDay = snapshot.firstDay.contains(pending.time)
-        if !pending.isProfile, hook == nil, !collides(pending, with: snapshot) {
+        if !pending.isProfile, hook == nil, loginID == snapshot.loginID, !collides(pending, with: snapshot) {
             // The common case: only the event's own fields; the snapshot supplies the rest (`StoredEvent.merged`,
             // and the log's context record). No id or lib string is copied per event.
             var properties = pending.properties
@@ -287,7 +321,7 @@ package final class EventPipeline: @unchecked Sendable {
         }
         var event = Event(
             name: pending.name, type: pending.type, time: pending.time, sequence: pending.sequence,
-            distinctID: distinctID, anonymousID: snapshot.anonymousID, loginID: snapshot.loginID,
+            distinctID: distinctID, anonymousID: snapshot.anonymousID, loginID: loginID,
             lib: pending.method == .autoTrack ? snapshot.libAuto : snapshot.libCode,
             properties: pending.properties, sessionID: sessionID, originalID: pending.originalID)
         if pending.isProfile { return StoredEvent(event: event, base: nil, firstDay: false) }

@@ -13,6 +13,10 @@ package struct PendingEvent {
     /// Some key starts with `$`, so the never-overridable keys are re-applied after merging.
     package var hasDollarKey: Bool
     package var originalID: String?
+    /// The call's own id for a per-call event (``Tracker/track(_:distinctID:properties:)``, the profile
+    /// operations with `distinctID:`, ``Tracker/trackSignUp(loginID:anonymousID:)``); `nil` for the tracker's
+    /// identity. A per-call event takes no part in the tracker's session.
+    package var callerID: String?
     // Assigned under the pipeline lock, so they follow the order events enter the log. The snapshot and the
     // session are not retained: the pipeline keeps them alive until the writer has written the event
     // (the writer queue's retired objects), so a caller never touches a reference count the writer's core also touches.
@@ -26,7 +30,7 @@ package struct PendingEvent {
     package static var empty: PendingEvent {
         PendingEvent(
             name: "", type: .track, method: .unspecified, time: 0, properties: [:], dynamicProperties: nil,
-            hasDollarKey: false, originalID: nil)
+            hasDollarKey: false, originalID: nil, callerID: nil)
     }
 
     package init(
@@ -38,6 +42,7 @@ package struct PendingEvent {
         dynamicProperties: Properties?,
         hasDollarKey: Bool,
         originalID: String?,
+        callerID: String? = nil,
         sequence: UInt64 = 0,
         snapshot: Unmanaged<Snapshot>? = nil,
         session: Unmanaged<Session>? = nil
@@ -50,6 +55,7 @@ package struct PendingEvent {
         self.dynamicProperties = dynamicProperties
         self.hasDollarKey = hasDollarKey
         self.originalID = originalID
+        self.callerID = callerID
         self.sequence = sequence
         self.snapshot = snapshot
         self.session = session

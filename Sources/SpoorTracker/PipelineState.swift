@@ -15,6 +15,9 @@ package struct PipelineState {
     package private(set) var snapshot: Snapshot
     package private(set) var sessions: SessionState
     package private(set) var queue: WriterQueue
+    /// ``Tracker/registerDynamicSuperProperties(_:)``'s provider. Kept here, under the lock `track` takes anyway,
+    /// so a call without one pays nothing more; the provider itself never runs under the lock (see ``enqueue(_:askingForDynamicProperties:)``).
+    package var dynamicSuperProperties: (@Sendable () -> Properties)?
 
     package init(context: PipelineContext, persisted: PersistedState, saveNeeded: Bool = false, capacity: Int = 1024) {
         self.context = context
@@ -24,27 +27,43 @@ package struct PipelineState {
             idleMilliseconds: context.sessionIdleMilliseconds, maxMilliseconds: context.sessionMaxMilliseconds)
         queue = WriterQueue(
             nextSequence: persisted.nextSequence, memoryLimit: context.memoryLimit,
-            wakeThreshold: EventPipeline.wakeThreshold, capacity: capacity)
+            wakeThreshold: EventPipeline.wakeThreshold, capacity: capacity, dropsOldestWhenFull: context.dropsOldestWhenFull)
         if saveNeeded { _ = queue.requestSave() }
     }
 
-    /// What happened to an event handed to ``enqueue(_:)``.
+    /// What happened to an event handed to ``enqueue(_:askingForDynamicProperties:)``.
     package enum Enqueued: Equatable {
         case appended(wakeWriter: Bool)
         /// The buffer is full: wait for space, then try again.
         case full(wakeWriter: Bool)
         /// Not recorded: the pipeline is stopping, or the user opted out.
         case refused
+        /// Nothing was done: a dynamic super-properties provider is set. Run it outside the lock, put its
+        /// (validated) properties into the event, and enqueue again without asking.
+        case needsDynamicProperties(@Sendable () -> Properties)
+
+        /// Alike when the case and its values are; any two requests for dynamic properties are alike.
+        package static func == (lhs: Enqueued, rhs: Enqueued) -> Bool {
+            switch (lhs, rhs) {
+            case (.appended(let a), .appended(let b)), (.full(let a), .full(let b)): a == b
+            case (.refused, .refused), (.needsDynamicProperties, .needsDynamicProperties): true
+            default: false
+            }
+        }
     }
 
     /// Stamps the event with its sequence number, snapshot and session and moves it into the queue (`event` is
-    /// left empty), unless the pipeline stops, the user opted out or the buffer is full.
+    /// left empty), unless the pipeline stops, the user opted out or the buffer is full. With
+    /// `askingForDynamicProperties` and a provider set, nothing is done and the provider is returned: the caller
+    /// runs it without the lock and comes back (two lock takes only when a provider is set).
     @inline(__always)
-    package mutating func enqueue(_ event: inout PendingEvent) -> Enqueued {
+    package mutating func enqueue(_ event: inout PendingEvent, askingForDynamicProperties: Bool = false) -> Enqueued {
         switch queue.admit(optedOut: identity.isOptedOut) {
         case .stopped, .declined: return .refused
         case .full(let wake): return .full(wakeWriter: wake)
-        case .open: return .appended(wakeWriter: stampAndAppend(&event))
+        case .open:
+            if askingForDynamicProperties, let provider = dynamicSuperProperties { return .needsDynamicProperties(provider) }
+            return .appended(wakeWriter: stampAndAppend(&event))
         }
     }
 
@@ -52,7 +71,7 @@ package struct PipelineState {
     private mutating func stampAndAppend(_ event: inout PendingEvent) -> Bool {
         event.sequence = queue.takeSequence()
         event.snapshot = Unmanaged.passUnretained(snapshot)
-        if context.enableSession, !event.isProfile {
+        if context.enableSession, !event.isProfile, event.callerID == nil {
             let (session, ended) = sessions.session(at: event.time)
             if let ended { queue.retire(ended) }
             event.session = Unmanaged.passUnretained(session)
@@ -140,6 +159,8 @@ package struct PipelineContext: Sendable {
     package var sessionMaxMilliseconds: Int64
     /// The most events held in memory before callers wait for the writer.
     package var memoryLimit: Int
+    /// At the bound, drop the oldest waiting event rather than make the caller wait.
+    package var dropsOldestWhenFull: Bool
 
     package init(
         preset: Properties,
@@ -149,7 +170,8 @@ package struct PipelineContext: Sendable {
         enableSession: Bool,
         sessionIdleMilliseconds: Int64,
         sessionMaxMilliseconds: Int64,
-        memoryLimit: Int
+        memoryLimit: Int,
+        dropsOldestWhenFull: Bool = false
     ) {
         self.preset = preset
         self.platform = platform
@@ -159,5 +181,6 @@ package struct PipelineContext: Sendable {
         self.sessionIdleMilliseconds = sessionIdleMilliseconds
         self.sessionMaxMilliseconds = sessionMaxMilliseconds
         self.memoryLimit = memoryLimit
+        self.dropsOldestWhenFull = dropsOldestWhenFull
     }
 }

@@ -24,6 +24,11 @@ package enum PresetProperties {
     }
 
     /// Reads the system's description: `uname`, `/etc/os-release`, `/sys/class/dmi/id`; "unknown" where unreadable.
+    /// The presets that describe the device the tracker runs on, which ``Configuration/Tracking/devicePresets``
+    /// leaves out (a server's events are about its users, not its host). `$device_id`, `$lib`, `$lib_version` and
+    /// `$app_version` stay: they name the install and the software that sent the event.
+    package static let deviceKeys = ["$os", "$os_version", "$model", "$manufacturer", "$timezone_offset", "$screen_width", "$screen_height"]
+
     package static func read(
         appVersion: String, deviceID: String, timeZone: TimeZone, now: EpochMilliseconds, root: String = ""
     ) -> Properties {

@@ -2,7 +2,6 @@ public import Foundation
 import Logging
 public import SpoorModel
 import SpoorLog
-import Synchronization
 public import SpoorUpload
 package import SpoorSystem
 
@@ -27,10 +26,6 @@ public final class Tracker: Sendable {
     /// The one clock (``Configuration``'s, the system's unless a test set one): event `time` from its wall
     /// reading, durations from its monotonic one.
     package let clock: any SpoorClock
-    private let dynamicSuper = Locked<(@Sendable () -> Properties)?>(nil)
-    /// Whether `dynamicSuper` is set: read on every `track()`, so an atomic flag rather than the lock (the one
-    /// place the package uses an atomic; state of more than one word lives in a ``Locked``).
-    private let hasDynamicSuper = Atomic<Bool>(false)
     private let rejections = Locked<[ValidationRule: Int]>([:])
     private let timers = Locked(EventTimers())
     private let corruptStateFiles: Int
@@ -105,13 +100,17 @@ public final class Tracker: Sendable {
         var preset = PresetProperties.read(
             appVersion: configuration.tracking.appVersion, deviceID: state.deviceID,
             timeZone: configuration.tracking.timeZone, now: now)
+        if !configuration.tracking.devicePresets {
+            for key in PresetProperties.deviceKeys { preset[key] = nil }
+        }
         for (key, value) in configuration.tracking.presetOverrides { preset[key] = value }
         let context = PipelineContext(
             preset: preset, platform: PresetProperties.platform, appVersion: configuration.tracking.appVersion,
             firstDay: firstDay, enableSession: configuration.tracking.enableSession,
             sessionIdleMilliseconds: configuration.tracking.sessionIdleTimeout.milliseconds,
             sessionMaxMilliseconds: configuration.tracking.sessionMaxDuration.milliseconds,
-            memoryLimit: max(configuration.storage.maxBufferedEvents, 4096))
+            memoryLimit: max(configuration.storage.maxBufferedEvents, 4096),
+            dropsOldestWhenFull: configuration.storage.whenBufferIsFull == .dropOldest)
         pipeline = EventPipeline(
             context: context, persisted: state, saveNeeded: outcome != .loaded, store: store, stateFile: stateFile,
             logger: logger, hook: configuration.tracking.beforeRecord, onRejection: configuration.tracking.onRejection,
@@ -188,6 +187,56 @@ public final class Tracker: Sendable {
         return submit(name: E.eventName, type: .track, method: .code, time: time, properties: event.properties, originalID: nil)
     }
 
+    /// Records an event for the user `distinctID`, not the tracker's own: what a server does for each request's
+    /// user (docs/tracker-guide.md, "Server-side tracking").
+    ///
+    /// The event carries `distinctID` as its `distinct_id`, no login id, and the tracker's anonymous id (which,
+    /// with the sequence number, names the event). The tracker's identity, session and lifecycle are untouched;
+    /// its preset, super and dynamic super properties are merged as for ``track(_:properties:)``, and consent holds
+    /// as for any event. Safe to call from many tasks at once, each with its own id.
+    ///
+    /// Returns false when the event is not recorded: `distinctID` is not a valid id (empty, only white space,
+    /// over 255 UTF-8 bytes, or holding U+0000: rejected under ``ValidationRule/invalidIdentity``), the event
+    /// was rejected as ``track(_:properties:)`` rejects one, the user opted out, or the tracker was shut down.
+    @discardableResult
+    public func track(_ name: String, distinctID: String, properties: Properties = [:]) -> Bool {
+        let time = clock.wallMilliseconds()
+        guard TrackerIdentity.isValidID(distinctID) else {
+            return reject(EventRejection(event: name, key: "distinctID", rule: .invalidIdentity))
+        }
+        return submit(
+            name: name, type: .track, method: .code, time: time, properties: properties, originalID: nil,
+            callerID: distinctID)
+    }
+
+    /// Records a typed event for the user `distinctID` (see ``track(_:distinctID:properties:)``).
+    @discardableResult
+    public func track<E: TrackedEvent>(_ event: E, distinctID: String) -> Bool {
+        track(E.eventName, distinctID: distinctID, properties: event.properties)
+    }
+
+    /// Links a user's anonymous id to their login id, for a server that knows both: records `$SignUp` with
+    /// `distinct_id` and `login_id` = `loginID` and `original_id` = `anonymousID`, as ``login(_:)`` does for the
+    /// tracker's own user, but leaves the tracker's identity alone. Unlike ``login(_:)`` it records the link
+    /// every time it is called (a server keeps no memory of who is logged in).
+    ///
+    /// Returns false when either id is invalid (``ValidationRule/invalidIdentity``), the user opted out, or the
+    /// tracker was shut down.
+    @discardableResult
+    public func trackSignUp(loginID: String, anonymousID: String) -> Bool {
+        let time = clock.wallMilliseconds()
+        guard TrackerIdentity.isValidID(loginID) else {
+            return reject(EventRejection(event: "$SignUp", key: "loginID", rule: .invalidIdentity))
+        }
+        guard TrackerIdentity.isValidID(anonymousID) else {
+            return reject(EventRejection(event: "$SignUp", key: "anonymousID", rule: .invalidIdentity))
+        }
+        return pipeline.enqueue(
+            PendingEvent(
+                name: "$SignUp", type: .trackSignup, method: .code, time: time, properties: [:], dynamicProperties: nil,
+                hasDollarKey: false, originalID: anonymousID, callerID: loginID))
+    }
+
     /// The entry point for auto-tracking: records `name` as an auto-track event at `time` (now when `nil`).
     /// Whether the event type is enabled is for the caller to decide (see ``trackAutomatic(_:at:)``).
     @discardableResult
@@ -207,34 +256,36 @@ public final class Tracker: Sendable {
     @inline(__always)
     private func submit(
         name: String, type: EventType, method: LibMethod, time: EpochMilliseconds, properties: Properties,
-        originalID: String?
+        originalID: String?, callerID: String? = nil
     ) -> Bool {
         if let error = PropertyValidator.check(eventName: name) { return reject(error) }
         var properties = properties
-        var findings: PropertyValidator.Findings
+        let findings: PropertyValidator.Findings
         switch PropertyValidator.check(properties, event: name) {
         case .success(let found): findings = found
         case .failure(let error): return reject(error)
         }
         if findings.needsTruncation { PropertyValidator.truncateLongStrings(&properties) }
-        var dynamic: Properties?
-        if hasDynamicSuper.load(ordering: .relaxed), let provider = dynamicSuper.withLock({ $0 }) {
+        let pending = PendingEvent(
+            name: name, type: type, method: method, time: time, properties: properties, dynamicProperties: nil,
+            hasDollarKey: findings.hasDollarKey, originalID: originalID, callerID: callerID)
+        // The pipeline asks for the dynamic super properties only when a provider is set, and the provider runs
+        // here, on the caller's thread, with no lock held.
+        return pipeline.enqueue(pending) { provider, event in
             var values = provider()
-            switch PropertyValidator.check(values, event: name) {
+            switch PropertyValidator.check(values, event: event.name) {
             case .success(let found):
                 if found.needsTruncation { PropertyValidator.truncateLongStrings(&values) }
-                findings.hasDollarKey = findings.hasDollarKey || found.hasDollarKey
-                dynamic = values
+                event.hasDollarKey = event.hasDollarKey || found.hasDollarKey
+                event.dynamicProperties = values
+                return true
             case .failure(let error): return reject(error)
             }
         }
-        let pending = PendingEvent(
-            name: name, type: type, method: method, time: time, properties: properties, dynamicProperties: dynamic,
-            hasDollarKey: findings.hasDollarKey, originalID: originalID)
-        return pipeline.enqueue(pending)
     }
 
-    private func submitProfile(_ type: EventType, operation: String, properties: Properties) -> Bool {
+    /// A profile operation for the tracker's user, or with `callerID` for that user (already validated).
+    private func submitProfile(_ type: EventType, operation: String, properties: Properties, callerID: String? = nil) -> Bool {
         let time = clock.wallMilliseconds()
         switch PropertyValidator.check(properties, event: operation) {
         case .failure(let error): return reject(error)
@@ -243,8 +294,27 @@ public final class Tracker: Sendable {
             if findings.needsTruncation { PropertyValidator.truncateLongStrings(&properties) }
             return pipeline.enqueue(
                 PendingEvent(name: "", type: type, method: .code, time: time, properties: properties,
-                             dynamicProperties: nil, hasDollarKey: false, originalID: nil))
+                             dynamicProperties: nil, hasDollarKey: false, originalID: nil, callerID: callerID))
         }
+    }
+
+    /// Whether `distinctID` may name a profile operation's user; a rejection is counted and reported.
+    private func checkProfileID(_ distinctID: String, operation: String) -> Bool {
+        guard TrackerIdentity.isValidID(distinctID) else {
+            return reject(EventRejection(event: operation, key: "distinctID", rule: .invalidIdentity))
+        }
+        return true
+    }
+
+    /// Checks a `profileIncrement`'s values: every one an integer or a double.
+    private func checkIncrement(_ properties: Properties) -> Bool {
+        for (key, value) in properties {
+            switch value {
+            case .int, .double: continue
+            default: return reject(EventRejection(event: "profileIncrement", key: key, rule: .wrongValueType))
+            }
+        }
+        return true
     }
 
     private func reject(_ error: EventRejection) -> Bool {
@@ -291,8 +361,7 @@ public final class Tracker: Sendable {
     /// Sets (or, with `nil`, removes) a closure evaluated on every `track` call, whose properties are merged
     /// over the super properties and under the call site's. It runs on the calling thread, so keep it quick.
     public func registerDynamicSuperProperties(_ provider: (@Sendable () -> Properties)?) {
-        dynamicSuper.withLock { $0 = provider }
-        hasDynamicSuper.store(provider != nil, ordering: .relaxed)
+        pipeline.setDynamicSuperProperties(provider)
     }
 
     // MARK: Identity
@@ -357,12 +426,7 @@ public final class Tracker: Sendable {
     /// Adds to numeric profile properties. Every value must be an integer or a double.
     @discardableResult
     public func profileIncrement(_ properties: Properties) -> Bool {
-        for (key, value) in properties {
-            switch value {
-            case .int, .double: continue
-            default: return reject(EventRejection(event: "profileIncrement", key: key, rule: .wrongValueType))
-            }
-        }
+        guard checkIncrement(properties) else { return false }
         return submitProfile(.profileIncrement, operation: "profileIncrement", properties: properties)
     }
 
@@ -384,6 +448,57 @@ public final class Tracker: Sendable {
     @discardableResult
     public func profileDelete() -> Bool {
         submitProfile(.profileDelete, operation: "profileDelete", properties: [:])
+    }
+
+    // MARK: Profiles of a given user
+
+    // The same operations for the user `distinctID`, not the tracker's own (a server's request's user): the record
+    // carries `distinctID` as its `distinct_id`; the tracker's identity is untouched. An invalid id is rejected
+    // under `invalidIdentity`, as for `track(_:distinctID:properties:)`.
+
+    /// Sets profile properties of the user `distinctID`.
+    @discardableResult
+    public func profileSet(_ properties: Properties, distinctID: String) -> Bool {
+        guard checkProfileID(distinctID, operation: "profileSet") else { return false }
+        return submitProfile(.profileSet, operation: "profileSet", properties: properties, callerID: distinctID)
+    }
+
+    /// Sets profile properties of the user `distinctID` that are not set yet.
+    @discardableResult
+    public func profileSetOnce(_ properties: Properties, distinctID: String) -> Bool {
+        guard checkProfileID(distinctID, operation: "profileSetOnce") else { return false }
+        return submitProfile(.profileSetOnce, operation: "profileSetOnce", properties: properties, callerID: distinctID)
+    }
+
+    /// Adds to numeric profile properties of the user `distinctID`. Every value must be an integer or a double.
+    @discardableResult
+    public func profileIncrement(_ properties: Properties, distinctID: String) -> Bool {
+        guard checkProfileID(distinctID, operation: "profileIncrement"), checkIncrement(properties) else { return false }
+        return submitProfile(.profileIncrement, operation: "profileIncrement", properties: properties, callerID: distinctID)
+    }
+
+    /// Appends strings to list profile properties of the user `distinctID`.
+    @discardableResult
+    public func profileAppend(_ properties: [String: [String]], distinctID: String) -> Bool {
+        guard checkProfileID(distinctID, operation: "profileAppend") else { return false }
+        return submitProfile(
+            .profileAppend, operation: "profileAppend", properties: properties.mapValues { .list($0) }, callerID: distinctID)
+    }
+
+    /// Removes profile properties of the user `distinctID`.
+    @discardableResult
+    public func profileUnset(_ keys: [String], distinctID: String) -> Bool {
+        guard checkProfileID(distinctID, operation: "profileUnset") else { return false }
+        var properties = Properties(minimumCapacity: keys.count)
+        for key in keys { properties[key] = .bool(true) }
+        return submitProfile(.profileUnset, operation: "profileUnset", properties: properties, callerID: distinctID)
+    }
+
+    /// Deletes the whole profile of the user `distinctID`.
+    @discardableResult
+    public func profileDelete(distinctID: String) -> Bool {
+        guard checkProfileID(distinctID, operation: "profileDelete") else { return false }
+        return submitProfile(.profileDelete, operation: "profileDelete", properties: [:], callerID: distinctID)
     }
 
     /// The clock's monotonic reading in nanoseconds, the unit of timers and the lifecycle.
@@ -473,14 +588,14 @@ public final class Tracker: Sendable {
 
     /// What happened to the events so far.
     public var counters: TrackerCounters {
-        let (accepted, afterShutdown) = pipeline.counts
+        let (accepted, afterShutdown, atBound) = pipeline.counts
         var rejected = rejections.withLock { $0 }
         for (rule, count) in pipeline.hookRejections.withLock({ $0 }) { rejected[rule, default: 0] += count }
         return TrackerCounters(
             accepted: accepted, rejected: rejected, droppedByLog: pipeline.store.droppedCount,
             droppedByHook: pipeline.hookDropped.withLock { $0 },
-            droppedAfterShutdown: afterShutdown, corrupt: pipeline.store.corruptCount, corruptStateFiles: corruptStateFiles,
-            upload: uploader?.counters)
+            droppedAfterShutdown: afterShutdown, droppedWhenBufferFull: atBound, corrupt: pipeline.store.corruptCount,
+            corruptStateFiles: corruptStateFiles, upload: uploader?.counters)
     }
 
     /// Asks the writer to store and sync everything accepted so far, then the uploader to send it, without

@@ -4,7 +4,7 @@ public import SpoorUpload
 /// Counts the app can read to see what happened to its events.
 ///
 /// `accepted` = events handed on to be stored; each of them is either in the log, or counted in
-/// `droppedByLog` or `droppedByHook`, or rejected by the hook (``ValidationRule/hookThrew``,
+/// `droppedWhenBufferFull`, `droppedByLog` or `droppedByHook`, or rejected by the hook (``ValidationRule/hookThrew``,
 /// ``ValidationRule/hookInvalid``). Other rejected events were never accepted.
 public struct TrackerCounters: Sendable, Hashable {
     /// Events (including profile records and `$SignUp`) that passed validation and were handed on.
@@ -17,6 +17,10 @@ public struct TrackerCounters: Sendable, Hashable {
     public var droppedByHook: Int
     /// Events tracked after ``Tracker/shutdown(timeout:)`` began, which were not recorded.
     public var droppedAfterShutdown: Int
+    /// Accepted events dropped from memory, oldest first, because ``Configuration/Storage/maxBufferedEvents``
+    /// were waiting for the writer and ``Configuration/Storage/whenBufferIsFull`` is
+    /// ``Configuration/BufferPolicy/dropOldest``. Each is dropped whole, before any of it is written.
+    public var droppedWhenBufferFull: Int = 0
     /// Corrupt records the log found and skipped.
     public var corrupt: Int
     /// Times the state file was unreadable and had to be replaced.

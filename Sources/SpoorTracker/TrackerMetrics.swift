@@ -9,7 +9,8 @@ import SpoorSystem
 /// Counters (every one also carries ``Configuration/Diagnostics/metricsDimensions``):
 /// - `spoor_events_accepted_total`
 /// - `spoor_events_rejected_total`, dimension `rule` (a ``ValidationRule`` raw value)
-/// - `spoor_events_dropped_total`, dimension `reason`: `log`, `hook` or `shutdown`
+/// - `spoor_events_dropped_total`, dimension `reason`: `log`, `hook`, `shutdown` or `buffer` (dropped oldest first
+///   at the memory bound, ``Configuration/BufferPolicy/dropOldest``)
 ///
 /// Nothing runs on the caller's thread for accepted events: the writer adds what changed since its last
 /// export after each group it stores. Rejections are rare and counted where they happen.
@@ -19,6 +20,7 @@ final class TrackerMetrics: Sendable {
     private let droppedByLog: Counter
     private let droppedByHook: Counter
     private let droppedAfterShutdown: Counter
+    private let droppedWhenBufferFull: Counter
     /// The totals already exported, for deltas (only the writer exports, but keep it simple and locked).
     private let exported = Locked(Totals())
 
@@ -27,6 +29,7 @@ final class TrackerMetrics: Sendable {
         var droppedByLog = 0
         var droppedByHook = 0
         var droppedAfterShutdown = 0
+        var droppedWhenBufferFull = 0
     }
 
     /// `nil` when no backend is bootstrapped: exporting would only cost time.
@@ -45,6 +48,7 @@ final class TrackerMetrics: Sendable {
         droppedByLog = Counter(label: "spoor_events_dropped_total", dimensions: dimensions + [("reason", "log")])
         droppedByHook = Counter(label: "spoor_events_dropped_total", dimensions: dimensions + [("reason", "hook")])
         droppedAfterShutdown = Counter(label: "spoor_events_dropped_total", dimensions: dimensions + [("reason", "shutdown")])
+        droppedWhenBufferFull = Counter(label: "spoor_events_dropped_total", dimensions: dimensions + [("reason", "buffer")])
     }
 
     func rejected(_ rule: ValidationRule) {
@@ -63,6 +67,9 @@ final class TrackerMetrics: Sendable {
         if totals.droppedByHook > last.droppedByHook { droppedByHook.increment(by: totals.droppedByHook - last.droppedByHook) }
         if totals.droppedAfterShutdown > last.droppedAfterShutdown {
             droppedAfterShutdown.increment(by: totals.droppedAfterShutdown - last.droppedAfterShutdown)
+        }
+        if totals.droppedWhenBufferFull > last.droppedWhenBufferFull {
+            droppedWhenBufferFull.increment(by: totals.droppedWhenBufferFull - last.droppedWhenBufferFull)
         }
     }
 }

@@ -42,18 +42,29 @@ package struct WriterQueue {
         case declined
     }
 
-    /// The most events held before callers wait for the writer.
+    /// The most events held before callers wait for the writer (or, with `dropsOldestWhenFull`, the oldest goes).
     package let memoryLimit: Int
+    /// At the bound, drop the oldest waiting event (counted) instead of making the caller wait: a server's
+    /// request must never block on its analytics.
+    package let dropsOldestWhenFull: Bool
     /// Wake a lingering writer once this many events wait.
     package let wakeThreshold: Int
-    /// The front buffer: callers append, the writer swaps it for its empty back buffer.
-    package private(set) var buffer: [PendingEvent]
+    /// The front buffer: callers append, the writer swaps it for its empty back buffer. Its first `droppedHead`
+    /// slots are events dropped at the bound, left empty (see ``waiting``).
+    private var buffer: [PendingEvent]
+    /// How many slots at the front of `buffer` hold dropped events: dropping the oldest moves nothing, and the
+    /// slots are removed together, once half the bound has been dropped or when the writer takes the buffer.
+    private var droppedHead = 0
+    /// The events waiting for the writer, oldest first.
+    package var waiting: ArraySlice<PendingEvent> { buffer[droppedHead...] }
     /// The sequence number the next accepted event gets.
     package private(set) var nextSequence: UInt64
     /// The sequence number last saved in the state.
     private var savedSequence: UInt64
     package private(set) var accepted = 0
     package private(set) var droppedAfterShutdown = 0
+    /// Accepted events dropped, oldest first, because the buffer was at its bound (`dropsOldestWhenFull`).
+    package private(set) var droppedAtBound = 0
     /// The state is to be saved at the writer's next step.
     package private(set) var saveNeeded = false
     package private(set) var writerState = WriterState.busy
@@ -65,10 +76,11 @@ package struct WriterQueue {
     /// them (unretained), so they live until the writer has written those events.
     private var retired: [AnyObject] = []
 
-    package init(nextSequence: UInt64, memoryLimit: Int, wakeThreshold: Int, capacity: Int) {
+    package init(nextSequence: UInt64, memoryLimit: Int, wakeThreshold: Int, capacity: Int, dropsOldestWhenFull: Bool = false) {
         self.nextSequence = nextSequence
         savedSequence = nextSequence
         self.memoryLimit = memoryLimit
+        self.dropsOldestWhenFull = dropsOldestWhenFull
         self.wakeThreshold = wakeThreshold
         buffer = []
         buffer.reserveCapacity(capacity)
@@ -84,11 +96,31 @@ package struct WriterQueue {
             return .stopped
         }
         if optedOut { return .declined }
-        if buffer.count >= memoryLimit {
-            blockedProducers += 1
-            return .full(wakeWriter: wakeIfWaiting())
+        if buffer.count - droppedHead >= memoryLimit {
+            guard dropsOldestWhenFull else {
+                blockedProducers += 1
+                return .full(wakeWriter: wakeIfWaiting())
+            }
+            dropOldest()
         }
         return .open
+    }
+
+    /// Drops the oldest waiting event: its slot is emptied (what it held is released now) and skipped.
+    private mutating func dropOldest() {
+        var dropped = PendingEvent.empty
+        swap(&dropped, &buffer[droppedHead])
+        droppedHead += 1
+        droppedAtBound += 1
+        // Half the bound's worth of empty slots are removed at once, so memory stays within 1.5 times the bound
+        // and each drop moves at most two events on average.
+        if droppedHead >= max(1, memoryLimit / 2) { removeDroppedHead() }
+    }
+
+    private mutating func removeDroppedHead() {
+        guard droppedHead > 0 else { return }
+        buffer.removeFirst(droppedHead)
+        droppedHead = 0
     }
 
     /// Takes the next sequence number.
@@ -126,8 +158,9 @@ package struct WriterQueue {
 
     /// Drops the events waiting in memory (the user opted out and asked for their data to be erased); how many.
     package mutating func discardBuffer() -> Int {
-        let count = buffer.count
+        let count = buffer.count - droppedHead
         buffer.removeAll(keepingCapacity: true)
+        droppedHead = 0
         return count
     }
 
@@ -161,6 +194,7 @@ package struct WriterQueue {
     /// with `back` (which must be empty), so the events to write are in `back`.
     package mutating func nextStep(lingered: Bool, swappingWith back: inout [PendingEvent]) -> Step {
         let flushPending = flushes.isPending
+        removeDroppedHead()
         if buffer.isEmpty, !flushPending, !saveNeeded, blockedProducers == 0 {
             if stopping {
                 stopped = true

@@ -2,6 +2,7 @@ import Foundation
 import SpoorModel
 import Testing
 import SpoorTracker
+import SpoorSystem
 
 /// Collects delivered signals.
 final class SignalRecorder: @unchecked Sendable {
@@ -16,6 +17,18 @@ final class FakeApplication: NSObject, @unchecked Sendable {}
 
 @Suite("Lifecycle sources")
 struct LifecycleSourceTests {
+    @Test("A manual source delivers its 1,000th signal the same way as its first")
+    func deliveryDoesNotGrow() {
+        let source = ManualLifecycleSource()
+        let depths = Locked<[Int]>([])
+        source.start { _ in depths.withLock { $0.append(Thread.callStackReturnAddresses.count) } }
+        for _ in 0..<1_000 { source.send(.didBecomeActive) }
+        let all = depths.withLock { $0 }
+        #expect(all.count == 1_000)
+        #expect(all.first == all.last, "the stack under send grew from \(all.first ?? 0) to \(all.last ?? 0) frames")
+        source.stop()
+    }
+
     @Test("NotificationCenter source: UIKit names become signals; other senders are ignored")
     func notificationCenter() async {
         let center = NotificationCenter()

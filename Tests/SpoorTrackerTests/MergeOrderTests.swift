@@ -1,5 +1,6 @@
 import Foundation
 import SpoorModel
+import SpoorSystem
 import Testing
 
 import SpoorTracker
@@ -83,6 +84,22 @@ import SpoorTestSupport
         harness.tracker.track("Three")
         let events = await harness.flushedEvents()
         #expect(events.map { $0.properties["at"] } == [.date(testEpoch), .date(testEpoch + 5000), nil])
+    }
+
+    /// The provider is called the same way on the 2,000th event as on the first: reading it back must not wrap it
+    /// in another layer each time (a closure read out of a generic container through `inout` was, once, so every
+    /// `track` took longer than the one before).
+    @Test func dynamicSuperPropertiesCostTheSameOnEveryCall() async throws {
+        let harness = try Harness()
+        let depths = Locked<[Int]>([])
+        harness.tracker.registerDynamicSuperProperties {
+            depths.withLock { $0.append(Thread.callStackReturnAddresses.count) }
+            return [:]
+        }
+        for _ in 0..<2_000 { harness.tracker.track("E") }
+        let seen = depths.withLock { $0 }
+        #expect(seen.count == 2_000)
+        #expect(seen.first == seen.last, "the stack under track() grew from \(seen.first ?? 0) to \(seen.last ?? 0) frames")
     }
 
     @Test func superPropertiesCanBeRemoved() async throws {

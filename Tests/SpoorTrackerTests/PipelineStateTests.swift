@@ -26,7 +26,7 @@ struct PipelineStateTests {
 
     /// The events waiting, with their sequence numbers, distinct ids and session ids.
     static func waiting(_ state: PipelineState) -> [String] {
-        state.queue.buffer.map { event in
+        state.queue.waiting.map { event in
             let snapshot = event.snapshot!.takeUnretainedValue()
             let session = event.session.map { $0.takeUnretainedValue().id == state.sessions.current?.id ? "current" : "old" }
             return "\(event.sequence) \(event.name) \(snapshot.distinctID) \(session ?? "-")"
@@ -42,6 +42,29 @@ struct PipelineStateTests {
         #expect(Self.waiting(state) == ["1 A anonymous current", "2  anonymous -"])
     }
 
+    /// With a provider set, an event that asks for dynamic properties gets the provider back and nothing else
+    /// happens (no sequence number, no buffer slot); the second call, not asking, appends it. Without a provider,
+    /// or when not asking, one call appends.
+    @Test func aProviderIsHandedOutNotRunUnderTheLock() {
+        var state = Self.state()
+        var plain = Self.event("Plain")
+        #expect(state.enqueue(&plain, askingForDynamicProperties: true) == .appended(wakeWriter: false))
+        state.dynamicSuperProperties = { ["tier": "gold"] }
+        var event = Self.event("Dynamic")
+        guard case .needsDynamicProperties(let provider) = state.enqueue(&event, askingForDynamicProperties: true) else {
+            Issue.record("the provider was not handed out")
+            return
+        }
+        #expect(state.queue.waiting.count == 1)
+        #expect(state.queue.nextSequence == 2)
+        event.dynamicProperties = provider()
+        #expect(state.enqueue(&event, askingForDynamicProperties: false) == .appended(wakeWriter: false))
+        #expect(Self.waiting(state) == ["1 Plain anonymous current", "2 Dynamic anonymous current"])
+        #expect(state.queue.waiting.last?.dynamicProperties == ["tier": "gold"])
+        var profile = Self.event("", type: .profileSet)
+        #expect(state.enqueue(&profile) == .appended(wakeWriter: false))
+    }
+
     @Test func aLoginAndItsSignUpEnterTogetherUnderTheNewIdentity() {
         var state = Self.state()
         var before = Self.event("Before")
@@ -51,10 +74,10 @@ struct PipelineStateTests {
         #expect(state.snapshot !== oldSnapshot)
         #expect(state.queue.saveNeeded)
         #expect(Self.waiting(state) == ["1 Before anonymous current", "2 $SignUp user-1 current"])
-        #expect(state.queue.buffer.last?.originalID == "anonymous")
+        #expect(state.queue.waiting.last?.originalID == "anonymous")
         // Again: nothing changes, nothing is recorded.
         #expect(state.login("user-1", at: 3_000) == (signedUp: false, wakeWriter: false))
-        #expect(state.queue.buffer.count == 2)
+        #expect(state.queue.waiting.count == 2)
     }
 
     @Test func optedOutNothingIsRecordedNotEvenTheSignUp() {

@@ -175,7 +175,7 @@ struct WriterQueueTests {
         _ = Self.append("a", to: &queue)
         _ = Self.append("b", to: &queue)
         #expect(queue.discardBuffer() == 2)
-        #expect(queue.buffer.isEmpty)
+        #expect(queue.waiting.isEmpty)
         #expect(queue.accepted == 2)
     }
 }

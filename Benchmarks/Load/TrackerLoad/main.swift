@@ -6,6 +6,7 @@
 // With `--workload iPhoneApp` (or `linuxService`) the tracker has that workload's presets and super properties
 // and every call is the workload's next call (SpoorWorkload), instead of the 5-property reference event.
 // `--hook-only` runs only the beforeRecord comparison (no hook, a pass-through hook, an enriching hook).
+// `--hot-path` runs only `track()` back to back against the calls sharing its path (see `measureHotPath`).
 // `--frames` runs only the sealing and decoding of realistic 50-event zstd frames, with and without the shared context.
 import CMallocCounter
 import Foundation
@@ -277,6 +278,59 @@ func measureFrames() throws {
                          Double(uncompressed) / n, Double(bytes) / n))
         }
     }
+}
+
+/// 64 users a server's requests come from, for `track(distinctID:)`.
+let userIDs = (0..<64).map { "user-\($0)-5F3C2A" }
+
+/// `--hot-path`: `track()` p50 on the caller, back to back, for the variants of the call that share its path
+/// (a plain call; a per-call id, cycling through 64 users; with a dynamic super-properties provider), each in a
+/// tracker of its own. Rounds alternate the variants; the median p50 of each is printed with its ratio to the
+/// plain call.
+func measureHotPath() async throws {
+    typealias Variant = (name: String, configure: (Tracker) -> Void, call: (Tracker, Workload.Call, Int) -> Void)
+    let variants: [Variant] = [
+        ("track()", { _ in }, { tracker, call, _ in _ = tracker.track(call.name, properties: call.properties) }),
+        ("track(distinctID:)", { _ in }, { tracker, call, i in
+            _ = tracker.track(call.name, distinctID: userIDs[i & 63], properties: call.properties)
+        }),
+        ("track(), dynamic super properties", { tracker in
+            tracker.registerDynamicSuperProperties { ["tier": "gold"] }
+        }, { tracker, call, _ in _ = tracker.track(call.name, properties: call.properties) }),
+    ]
+    var p50s: [String: [UInt64]] = [:]
+    for _ in 0..<rounds {
+        for variant in variants {
+            let (tracker, directory) = try makeTracker {
+                // Room for every call: the log never drops, so the writer's work stays the same in every round.
+                $0.storage.maxEvents = 2 * samples + 100_000
+                $0.storage.maxBytes = 1 << 30
+            }
+            variant.configure(tracker)
+            await tracker.flush()
+            let result = measureLatency(name: variant.name) { i in variant.call(tracker, calls[i & callMask], i) }
+            p50s[variant.name, default: []].append(percentile(result.sorted, 0.5))
+            print(result.line())
+            await tracker.shutdown(timeout: .seconds(60))
+            try? FileManager.default.removeItem(at: directory)
+        }
+    }
+    func median(_ name: String) -> UInt64 {
+        let values = (p50s[name] ?? [0]).sorted()
+        return values[values.count / 2]
+    }
+    let plain = median(variants[0].name)
+    for variant in variants {
+        let values = p50s[variant.name] ?? []
+        print(String(format: "hot path, %@: p50 median %llu ns over %d rounds (%@), %.3fx track()",
+                     variant.name.padding(toLength: 36, withPad: " ", startingAt: 0), median(variant.name), values.count,
+                     values.map(String.init).joined(separator: ", "), plain > 0 ? Double(median(variant.name)) / Double(plain) : 0))
+    }
+}
+
+if CommandLine.arguments.contains("--hot-path") {
+    try await measureHotPath()
+    exit(0)
 }
 
 if CommandLine.arguments.contains("--frames") {

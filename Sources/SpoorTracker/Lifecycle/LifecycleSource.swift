@@ -15,13 +15,13 @@ public protocol LifecycleSource: AnyObject, Sendable {
 
 /// A source the host drives itself: it calls ``send(_:)`` from its own lifecycle callbacks.
 public final class ManualLifecycleSource: LifecycleSource, Sendable {
-    private let deliver = Locked<(@Sendable (LifecycleSignal) -> Void)?>(nil)
+    private let deliver = Locked<SignalDelivery?>(nil)
 
     /// Creates a manual source.
     public init() {}
 
     public func start(delivering deliver: @escaping @Sendable (LifecycleSignal) -> Void) {
-        self.deliver.withLock { $0 = deliver }
+        self.deliver.withLock { $0 = SignalDelivery(send: deliver) }
     }
 
     public func stop() {
@@ -30,6 +30,13 @@ public final class ManualLifecycleSource: LifecycleSource, Sendable {
 
     /// Delivers `signal` to the attached tracker; does nothing while not attached.
     public func send(_ signal: LifecycleSignal) {
-        deliver.withLock { $0 }?(signal)
+        deliver.withLock { $0 }?.send(signal)
     }
+}
+
+/// Where a source delivers its signals, in a struct: a closure kept directly as a `Locked`'s generic value is
+/// wrapped in one more conversion thunk each time it is read back through `withLock`, so every delivery would
+/// cost more than the last.
+struct SignalDelivery: Sendable {
+    let send: @Sendable (LifecycleSignal) -> Void
 }

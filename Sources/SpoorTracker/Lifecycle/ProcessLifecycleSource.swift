@@ -15,7 +15,7 @@ import SpoorSystem
 public final class ProcessLifecycleSource: LifecycleSource, Sendable {
     private let handlesSignals: Bool
     private let handlesExit: Bool
-    private let deliver = Locked<(@Sendable (LifecycleSignal) -> Void)?>(nil)
+    private let deliver = Locked<SignalDelivery?>(nil)
 
     /// Creates a process source.
     /// - Parameters:
@@ -29,7 +29,7 @@ public final class ProcessLifecycleSource: LifecycleSource, Sendable {
     }
 
     public func start(delivering deliver: @escaping @Sendable (LifecycleSignal) -> Void) {
-        self.deliver.withLock { $0 = deliver }
+        self.deliver.withLock { $0 = SignalDelivery(send: deliver) }
         if handlesExit { ProcessExitHooks.register(self) }
         if handlesSignals { TerminationSignals.register(self) }
         deliver(.didFinishLaunching(.inactive))
@@ -62,7 +62,7 @@ public final class ProcessLifecycleSource: LifecycleSource, Sendable {
     }
 
     private func send(_ signal: LifecycleSignal) {
-        deliver.withLock { $0 }?(signal)
+        deliver.withLock { $0 }?.send(signal)
     }
 }
 

@@ -1,0 +1,183 @@
+import Foundation
+import Metrics
+import MetricsTestKit
+import SpoorModel
+import SpoorLog
+import SpoorSystem
+import SpoorTesting
+import Testing
+
+import SpoorTracker
+import SpoorTestSupport
+
+/// A store whose `append` waits until the test opens its gate (a writer stuck on a slow disk), keeping what it
+/// was given.
+private final class GatedRecordingStore: EventStore, @unchecked Sendable {
+    // @unchecked: `events` is under `lock`; the gate is a condition variable.
+    private let gate = NSCondition()
+    private var open = false
+    private let lock = NSLock()
+    private var events: [Event] = []
+    /// Fulfilled when the writer is inside `append`, waiting at the gate.
+    let writerStuck = Promise<Void>()
+
+    func append(_ stored: inout [StoredEvent]) {
+        writerStuck.fulfil(())
+        gate.lock()
+        while !open { gate.wait() }
+        gate.unlock()
+        lock.withLock { events += stored.map(\.merged) }
+    }
+
+    func openGate() {
+        gate.lock()
+        open = true
+        gate.broadcast()
+        gate.unlock()
+    }
+
+    var appended: [Event] { lock.withLock { events } }
+    func sync() throws {}
+    func close() {}
+    func lastSequence() -> UInt64? { nil }
+    var droppedCount: Int { 0 }
+    var corruptCount: Int { 0 }
+    var durableLog: EventLog? { nil }
+    func onAppend(_ body: (@Sendable (Int) -> Void)?) {}
+    func erase() throws -> ErasedLogContents { ErasedLogContents() }
+}
+
+@Suite struct ServerConfigurationTests {
+    @Test func theServerPresetDiffersFromAnAppWhereItSays() {
+        let directory = URL(fileURLWithPath: "/var/lib/shop/spoor")
+        let server = Configuration.server(storageDirectory: directory, serverURL: URL(string: "https://collector.example"))
+        let app = Configuration(storageDirectory: directory)
+        #expect(server.upload.serverURL == URL(string: "https://collector.example"))
+        #expect(server.tracking.devicePresets == false && app.tracking.devicePresets)
+        #expect(server.storage.whenBufferIsFull == .dropOldest && app.storage.whenBufferIsFull == .block)
+        #expect(server.autoTrack.events.isEmpty && server.autoTrack.capture.isEmpty)
+        #expect(server.autoTrack.heartbeatInterval == nil)
+        #expect(server.tracking.enableSession == false)
+        #expect(server.storage.maxBufferedEvents == app.storage.maxBufferedEvents)
+        #expect(throws: Never.self) { try server.validate() }
+    }
+
+    @Test func serverEventsCarryNoDevicePresets() async throws {
+        let directory = TemporaryDirectory()
+        var configuration = Configuration.server(storageDirectory: directory.url, serverURL: nil)
+        configuration.clock = ManualClock(wall: testEpoch)
+        configuration.tracking.appVersion = "4.2"
+        configuration.tracking.presetOverrides = ["$screen_width": 0, "region": "eu"]
+        let store = InMemoryEventStore()
+        let tracker = try Tracker(configuration: configuration, store: store)
+        #expect(tracker.track("Purchase", distinctID: "user-42"))
+        await tracker.flush()
+        let event = try #require(store.events.first)
+        for key in ["$os", "$os_version", "$model", "$manufacturer", "$timezone_offset", "$screen_height"] {
+            #expect(event.properties[key] == nil, "\(key) is on a server's event")
+        }
+        // What names the install and the software stays, and what the host set itself is carried.
+        #expect(event.properties["$device_id"] != nil)
+        #expect(event.properties["$lib"] != nil)
+        #expect(event.properties["$app_version"] == "4.2")
+        #expect(event.properties["$screen_width"] == 0)
+        #expect(event.properties["region"] == "eu")
+        #expect(event.distinctID == "user-42")
+        #expect(event.sessionID == nil)
+        #expect(store.events.count == 1)  // nothing tracked on its own
+        #expect(await tracker.shutdown(timeout: testBound))
+    }
+
+    /// The writer is stuck; 20,000 calls from one thread all return (none waits); what is kept is what the writer
+    /// took before it got stuck and the newest `maxBufferedEvents`; the rest are counted, exactly, as dropped, and
+    /// no event is stored in part.
+    @Test func atTheBoundTheOldestIsDroppedAndTheCallerNeverWaits() async throws {
+        let store = GatedRecordingStore()
+        let metrics = SharedTestMetrics.backend
+        let dimension = ("test", UUID().uuidString)
+        var configuration = Configuration.server(storageDirectory: TemporaryDirectory().url, serverURL: nil)
+        configuration.clock = ManualClock(wall: testEpoch)
+        configuration.storage.maxBufferedEvents = 4096
+        configuration.diagnostics.metricsDimensions = [dimension]
+        let tracker = try Tracker(configuration: configuration, store: store)
+        tracker.track("First", distinctID: "user-0", properties: ["i": 0])
+        let stuck: Void? = await finished { await store.writerStuck.value }
+        try #require(stuck != nil, "the writer never reached the store")
+
+        let total = 20_000
+        let returned = await finished {
+            await onThreadOfItsOwn {
+                var recorded = 0
+                for i in 1..<total {
+                    if tracker.track("Burst", distinctID: "user-\(i % 50)", properties: ["i": .int(Int64(i))]) { recorded += 1 }
+                }
+                return recorded
+            }
+        }
+        // Every call returned while the writer was stuck, and every one was accepted.
+        #expect(returned == total - 1)
+        #expect(tracker.pipeline.firstBlockedProducer.current == nil, "a caller waited at the bound")
+        #expect(store.appended.isEmpty)
+        let dropped = tracker.counters.droppedWhenBufferFull
+        store.openGate()
+        #expect(await tracker.shutdown(timeout: testBound))
+
+        let kept = store.appended
+        let counters = tracker.counters
+        #expect(counters.accepted == total)
+        #expect(counters.droppedWhenBufferFull == dropped)
+        #expect(kept.count + dropped == total)
+        // The writer had taken a prefix before it got stuck; after that only the newest 4,096 remain.
+        let indexes = kept.map { event -> Int64 in
+            if case .int(let i) = event.properties["i"] { return i } else { return -1 }
+        }
+        let taken = kept.count - 4096
+        #expect(taken >= 1)
+        #expect(indexes == Array(0..<Int64(taken)) + Array(Int64(total - 4096)..<Int64(total)))
+        #expect(dropped == total - 4096 - taken)
+        // Whole events only, each with its own id, and sequence numbers with the dropped ones as a gap.
+        #expect(kept.dropFirst().allSatisfy { $0.name == "Burst" && $0.distinctID == "user-\(indexesOf($0) % 50)" })
+        #expect(kept.map(\.sequence) == kept.map(\.sequence).sorted())
+        #expect(kept.last.map(\.sequence) == UInt64(total))
+        let exported = metrics.counters(label: "spoor_events_dropped_total", dimensions: [dimension, ("reason", "buffer")])
+            .map(\.totalValue).reduce(0, +)
+        #expect(exported == Int64(dropped))
+    }
+
+    @Test func anAppStillWaitsAtTheBound() {
+        var queue = WriterQueue(nextSequence: 1, memoryLimit: 2, wakeThreshold: 512, capacity: 4)
+        var event = PipelineStateTests.event("A")
+        #expect(queue.admit(optedOut: false) == .open)
+        _ = queue.append(&event)
+        event = PipelineStateTests.event("B")
+        #expect(queue.admit(optedOut: false) == .open)
+        _ = queue.append(&event)
+        #expect(queue.admit(optedOut: false) == .full(wakeWriter: false))
+        #expect(queue.droppedAtBound == 0)
+        #expect(queue.waiting.map(\.name) == ["A", "B"])
+    }
+
+    @Test func theDropOldestQueueKeepsTheNewestAndItsMemoryBounded() {
+        var queue = WriterQueue(nextSequence: 1, memoryLimit: 4, wakeThreshold: 512, capacity: 4, dropsOldestWhenFull: true)
+        for i in 0..<11 {
+            #expect(queue.admit(optedOut: false) == .open)
+            var event = PipelineStateTests.event("E\(i)")
+            _ = queue.append(&event)
+            #expect(queue.waiting.count == min(i + 1, 4))
+        }
+        #expect(queue.waiting.map(\.name) == ["E7", "E8", "E9", "E10"])
+        #expect(queue.droppedAtBound == 7)
+        #expect(queue.accepted == 11)
+        var back: [PendingEvent] = []
+        guard case .write = queue.nextStep(lingered: true, swappingWith: &back) else {
+            Issue.record("the writer was given nothing to write")
+            return
+        }
+        #expect(back.map(\.name) == ["E7", "E8", "E9", "E10"])
+    }
+}
+
+private func indexesOf(_ event: Event) -> Int {
+    if case .int(let i) = event.properties["i"] { return Int(i) }
+    return -1
+}
