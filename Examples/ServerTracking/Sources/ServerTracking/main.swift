@@ -10,9 +10,10 @@ import SpoorServiceLifecycle
 import SpoorTracker
 
 let environment = ProcessInfo.processInfo.environment
-var configuration = Configuration(storageDirectory: URL(fileURLWithPath: environment["SPOOR_STORAGE"] ?? "spoor-storage"))
-configuration.upload.serverURL = environment["SPOOR_COLLECTOR"].flatMap { URL(string: $0) }
-let tracker = try Tracker(configuration: configuration)
+// The server configuration: no device presets or auto-tracking; a request never waits for the writer.
+let tracker = try Tracker(configuration: .server(
+    storageDirectory: URL(fileURLWithPath: environment["SPOOR_STORAGE"] ?? "spoor-storage"),
+    serverURL: environment["SPOOR_COLLECTOR"].flatMap { URL(string: $0) }))
 
 let router = Router()
 router.add(middleware: TrackingMiddleware(tracker: tracker))

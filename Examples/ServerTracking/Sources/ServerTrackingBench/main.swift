@@ -33,7 +33,7 @@ let perRound = arguments.dropFirst().first ?? 5_000
 
 let directory = FileManager.default.temporaryDirectory.appendingPathComponent("server-tracking-bench-\(UUID().uuidString)")
 defer { try? FileManager.default.removeItem(at: directory) }
-var configuration = Configuration(storageDirectory: directory)
+var configuration = Configuration.server(storageDirectory: directory, serverURL: nil)
 configuration.storage.maxEvents = max(10_000, rounds * perRound)  // every event kept: the log never drops the oldest
 let tracker = try Tracker(configuration: configuration)
 let tracking = TrackingMiddleware<BenchContext>(tracker: tracker)
@@ -99,5 +99,6 @@ let meanTracked = Double(tracked.reduce(0, +)) / Double(tracked.count)
 print(String(format: "mean        %.0f ns vs %.0f ns: %.0f ns added", meanBase, meanTracked, meanTracked - meanBase))
 let counters = tracker.counters
 print("tracker: accepted \(counters.accepted), rejected \(counters.rejected.values.reduce(0, +)), "
+      + "dropped at the full buffer \(counters.droppedWhenBufferFull), "
       + String(format: "%.0f events/s stored over the whole run", Double(counters.accepted) / writerSeconds))
 await tracker.shutdown()
