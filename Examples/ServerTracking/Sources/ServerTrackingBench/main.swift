@@ -88,11 +88,16 @@ let sortedBaseline = baseline.sorted()
 let sortedTracked = tracked.sorted()
 print("requests timed: \(tracked.count) tracked, \(baseline.count) pass-through (\(rounds) rounds of \(perRound))")
 print("percentile  pass-through ns  tracking ns  added ns")
-for (name, p) in [("p50", 0.50), ("p90", 0.90), ("p99", 0.99), ("p99.9", 0.999)] {
+for (name, p) in [("p50", 0.50), ("p90", 0.90), ("p99", 0.99), ("p99.9", 0.999), ("p99.99", 0.9999), ("max", 1.0)] {
     let base = percentile(sortedBaseline, p)
     let with = percentile(sortedTracked, p)
     print(name.padding(toLength: 12, withPad: " ", startingAt: 0), String(base).padding(toLength: 16, withPad: " ", startingAt: 0),
           String(with).padding(toLength: 12, withPad: " ", startingAt: 0), with - base)
+}
+// The tail apart: calls that took over 100 µs, and their share of all the time spent.
+for (name, samples) in [("pass-through", baseline), ("tracking", tracked)] {
+    let slow = samples.filter { $0 > 100_000 }
+    print("\(name): \(slow.count) calls over 100 µs, \(Int(Double(slow.reduce(0, +)) * 100 / Double(samples.reduce(0, +))))% of its time")
 }
 let meanBase = Double(baseline.reduce(0, +)) / Double(baseline.count)
 let meanTracked = Double(tracked.reduce(0, +)) / Double(tracked.count)
