@@ -12,11 +12,11 @@ package struct PendingEvent {
     package var dynamicProperties: Properties?
     /// Some key starts with `$`, so the never-overridable keys are re-applied after merging.
     package var hasDollarKey: Bool
-    package var originalID: String?
-    /// The call's own id for a per-call event (``Tracker/track(_:distinctID:properties:)``, the profile
-    /// operations with `distinctID:`, ``Tracker/trackSignUp(loginID:anonymousID:)``); `nil` for the tracker's
-    /// identity. A per-call event takes no part in the tracker's session.
-    package var callerID: String?
+    /// The ids the event names besides the tracker's, in one string so the pending event is no bigger than it was
+    /// before per-call ids (it is moved several times in every `track`, and a larger one is moved by `memmove`):
+    /// a `$SignUp`'s original id, a per-call event's own id, or for a per-call `$SignUp` both, split by U+0000
+    /// (which no valid id holds). Read through ``originalID`` and ``callerID``.
+    private var ids: String?
     // Assigned under the pipeline lock, so they follow the order events enter the log. The snapshot and the
     // session are not retained: the pipeline keeps them alive until the writer has written the event
     // (the writer queue's retired objects), so a caller never touches a reference count the writer's core also touches.
@@ -25,6 +25,22 @@ package struct PendingEvent {
     package var session: Unmanaged<Session>? = nil
 
     var isProfile: Bool { type != .track && type != .trackSignup }
+
+    /// The `$SignUp`'s original (anonymous) id.
+    package var originalID: String? {
+        guard type == .trackSignup, let ids else { return nil }
+        guard let split = ids.utf8.firstIndex(of: 0) else { return ids }
+        return String(ids[ids.utf8.index(after: split)...])
+    }
+
+    /// The call's own id for a per-call event (``Tracker/track(_:distinctID:properties:)``, the profile
+    /// operations with `distinctID:`, ``Tracker/trackSignUp(loginID:anonymousID:)``: there the login id); `nil`
+    /// for the tracker's identity. A per-call event takes no part in the tracker's session.
+    package var callerID: String? {
+        guard type == .trackSignup else { return ids }
+        guard let ids, let split = ids.utf8.firstIndex(of: 0) else { return nil }
+        return String(ids[..<split])
+    }
 
     /// An event holding nothing that is reference counted: what an event moved out of a variable leaves there.
     package static var empty: PendingEvent {
@@ -54,8 +70,11 @@ package struct PendingEvent {
         self.properties = properties
         self.dynamicProperties = dynamicProperties
         self.hasDollarKey = hasDollarKey
-        self.originalID = originalID
-        self.callerID = callerID
+        if type == .trackSignup {
+            ids = callerID.map { "\($0)\u{0}\(originalID ?? "")" } ?? originalID
+        } else {
+            ids = callerID
+        }
         self.sequence = sequence
         self.snapshot = snapshot
         self.session = session

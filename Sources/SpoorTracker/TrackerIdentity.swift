@@ -33,8 +33,22 @@ package struct TrackerIdentity: Equatable, Sendable {
     }
 
     /// Whether `id` can be a login or anonymous id: not empty, not only white space, at most 255 bytes, no NUL.
+    ///
+    /// Checked on every `track(_:distinctID:properties:)`, so from one pass over the bytes: an ASCII byte that is
+    /// not white space starts a character that is not, so only an id made of white space and non-ASCII bytes needs
+    /// the look at its characters.
     package static func isValidID(_ id: String) -> Bool {
-        !id.isEmpty && id.utf8.count <= 255 && !id.allSatisfy(\.isWhitespace) && !PropertyValidator.containsNUL(id)
+        let checked = id.utf8.withContiguousStorageIfAvailable { bytes -> Bool? in
+            guard !bytes.isEmpty, bytes.count <= 255 else { return false }
+            var seenNonSpace = false
+            for byte in bytes {
+                if byte == 0 { return false }
+                if byte < 0x80, byte != 0x20, !(0x09...0x0D).contains(byte) { seenNonSpace = true }
+            }
+            return seenNonSpace ? true : nil
+        }
+        if let checked, let answer = checked { return answer }
+        return !id.isEmpty && id.utf8.count <= 255 && !id.allSatisfy(\.isWhitespace) && !PropertyValidator.containsNUL(id)
     }
 
     // MARK: Intents

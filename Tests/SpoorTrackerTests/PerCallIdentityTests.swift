@@ -216,7 +216,7 @@ import SpoorTestSupport
         let requests = events.filter { $0.name == "Request" }
         #expect(requests.count == users * perUser)
         let wrong = requests.filter { $0.properties["who"] != .string($0.distinctID) || $0.loginID != nil }
-        #expect(wrong.isEmpty, "\(wrong.count) events carry another call's id")
+        #expect(wrong.count == 0, "events carry another call's id")
         // Each user's events keep their order, and sequence numbers are one increasing run over everything.
         for user in 0..<users {
             let order = requests.filter { $0.distinctID == "user-\(user)" }.compactMap { event -> Int64? in

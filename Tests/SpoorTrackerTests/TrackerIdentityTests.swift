@@ -112,5 +112,12 @@ struct TrackerIdentityTests {
         #expect(!TrackerIdentity.isValidID("  \t"))
         #expect(!TrackerIdentity.isValidID(String(repeating: "x", count: 256)))
         #expect(!TrackerIdentity.isValidID("a\u{0}b"))
+        // White space beyond ASCII, and ids of non-ASCII characters alone.
+        #expect(!TrackerIdentity.isValidID("\u{3000}\u{00A0} \u{2028}"))
+        #expect(!TrackerIdentity.isValidID("\r\n\u{0B}\u{0C}"))
+        #expect(TrackerIdentity.isValidID("用户-42"))
+        #expect(TrackerIdentity.isValidID("\u{3000}é"))
+        #expect(!TrackerIdentity.isValidID("\u{3000}\u{0}é"))
+        #expect(!TrackerIdentity.isValidID(String(repeating: "é", count: 128)))  // 256 bytes
     }
 }
