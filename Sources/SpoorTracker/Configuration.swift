@@ -307,7 +307,7 @@ public struct Configuration: Sendable {
     /// Everything else (the log's caps, upload timing, the logger) is the app default and can be changed after.
     ///
     /// - Parameters:
-    ///   - storageDirectory: where the state file and the durable log live (one per process).
+    ///   - storageDirectory: where the state file and the durable log live.
     ///   - serverURL: the collector (see ``Upload/serverURL``); `nil` keeps events local.
     public static func server(storageDirectory: URL, serverURL: URL?) -> Configuration {
         var configuration = Configuration(storageDirectory: storageDirectory)

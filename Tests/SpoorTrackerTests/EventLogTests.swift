@@ -41,7 +41,7 @@ import SpoorTestSupport
         }
     }
 
-    /// The store's after-append callback (the uploader's bulk trigger) is called the same way after the 500th
+    /// The store's after-append callback (the uploader's bulk trigger) is called the same way after the 200th
     /// write group as after the first: reading it back must not wrap it in another layer each time.
     @Test func afterAppendCallbackCostsTheSameOnEveryGroup() async throws {
         let harness = LogHarness()
@@ -49,12 +49,12 @@ import SpoorTestSupport
         let store = try #require(tracker.pipeline.store as? EventLogStore)
         let depths = Locked<[Int]>([])
         store.onAppend { _ in depths.withLock { $0.append(Thread.callStackReturnAddresses.count) } }
-        for _ in 0..<500 {
+        for _ in 0..<200 {
             tracker.track("E")
             await tracker.flush()
         }
         let seen = depths.withLock { $0 }
-        #expect(seen.count == 500)
+        #expect(seen.count == 200)
         #expect(seen.first == seen.last, "the stack under append grew from \(seen.first ?? 0) to \(seen.last ?? 0) frames")
         #expect(await tracker.shutdown(timeout: testBound))
     }
