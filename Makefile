@@ -13,6 +13,9 @@ build: bootstrap
 # check-public-api reads the surface of `import SpoorTracker` from the build `swift test` made (docs/public-api.md).
 # The fuzz harnesses are built (not run) with their plain driver, so an API change that breaks one fails here;
 # the tests replay their corpora. scripts/fuzz builds them with libFuzzer.
+# The Collector package builds the example server (Examples/ServerTracking) with the Hummingbird it builds anyway, and
+# its tests run it: a real collector and the example as processes, 2,000 requests from 50 users, SIGTERM, every event
+# stored under its user (ServerTrackingExampleTests), and TrackerService in a ServiceGroup (TrackerServiceTests).
 test: bootstrap
 	scripts/check-dependencies
 	scripts/typecheck-apple-glue

@@ -1,6 +1,6 @@
 // swift-tools-version: 6.1
 // Spoor: the library apps embed. docs/architecture.md has the module map; the nested packages `Tools/` (the
-// `spoor` command), `Collector/`, `Benchmarks/` and `Fuzz/` hold everything an app must never fetch.
+// `spoor` command), `Collector/`, `Benchmarks/`, `Fuzz/` and `Examples/` hold everything an app must never fetch.
 import PackageDescription
 
 let strictSwift: [SwiftSetting] = [
@@ -13,6 +13,10 @@ let strictSwift: [SwiftSetting] = [
 /// depends on this package with `traits: []`, and SwiftPM then fetches neither.
 let logging: Target.Dependency = .product(name: "Logging", package: "swift-log", condition: .when(traits: ["Tracker"]))
 let metrics: Target.Dependency = .product(name: "Metrics", package: "swift-metrics", condition: .when(traits: ["Tracker"]))
+/// swift-service-lifecycle, for the one module that has it: only a dependent that turns the `ServiceLifecycle` trait on
+/// fetches it (and swift-async-algorithms and swift-collections with it).
+let serviceLifecycle: Target.Dependency = .product(
+    name: "ServiceLifecycle", package: "swift-service-lifecycle", condition: .when(traits: ["ServiceLifecycle"]))
 
 /// Where the `SystemLibraries` trait links protobuf-c and libzstd: Linux and the other platforms whose package
 /// managers have them. Apple's SDKs have neither, so there (and wherever a dependent turns the trait off, as
@@ -33,6 +37,9 @@ let package = Package(
         .library(name: "SpoorWire", targets: ["SpoorWire", "SpoorModel"]),
         // Its own product: an app opts into method swizzling by linking it, never by linking Spoor.
         .library(name: "SpoorAutoCapture", targets: ["SpoorAutoCapture"]),
+        // The tracker as a swift-service-lifecycle `Service` (`TrackerService`), for servers that run a `ServiceGroup`.
+        // Its code, and its dependency, are there only with the `ServiceLifecycle` trait on.
+        .library(name: "SpoorServiceLifecycle", targets: ["SpoorServiceLifecycle"]),
         // Test doubles for code that embeds Spoor: the manual clock, a scripted HTTP client, and the configuration's
         // test seams (its clock, its upload jitter).
         .library(name: "SpoorTesting", targets: ["SpoorTesting"]),
@@ -54,11 +61,19 @@ let package = Package(
                 + "with libzstd as well as zlib. Without it, and always on Apple platforms: the Swift codec (the same "
                 + "bytes and errors) and zlib alone (docs/wire-paths.md)."
         ),
+        .trait(
+            name: "ServiceLifecycle",
+            description: "TrackerService (the SpoorServiceLifecycle product): the tracker as a swift-service-lifecycle "
+                + "Service, flushed and closed on graceful shutdown. Off by default, so an app that does not run a "
+                + "ServiceGroup fetches nothing for it.",
+            enabledTraits: ["Tracker"]
+        ),
         .default(enabledTraits: ["Tracker", "SystemLibraries"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
     ],
     targets: [
         // System C libraries, found through pkg-config. zlib is in every Apple SDK; libzstd is not.
@@ -122,6 +137,13 @@ let package = Package(
         // Page and click capture without code: the platform-neutral model, and UIKit/SwiftUI glue.
         .target(
             name: "SpoorAutoCapture", dependencies: ["SpoorModel", "SpoorTracker", "SpoorSystem", logging],
+            swiftSettings: strictSwift
+        ),
+        // The tracker in a ServiceGroup: waits for graceful shutdown, then flushes, uploads and closes within a bound.
+        // Empty without the `ServiceLifecycle` trait.
+        .target(
+            name: "SpoorServiceLifecycle",
+            dependencies: ["SpoorTracker", "SpoorSystem", serviceLifecycle],
             swiftSettings: strictSwift
         ),
         // Test doubles (the way swift-log ships InMemoryLogging): nothing in the shipped targets asks which

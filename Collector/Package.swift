@@ -33,8 +33,12 @@ let package = Package(
         .library(name: "SpoorCollectorSQLite", targets: ["SpoorCollectorSQLite"]),
     ],
     dependencies: [
-        // The root package; its folder name differs between checkouts, so it is named here.
-        .package(name: "Spoor", path: ".."),
+        // The root package; its folder name differs between checkouts, so it is named here. Its `ServiceLifecycle`
+        // trait brings TrackerService, for the end-to-end tests (swift-service-lifecycle is already a dependency here).
+        .package(name: "Spoor", path: "..", traits: [.defaults, "ServiceLifecycle"]),
+        // The example server (Examples/ServerTracking), built here for its end-to-end test so that `make test` builds
+        // Hummingbird once, for the collector and the example together.
+        .package(name: "ServerTracking", path: "../Examples/ServerTracking"),
         .package(url: "https://github.com/hummingbird-project/hummingbird", exact: "2.28.1"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", exact: "2.13.0"),
         .package(url: "https://github.com/apple/swift-argument-parser", exact: "1.8.2"),
@@ -164,13 +168,19 @@ let package = Package(
             ],
             swiftSettings: strictSwift
         ),
-        // The tracker uploading to a real collector process: every event stored exactly once.
+        // The tracker uploading to a real collector process: every event stored exactly once; the tracker as a service
+        // in a ServiceGroup; the example server (a process of its own) shut down with SIGTERM losing nothing.
         .testTarget(
             name: "SpoorEndToEndTests",
             dependencies: [
-                "SpoorCollectorTestSupport", "SpoorFaultProxy", "SpoorLoopback",
+                "SpoorCollectorTestSupport", "SpoorFaultProxy", "SpoorLoopback", spoorSystem,
                 .product(name: "Spoor", package: "Spoor"),
+                .product(name: "SpoorServiceLifecycle", package: "Spoor"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "GRDB", package: "GRDB.swift"),
+                // Built, not linked: the test starts it as a process (CollectorProcess.builtProduct finds it).
+                .product(name: "server-tracking", package: "ServerTracking"),
             ],
             swiftSettings: strictSwift
         ),
