@@ -81,13 +81,19 @@ for _ in 0..<300 {
 }
 guard await tracker.shutdown() else { fail("the tracker did not shut down") }
 
-let log = try EventLog(directory: Tracker.logDirectory(in: storage))
+// The tracker's log: the one process log under `logs/` (each process that opens a storage directory gets its own,
+// beside the shared `rejected` folder).
+let logs = Tracker.logDirectory(in: storage)
+let processLogs = try FileManager.default.contentsOfDirectory(atPath: logs.path).filter { $0 != "rejected" }
+guard processLogs.count == 1 else { fail("expected one process log in \(logs.path), found \(processLogs)") }
+let logDirectory = logs.appendingPathComponent(processLogs[0], isDirectory: true)
+let log = try EventLog(directory: logDirectory)
 var sealed: [SealedBatch] = []
 while let batch = try log.seal(maxRecords: 100) { sealed.append(batch) }
 log.close()
 guard !sealed.isEmpty, sealed.allSatisfy({ $0.codec == .gzip }) else { fail("sealed \(sealed.map(\.codec)), not gzip") }
 
-let outbox = Tracker.logDirectory(in: storage).appendingPathComponent("outbox")
+let outbox = logDirectory.appendingPathComponent("outbox")
 let frames = URL(fileURLWithPath: out).appendingPathComponent("frames")
 try FileManager.default.createDirectory(at: frames, withIntermediateDirectories: true)
 var lines = ""

@@ -93,12 +93,22 @@ tracker.logout()
 tracker.track("Browse")
 await tracker.shutdown()
 
-print("-- the log, decoded (one JSON line per record)")
-let log = try EventLog(directory: Tracker.logDirectory(in: directory))
+print("-- the storage directory's logs, decoded (one JSON line per event)")
+// Each launch writes a log of its own under `logs/`; the second launch adopted the first's (it had closed it),
+// sealing its events into a batch. A snapshot reads a log without opening it: its sealed batches, then its records.
+let logs = Tracker.logDirectory(in: directory)
 let decoder = EventDecoder()
-try log.forEachRecord { payload in
-    for event in try decoder.decodeBatch(payload) { print(EventJSON.encode(event)) }
+var stored = 0
+for name in try FileManager.default.contentsOfDirectory(atPath: logs.path).sorted() where name != "rejected" {
+    let snapshot = try EventLog.snapshot(directory: logs.appendingPathComponent(name, isDirectory: true))
+    var payloads = snapshot.batches.compactMap { $0.frame?.payload }
+    payloads += snapshot.records.map(\.batch)
+    for payload in payloads {
+        for event in try decoder.decodeBatch(payload) {
+            print(EventJSON.encode(event))
+            stored += 1
+        }
+    }
 }
-print("-- \(log.recordCount) records in the log")
-log.close()
+print("-- \(stored) events stored")
 if arguments.isEmpty { try? FileManager.default.removeItem(at: directory) }
