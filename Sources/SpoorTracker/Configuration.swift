@@ -90,8 +90,9 @@ public struct ConfigurationError: Error, Sendable, Hashable, CustomStringConvert
 /// the upload jitter through the `SpoorTesting` product (`configuration.clock = ManualClock()`); an app has no
 /// such settings to get wrong.
 public struct Configuration: Sendable {
-    /// Where the tracker keeps its state file (`state.json`) and its durable event log (the `log` folder,
-    /// see ``Tracker/logDirectory(in:)``). Created when missing. The one value without a default.
+    /// Where the tracker keeps its state file (`state.json`) and its durable event log (a log of this process's
+    /// own in the `logs` folder, see ``Tracker/logDirectory(in:)``; several processes may share the directory).
+    /// Created when missing. The one value without a default.
     public var storageDirectory: URL
     /// What events carry and who sees them first.
     public var tracking = Tracking()
