@@ -35,34 +35,36 @@ struct RecordedEvent: Sendable, Hashable, CustomStringConvertible {
 }
 
 /// Records what auto-tracking asks of the tracker.
-final class RecordingSink: AutoTrackSink, @unchecked Sendable {
-    private let lock = NSLock()
-    private var _events: [RecordedEvent] = []
-    private var _calls: [String] = []
+final class RecordingSink: AutoTrackSink, Sendable {
+    private struct Recorded {
+        var events: [RecordedEvent] = []
+        var calls: [String] = []
+        var startedChanges: [Bool] = []
+    }
+    private let recorded = Locked(Recorded())
     let clock: ManualClock
 
     init(clock: ManualClock) { self.clock = clock }
 
-    var events: [RecordedEvent] { lock.withLock { _events } }
-    var calls: [String] { lock.withLock { _calls } }
+    var events: [RecordedEvent] { recorded.withLock { $0.events } }
+    var calls: [String] { recorded.withLock { $0.calls } }
 
     func trackAutomatic(_ name: String, properties: Properties, at time: EpochMilliseconds?) -> Bool {
         let wall = time ?? clock.wallMilliseconds()
-        lock.withLock {
-            _events.append(RecordedEvent(name: name, properties: properties, time: wall))
-            _calls.append(name)
+        recorded.withLock {
+            $0.events.append(RecordedEvent(name: name, properties: properties, time: wall))
+            $0.calls.append(name)
         }
         return true
     }
-    func pauseAllTimers(at now: UInt64?) { lock.withLock { _calls.append("pause") } }
-    func resumeAllTimers(at now: UInt64?) { lock.withLock { _calls.append("resume") } }
-    func requestFlush() { lock.withLock { _calls.append("flush") } }
+    func pauseAllTimers(at now: UInt64?) { recorded.withLock { $0.calls.append("pause") } }
+    func resumeAllTimers(at now: UInt64?) { recorded.withLock { $0.calls.append("resume") } }
+    func requestFlush() { recorded.withLock { $0.calls.append("flush") } }
     /// Kept apart from `calls`, whose sequences the lifecycle tests compare whole.
-    func appStartedChanged(_ started: Bool) { lock.withLock { _startedChanges.append(started) } }
-    var startedChanges: [Bool] { lock.withLock { _startedChanges } }
-    private var _startedChanges: [Bool] = []
+    func appStartedChanged(_ started: Bool) { recorded.withLock { $0.startedChanges.append(started) } }
+    var startedChanges: [Bool] { recorded.withLock { $0.startedChanges } }
     func flushAndWait(timeout: Duration) -> Bool {
-        lock.withLock { _calls.append("sync") }
+        recorded.withLock { $0.calls.append("sync") }
         return true
     }
 }

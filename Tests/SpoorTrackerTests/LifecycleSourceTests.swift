@@ -5,11 +5,10 @@ import SpoorTracker
 import SpoorSystem
 
 /// Collects delivered signals.
-final class SignalRecorder: @unchecked Sendable {
-    private let lock = NSLock()
-    private var _signals: [LifecycleSignal] = []
-    var signals: [LifecycleSignal] { lock.withLock { _signals } }
-    func record(_ signal: LifecycleSignal) { lock.withLock { _signals.append(signal) } }
+final class SignalRecorder: Sendable {
+    private let recorded = Locked<[LifecycleSignal]>([])
+    var signals: [LifecycleSignal] { recorded.withLock { $0 } }
+    func record(_ signal: LifecycleSignal) { recorded.withLock { $0.append(signal) } }
 }
 
 /// Stands in for `UIApplication.shared`.

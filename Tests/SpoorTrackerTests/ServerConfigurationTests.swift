@@ -10,43 +10,6 @@ import Testing
 import SpoorTracker
 import SpoorTestSupport
 
-/// A store whose `append` waits until the test opens its gate (a writer stuck on a slow disk), keeping what it
-/// was given.
-private final class GatedRecordingStore: EventStore, @unchecked Sendable {
-    // @unchecked: `events` is under `lock`; the gate is a condition variable.
-    private let gate = NSCondition()
-    private var open = false
-    private let lock = NSLock()
-    private var events: [Event] = []
-    /// Fulfilled when the writer is inside `append`, waiting at the gate.
-    let writerStuck = Promise<Void>()
-
-    func append(_ stored: inout [StoredEvent]) {
-        writerStuck.fulfil(())
-        gate.lock()
-        while !open { gate.wait() }
-        gate.unlock()
-        lock.withLock { events += stored.map(\.merged) }
-    }
-
-    func openGate() {
-        gate.lock()
-        open = true
-        gate.broadcast()
-        gate.unlock()
-    }
-
-    var appended: [Event] { lock.withLock { events } }
-    func sync() throws {}
-    func close() {}
-    func lastSequence() -> UInt64? { nil }
-    var droppedCount: Int { 0 }
-    var corruptCount: Int { 0 }
-    var durableLog: EventLog? { nil }
-    func onAppend(_ body: (@Sendable (Int) -> Void)?) {}
-    func erase() throws -> ErasedLogContents { ErasedLogContents() }
-}
-
 @Suite struct ServerConfigurationTests {
     @Test func theServerPresetDiffersFromAnAppWhereItSays() {
         let directory = URL(fileURLWithPath: "/var/lib/shop/spoor")
@@ -92,7 +55,7 @@ private final class GatedRecordingStore: EventStore, @unchecked Sendable {
     /// took before it got stuck and the newest `maxBufferedEvents`; the rest are counted, exactly, as dropped, and
     /// no event is stored in part.
     @Test func atTheBoundTheOldestIsDroppedAndTheCallerNeverWaits() async throws {
-        let store = GatedRecordingStore()
+        let store = GatedStore()
         let metrics = SharedTestMetrics.backend
         let dimension = ("test", UUID().uuidString)
         var configuration = Configuration.server(storageDirectory: TemporaryDirectory().url, serverURL: nil)
