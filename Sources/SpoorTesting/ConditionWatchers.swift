@@ -9,15 +9,14 @@ import SpoorSystem
 /// hanging and a loaded machine that holds threads back for a while still passes.
 ///
 /// ```swift
-/// final class Inbox: @unchecked Sendable {   // a test's own double; `messages` is under `lock`
-///     private let lock = NSLock()
-///     private var messages: [String] = []
+/// final class Inbox: Sendable {   // a test's own double
+///     private let messages = Locked<[String]>([])
 ///     let watchers = ConditionWatchers()
 ///     func receive(_ message: String) {
-///         lock.withLock { messages.append(message) }
+///         messages.withLock { $0.append(message) }
 ///         watchers.check()
 ///     }
-///     var count: Int { lock.withLock { messages.count } }
+///     var count: Int { messages.withLock { $0.count } }
 /// }
 /// let arrived = await inbox.watchers.wait(timeout: .seconds(300)) { inbox.count >= 3 }
 /// ```
