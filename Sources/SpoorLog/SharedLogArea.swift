@@ -65,6 +65,11 @@ package struct SharedLogArea: Sendable {
         package var path: String
         /// The pid in its name; nil for the legacy `log` folder.
         package var pid: Int32?
+
+        package init(path: String, pid: Int32?) {
+            self.path = path
+            self.pid = pid
+        }
     }
 
     /// Every log directory in the area (and the legacy `log` folder when there is one), by name.
@@ -87,13 +92,15 @@ package struct SharedLogArea: Sendable {
     package func isGone(_ member: Member) -> Bool {
         guard let pid = member.pid else { return true }
         if access(member.path + "/" + StorageLayout.closedMarkerName, F_OK) == 0 { return true }
-        if pid == getpid() { return !Self.openHere.withLock { $0.contains(member.path) } }
-        if kill(pid, 0) == 0 || FileIO.errno == EPERM { return false }
-        // No such process here: gone, if the log was made in this pid namespace.
+        // A log gets its name only once its `owner` is written (see `openShared`), so one without it was damaged.
         guard let bytes = try? FileIO.readFile(member.path + "/" + StorageLayout.ownerName, limit: 4096) else { return true }
         let lines = String(decoding: bytes, as: UTF8.self).split(separator: "\n")
         let namespace = lines.first { $0.hasPrefix("pidns ") }.map { String($0.dropFirst(6)) } ?? ""
-        return namespace == Self.pidNamespace
+        // Made in another pid namespace (another container on a shared volume): its pid means nothing here, even
+        // one equal to ours, so it is never taken for gone.
+        guard namespace == Self.pidNamespace else { return false }
+        if pid == getpid() { return !Self.openHere.withLock { $0.contains(member.path) } }
+        return !(kill(pid, 0) == 0 || FileIO.errno == EPERM)
     }
 
     /// The head the log in `path` has persisted in its `state` file, or nil when it has none.
@@ -240,17 +247,25 @@ extension EventLog {
     ) throws(StorageError) -> EventLog {
         let area = SharedLogArea(storageDirectory: storageDirectory, claimAfter: claimAfter)
         try? PrivateDirectory.prepare(URL(fileURLWithPath: area.folder, isDirectory: true), logger: logger)
+        // The log is made under a temporary name (which no other process lists), its `owner` written inside, noted
+        // as open here, and only then renamed to its own: another process, or another open in this one, never sees
+        // it without an owner or not yet open, and so never takes it for gone.
         var generator = SystemRandomNumberGenerator()
         var path = area.folder + "/" + StorageLayout.processLogName(pid: getpid(), nonce: generator.next())
         for _ in 0..<4 {
-            let made = path.withCString { mkdir($0, PrivateDirectory.directoryMode) }
-            if made == 0 || FileIO.errno != EEXIST { break }
+            let building = StorageLayout.temporaryName(for: path)
+            let made = building.withCString { mkdir($0, PrivateDirectory.directoryMode) }
+            if made == 0 {
+                try? AtomicFile.write(SharedLogArea.ownerRecord(), to: building + "/" + StorageLayout.ownerName,
+                                      durable: configuration.durability != .none)
+                SharedLogArea.noteOpen(path)
+                if (try? FileIO.rename(building, path)) != nil { break }
+                SharedLogArea.noteClosed(path)
+            } else if FileIO.errno != EEXIST {
+                break  // the folder cannot be used: the log below keeps events in memory
+            }
             path = area.folder + "/" + StorageLayout.processLogName(pid: getpid(), nonce: generator.next())
         }
-        // The owner is written before any record: a log with records always says who made it.
-        try? AtomicFile.write(SharedLogArea.ownerRecord(), to: path + "/" + StorageLayout.ownerName,
-                              durable: configuration.durability != .none)
-        SharedLogArea.noteOpen(path)
         let log: EventLog
         do {
             log = try EventLog(directory: URL(fileURLWithPath: path, isDirectory: true), configuration: configuration,

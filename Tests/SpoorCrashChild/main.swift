@@ -294,6 +294,8 @@ do {
         exit(2)
     }
 } catch {
+    // On both streams: a test that stopped reading the output still shows the reason with the exit status.
     say("error \(error)")
+    FileHandle.standardError.write(Data("error \(error)\n".utf8))
     exit(1)
 }

@@ -5,7 +5,7 @@ import SpoorSystem
 import SpoorTestSupport
 import SpoorWire
 import Testing
-@testable import SpoorLog
+import SpoorLog
 
 #if canImport(Glibc)
 import Glibc
@@ -61,6 +61,23 @@ import Darwin
 
     /// Two logs open over one storage directory at once: each has its own directory, neither is refused, and no
     /// lock is held while they are open (a probe takes each directory's lock at once).
+    /// A log made in another pid namespace (another container on a shared volume, where the server is often pid 1
+    /// too) is never taken for gone, even with this process's own pid; one of this namespace with this pid that is
+    /// not open here is.
+    @Test func aLogFromAnotherPidNamespaceIsNeverTakenForGone() throws {
+        let storage = TemporaryDirectory()
+        let area = SharedLogArea(storageDirectory: storage.url)
+        try FileManager.default.createDirectory(atPath: area.folder, withIntermediateDirectories: true)
+        func make(nonce: UInt64, namespace: String) throws -> SharedLogArea.Member {
+            let path = area.folder + "/" + StorageLayout.processLogName(pid: getpid(), nonce: nonce)
+            try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: false)
+            try Data("pid \(getpid())\npidns \(namespace)\n".utf8).write(to: URL(fileURLWithPath: path + "/owner"))
+            return SharedLogArea.Member(path: path, pid: getpid())
+        }
+        #expect(!area.isGone(try make(nonce: 1, namespace: "pid:[1]")))
+        #expect(area.isGone(try make(nonce: 2, namespace: SharedLogArea.pidNamespace)))
+    }
+
     @Test func twoOpensGetALogEachAndHoldNoLock() throws {
         let storage = TemporaryDirectory()
         let first = try openShared(storage)
