@@ -200,8 +200,11 @@ extension EventLog {
         var failed = false
         do {
             if let unsynced = try AtomicFile.replace(frame, at: filePath, durable: configuration.durability != .none) {
-                // The frame is in the outbox: it stays listed there (so a release or an erase removes it).
+                // The frame is in the outbox: it stays listed there (so a release or an erase removes it), but a
+                // power cut may yet lose its name, so it is not reported durable.
                 messages.add(.error, "spoor: a sealed batch is in the outbox, but its folder could not be synced", ["error": "\(unsynced)"])
+                info.isDurable = false
+                entry = Outbox.Entry(info: info, path: filePath, frame: nil, end: taken.end)
                 failed = true
             }
         } catch {
