@@ -73,6 +73,21 @@ public struct LogSnapshot: Sendable {
 }
 
 extension EventLog {
+    /// Reads and decodes the batch file at `path` into `batch` (its frame, or the problem). False when the file is
+    /// gone since the listing (released after its upload, or claimed by another process): nothing to show.
+    private static func read(_ path: String, into batch: inout LogSnapshot.Batch) -> Bool {
+        do {
+            let bytes = try FileIO.readFile(path, limit: FrameLimits().maxFrameBytes)
+            batch.frame = try FrameDecoder().decode(bytes)
+        } catch let error as StorageError {
+            if error.code == ENOENT { return false }
+            batch.problem = error.description
+        } catch {
+            batch.problem = "\(error)"
+        }
+        return true
+    }
+
     /// Reads the sealed batches and the live records in `directory` without taking the lock.
     ///
     /// - Parameters:
@@ -101,31 +116,14 @@ extension EventLog {
                 snapshot.batches.append(batch)
                 continue
             }
-            do {
-                let bytes = try FileIO.readFile(outbox + "/" + name, limit: FrameLimits().maxFrameBytes)
-                batch.frame = try FrameDecoder().decode(bytes)
-            } catch let error as StorageError {
-                // Gone since the listing: uploaded and released.
-                if error.code == ENOENT { continue }
-                batch.problem = error.description
-            } catch {
-                batch.problem = "\(error)"
-            }
+            guard read(outbox + "/" + name, into: &batch) else { continue }
             snapshot.batches.append(batch)
         }
 
         let claimedFolder = path + "/" + StorageLayout.claimedFolderName
         for name in ((try? FileIO.list(claimedFolder)) ?? []) where StorageLayout.batch(fromName: name) != nil {
             var batch = LogSnapshot.Batch(file: name, end: LogCursor(), isBeforeCursor: false)
-            do {
-                let bytes = try FileIO.readFile(claimedFolder + "/" + name, limit: FrameLimits().maxFrameBytes)
-                batch.frame = try FrameDecoder().decode(bytes)
-            } catch let error as StorageError {
-                if error.code == ENOENT { continue }
-                batch.problem = error.description
-            } catch {
-                batch.problem = "\(error)"
-            }
+            guard read(claimedFolder + "/" + name, into: &batch) else { continue }
             snapshot.claimed.append(batch)
         }
 
