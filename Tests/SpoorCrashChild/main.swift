@@ -88,6 +88,24 @@ struct EventWriter {
     }
 }
 
+/// The writers' common step: appends a group of 1 to 40 events numbered from `next` (none from `end` on) in one
+/// append, and one time in four syncs the log and says the last number synced.
+func appendGroup(
+    to log: EventLog, writer: inout EventWriter, buffer: inout RecordBuffer, next: inout UInt64,
+    random: inout SplitMix64, end: UInt64 = .max
+) throws {
+    buffer.removeAll(keepingCapacity: true)
+    for _ in 0..<Int.random(in: 1...40, using: &random) where next < end {
+        try writer.append(next, to: &buffer)
+        next += 1
+    }
+    log.append(buffer)
+    if Int.random(in: 0..<4, using: &random) == 0 {
+        try log.sync()
+        say("synced \(next - 1)")
+    }
+}
+
 /// Appends, syncs, seals and releases at random until killed.
 func crash(directory: URL, start: UInt64, seed: UInt64) throws {
     var random = SplitMix64(seed: seed)
@@ -102,16 +120,7 @@ func crash(directory: URL, start: UInt64, seed: UInt64) throws {
     var next = start
     say("ready")
     while true {
-        buffer.removeAll(keepingCapacity: true)
-        for _ in 0..<Int.random(in: 1...40, using: &random) {
-            try writer.append(next, to: &buffer)
-            next += 1
-        }
-        log.append(buffer)
-        if Int.random(in: 0..<4, using: &random) == 0 {
-            try log.sync()
-            say("synced \(next - 1)")
-        }
+        try appendGroup(to: log, writer: &writer, buffer: &buffer, next: &next, random: &random)
         if Int.random(in: 0..<10, using: &random) == 0 {
             // Every codec this build has (on Linux all three, so the seeded sequence is the same as ever).
             let codec = Codec.allCases.filter(\.isAvailable).randomElement(using: &random)!
@@ -236,16 +245,8 @@ func sharedWriter(storage: URL, start: UInt64, seed: UInt64, limit: UInt64? = ni
             say("synced \(next - 1)")
             while true { pause() }
         }
-        buffer.removeAll(keepingCapacity: true)
-        for _ in 0..<Int.random(in: 1...40, using: &random) where limit.map({ next - start < $0 }) ?? true {
-            try writer.append(next, to: &buffer)
-            next += 1
-        }
-        log.append(buffer)
-        if Int.random(in: 0..<4, using: &random) == 0 {
-            try log.sync()
-            say("synced \(next - 1)")
-        }
+        try appendGroup(
+            to: log, writer: &writer, buffer: &buffer, next: &next, random: &random, end: limit.map { start + $0 } ?? .max)
         if Int.random(in: 0..<8, using: &random) == 0 { try log.seal(maxRecords: Int.random(in: 1...150, using: &random)) }
         if Int.random(in: 0..<8, using: &random) == 0 { log.claimFromOthers(limit: 4) }
     }
