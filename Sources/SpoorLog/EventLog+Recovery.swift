@@ -37,8 +37,8 @@ extension EventLog {
         let lockFD = try FileIO.open(path + "/" + StorageLayout.lockName, O_RDWR | O_CREAT)
         switch directoryLock {
         case .none:
-            // A process's own log: made for this open, and no other process touches its segments while this one
-            // runs. The file is made anyway: it is what an adopter locks once this process is gone.
+            // A process's own log (no other process touches its segments while this one runs), or an adopted
+            // one (its adopter holds the lock). The file is made anyway: it is what an adopter locks.
             FileIO.closeFile(lockFD)
         case .whileOpen(let grace):
             guard Self.lockExclusively(lockFD, grace: grace) else {

@@ -54,10 +54,11 @@ public final class EventLog: @unchecked Sendable {
 
     /// How a log holds its directory's `lock` file.
     package enum DirectoryLock: Sendable {
-        /// Held (`flock`) while the log is open, waiting at most `grace` for it: a bare log, and an adoption.
+        /// Held (`flock`) while the log is open, waiting at most `grace` for it: a bare log.
         case whileOpen(grace: Duration)
-        /// Never held: a process's own log in a shared storage directory, which no other process writes while its
-        /// maker runs. So a suspended process holds no lock.
+        /// Never held by the log: a process's own log in a shared storage directory, which no other process writes
+        /// while its maker runs (so a suspended process holds no lock); and an adopted log, whose adopter holds the
+        /// lock itself from before the open until the emptied log is removed.
         case none
     }
 

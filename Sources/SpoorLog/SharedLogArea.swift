@@ -157,10 +157,15 @@ package struct SharedLogArea: Sendable {
         unbounded.maxBytes = 1 << 50
         unbounded.segmentBytes = configuration.effectiveSegmentBytes
         unbounded.maxPendingBatches = Int(Int32.max)
+        // One descriptor holds the lock from before the open until the emptied log is removed. Letting it go
+        // between the two would let a child process, started by another thread meanwhile, keep it (a child holds a
+        // copy of every descriptor until it calls exec): the removal would find it taken.
+        guard let lockFD = Self.lock(member.path) else { return nil }
+        defer { FileIO.closeFile(lockFD) }
         let log: EventLog
         do {
             log = try EventLog(directory: URL(fileURLWithPath: member.path, isDirectory: true), configuration: unbounded,
-                               logger: logger, writeRecords: nil, lock: .whileOpen(grace: .zero))
+                               logger: logger, writeRecords: nil, lock: .none)
         } catch {
             return nil
         }
@@ -197,13 +202,31 @@ package struct SharedLogArea: Sendable {
         return damage
     }
 
-    /// Deletes an adopted log that holds nothing any more, holding its lock. Segments go first and the `state`
-    /// file after them, so no record can come back to life; whatever is not the log's own (damaged files kept
-    /// aside, the legacy log's rejected batches) stays, and so does the folder then.
+    /// Takes the `lock` of the log in `path` for an adoption: the descriptor holding it, or nil when another
+    /// process holds it (it is adopting the log now) or the log was removed meanwhile. Waits a little for a lock
+    /// held by a copy of another adopter's descriptor that a starting child process has not yet dropped.
+    private static func lock(_ path: String) -> Int32? {
+        let lockPath = path + "/" + StorageLayout.lockName
+        guard let fd = try? FileIO.open(lockPath, O_RDWR | O_CREAT) else { return nil }
+        guard EventLog.lockExclusively(fd, grace: .milliseconds(250)) else {
+            FileIO.closeFile(fd)
+            return nil
+        }
+        // The adopter that held it may have removed the log, lock file included: this lock is then on a file no
+        // longer there, and the folder must not be made again.
+        var held = stat(), named = stat()
+        guard fstat(fd, &held) == 0, stat(lockPath, &named) == 0, held.st_ino == named.st_ino, held.st_dev == named.st_dev
+        else {
+            FileIO.closeFile(fd)
+            return nil
+        }
+        return fd
+    }
+
+    /// Deletes an adopted log that holds nothing any more; the caller holds its lock. Segments go first and the
+    /// `state` file after them, so no record can come back to life; whatever is not the log's own (damaged files
+    /// kept aside, the legacy log's rejected batches) stays, and so does the folder then.
     private func remove(_ path: String, afterStep: ((AdoptionStep, String) -> Void)?) {
-        guard let fd = try? FileIO.open(path + "/" + StorageLayout.lockName, O_RDWR) else { return }
-        defer { FileIO.closeFile(fd) }
-        guard flock(fd, LOCK_EX | LOCK_NB) == 0 else { return }
         for folder in [path + "/" + StorageLayout.outboxName, path + "/" + StorageLayout.claimedFolderName] {
             let names = (try? FileIO.list(folder)) ?? []
             if names.contains(where: { StorageLayout.batch(fromName: $0) != nil }) { return }

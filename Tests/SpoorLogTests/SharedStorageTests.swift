@@ -131,6 +131,42 @@ import Darwin
         third.close()
     }
 
+    /// A child process started by another thread while an adoption runs inherits a copy of the adopter's `lock`
+    /// descriptor until it calls exec, and with it the lock. An adoption that let its lock go between closing the
+    /// log and removing it found the lock taken and left the emptied log behind. Here a duplicate of the adopter's
+    /// descriptor (what such a child holds) lives through the whole adoption: the emptied log still goes.
+    @Test func aCopyOfTheAdoptersLockHeldElsewhereDoesNotKeepTheEmptiedLog() throws {
+        let storage = TemporaryDirectory()
+        let gone = try openShared(storage)
+        try append(0..<10, to: gone)
+        gone.close()
+        let goneDirectory = gone.directory.path
+        let adopter = try openShared(storage)
+        #expect(adopter.claimFromOthers(limit: 16) == 1)
+        adopter.close()
+
+        let area = SharedLogArea(storageDirectory: storage.url)
+        let member = try #require(area.members().first { $0.path == goneDirectory })
+        let copies = Locked<[Int32]>([])
+        area.adopt(member, configuration: .init(durability: .none), logger: quiet, afterStep: { step, path in
+            guard step == .recovered, path == goneDirectory else { return }
+            let lockPath = goneDirectory + "/" + StorageLayout.lockName
+            for name in (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? [] {
+                guard let fd = Int32(name),
+                      (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/" + name)) == lockPath
+                else { continue }
+                let copy = dup(fd)
+                copies.withLock { $0.append(copy) }
+                break  // the copy may take the number the listing's own descriptor had
+            }
+        })
+        let held = copies.withLock { $0 }
+        #expect(held.count == 1, "the adopter's lock descriptor was found")
+        for fd in held { close(fd) }
+        #expect(!FileManager.default.fileExists(atPath: goneDirectory))
+        try openShared(storage).close()
+    }
+
     /// The single `log` folder of an older Spoor is adopted like a gone process's log: its records sealed, its
     /// batch kept, both claimed, and the folder removed once empty.
     @Test func anOlderSporsSingleLogIsAdopted() throws {
