@@ -94,6 +94,8 @@ let package = Package(
 
         // CRC-32C: the CPU's instructions where it has them, tables elsewhere.
         .target(name: "CSpoorCRC"),
+        // Atomic loads and adds on a word several processes map (the shared state's change count).
+        .target(name: "CSpoorAtomics"),
 
         // The event model: events and typed property values. Every Swift module builds on it.
         .target(name: "SpoorModel", swiftSettings: strictSwift),
@@ -128,7 +130,7 @@ let package = Package(
         // The tracker: the API apps call, the writer, validation, auto-tracking and lifecycle.
         .target(
             name: "SpoorTracker",
-            dependencies: ["SpoorModel", "SpoorWire", "SpoorSystem", "SpoorLog", "SpoorUpload", logging, metrics],
+            dependencies: ["SpoorModel", "SpoorWire", "SpoorSystem", "SpoorLog", "SpoorUpload", "CSpoorAtomics", logging, metrics],
             // The privacy manifest of everything an app links (docs/privacy-manifest.md).
             resources: [.copy("PrivacyInfo.xcprivacy")],
             swiftSettings: strictSwift

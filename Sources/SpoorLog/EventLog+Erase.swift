@@ -30,6 +30,21 @@ extension EventLog {
         }
     }
 
+    /// Erases the logs of processes that are gone from the shared area, whole (``SharedLogArea/erase(_:configuration:logger:)``):
+    /// with ``eraseAll()``, what a user's request to erase the stored data means where several processes share the
+    /// storage directory. The logs of running processes are theirs to erase. Returns what was erased.
+    package func eraseGoneLogs() -> ErasedLogContents {
+        var erased = ErasedLogContents()
+        guard let shared else { return erased }
+        for member in shared.members() where member.path != path && shared.isGone(member) {
+            guard let part = shared.erase(member, configuration: configuration, logger: logger) else { continue }
+            erased.records += part.records
+            erased.batches += part.batches
+            erased.quarantinedFiles += part.quarantinedFiles
+        }
+        return erased
+    }
+
     private func eraseHoldingLocks(messages: inout LogMessages) throws(StorageError) -> ErasedLogContents {
         var erased = ErasedLogContents()
         var retired: OpenFile?

@@ -18,7 +18,7 @@ extension EventLog {
     /// other log stays open (for good, under real contention), one more for every refused open. The
     /// poll costs nothing when the lock is free (the first try takes it), and at most the grace
     /// period, about 125 tries of a non-blocking `flock`, when it is not.
-    static func lockExclusively(_ fd: Int32, grace: Duration = .milliseconds(250)) -> Bool {
+    package static func lockExclusively(_ fd: Int32, grace: Duration = .milliseconds(250)) -> Bool {
         if flock(fd, LOCK_EX | LOCK_NB) == 0 { return true }
         if grace <= .zero { return false }
         let clock = ContinuousClock()

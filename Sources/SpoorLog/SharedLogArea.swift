@@ -151,12 +151,7 @@ package struct SharedLogArea: Sendable {
                        record: (([UInt8]) -> Void)? = nil, afterStep: ((AdoptionStep, String) -> Void)? = nil) -> LogCounters? {
         let before = (try? FileIO.readFile(member.path + "/" + StorageLayout.logStateName, limit: 4096))
             .flatMap(LogStateFile.decode)?.counters ?? LogCounters()
-        var unbounded = configuration
-        // The records were within their maker's caps; the adopter drops none of them, and seals them all.
-        unbounded.maxRecords = Int(Int32.max)
-        unbounded.maxBytes = 1 << 50
-        unbounded.segmentBytes = configuration.effectiveSegmentBytes
-        unbounded.maxPendingBatches = Int(Int32.max)
+        let unbounded = Self.adopting(configuration)
         // One descriptor holds the lock from before the open until the emptied log is removed. Letting it go
         // between the two would let a child process, started by another thread meanwhile, keep it (a child holds a
         // copy of every descriptor until it calls exec): the removal would find it taken.
@@ -221,6 +216,33 @@ package struct SharedLogArea: Sendable {
             return nil
         }
         return fd
+    }
+
+    /// `configuration` for opening another process's log: the records were within their maker's caps, so the
+    /// adopter drops none of them, and seals them all.
+    private static func adopting(_ configuration: EventLog.Configuration) -> EventLog.Configuration {
+        var unbounded = configuration
+        unbounded.maxRecords = Int(Int32.max)
+        unbounded.maxBytes = 1 << 50
+        unbounded.segmentBytes = configuration.effectiveSegmentBytes
+        unbounded.maxPendingBatches = Int(Int32.max)
+        return unbounded
+    }
+
+    /// Erases the log of a process that is gone, whole (the user asked for the stored data to be erased): holding
+    /// its lock, the log's own erase (its head persisted past everything before any file goes, so a kill -9 midway
+    /// brings nothing back), then its removal. Nil when another process holds its lock or it cannot be opened.
+    package func erase(_ member: Member, configuration: EventLog.Configuration, logger: Logger) -> ErasedLogContents? {
+        guard let lockFD = Self.lock(member.path) else { return nil }
+        defer { FileIO.closeFile(lockFD) }
+        guard let log = try? EventLog(directory: URL(fileURLWithPath: member.path, isDirectory: true),
+                                      configuration: Self.adopting(configuration), logger: logger, writeRecords: nil,
+                                      lock: .none)
+        else { return nil }
+        let erased = try? log.eraseAll()
+        log.close()
+        if erased != nil { remove(member.path, afterStep: nil) }
+        return erased
     }
 
     /// Deletes an adopted log that holds nothing any more; the caller holds its lock. Segments go first and the

@@ -4,7 +4,8 @@ package import SpoorWire
 /// Every name Spoor gives a file or folder it keeps, and the parsers for the names it makes.
 ///
 /// A tracker's storage directory holds what all the processes sharing it share: `state.json` (identity, super
-/// properties, consent), `state.json.corrupt` (an unreadable state file moved aside), `lifecycle.checkpoint`,
+/// properties, consent), `state.lock` (held around each change of it; its first 8 bytes count the changes),
+/// `state.json.corrupt` (an unreadable state file moved aside), `lifecycle.checkpoint`,
 /// `crash.marker`, and the `logs` folder, which holds one log directory per process that ever opened the storage
 /// directory, named `<pid>-<16 hex nonce>` (``processLogName(pid:nonce:)``), plus `rejected` (batches the
 /// collector refused, shared by every process's uploader). A `log` folder is the single log of a Spoor from before
@@ -31,6 +32,8 @@ package enum StorageLayout {
     package static let trackerStateName = "state.json"
     /// Where an unreadable `state.json` is moved aside.
     package static let corruptTrackerStateName = trackerStateName + ".corrupt"
+    /// The lock every change of `state.json` holds, whose first 8 bytes count the changes.
+    package static let trackerStateLockName = "state.lock"
     /// The lifecycle checkpoint (two slots written in turn).
     package static let lifecycleCheckpointName = "lifecycle.checkpoint"
     /// The crash marker, opened ahead of time so a crashing process can write it.
@@ -44,7 +47,8 @@ package enum StorageLayout {
     /// The names a tracker makes in its storage directory (with the `state.json` write that did not reach its
     /// rename). `spoor inspect` also looks for a `rejected` folder here, so that name is not foreign either.
     private static let trackerNames: Set<String> = [
-        trackerStateName, corruptTrackerStateName, temporaryName(for: trackerStateName), lifecycleCheckpointName,
+        trackerStateName, corruptTrackerStateName, temporaryName(for: trackerStateName), trackerStateLockName,
+        lifecycleCheckpointName,
         crashMarkerName, logFolderName, logsFolderName, rejectedFolderName,
     ]
 

@@ -152,7 +152,16 @@ package final class EventLogStore: EventStore, @unchecked Sendable {
 
     package func close() { log.close() }
 
-    package func erase() throws -> ErasedLogContents { try log.eraseAll() }
+    /// Erases this process's log, and the logs of processes that are gone (running ones erase their own when they
+    /// see the erasure in the shared state).
+    package func erase() throws -> ErasedLogContents {
+        var erased = try log.eraseAll()
+        let gone = log.eraseGoneLogs()
+        erased.records += gone.records
+        erased.batches += gone.batches
+        erased.quarantinedFiles += gone.quarantinedFiles
+        return erased
+    }
 
     package func lastSequence() -> UInt64? {
         let decoder = EventDecoder()

@@ -51,17 +51,32 @@ package final class EventPipeline: @unchecked Sendable {
     private let predecessor: Promise<Bool>?
     /// Whether the store is closed at the end or handed to the next tracker over the same directory.
     let handover = StoreHandover()
+    /// Told, outside the lock, when another process's change to the shared state turned consent around.
+    private let consentObserver = Locked(ConsentObserver())
+    /// The writer thread's own: the sequence numbers it gives events, and the least number the first lease may
+    /// give (past the records the log already holds, which an older Spoor may have numbered past the state file).
+    private var leases = SequenceLeases()
+    private let sequenceFloor: UInt64
+
+    /// A consent observer (a closure kept in a struct: a closure stored as a `Locked` value directly is converted
+    /// again on every read).
+    private struct ConsentObserver {
+        var call: (@Sendable (_ optedOut: Bool) -> Void)?
+    }
 
     init(
         context: PipelineContext, persisted: PersistedState, saveNeeded: Bool = false, store: any EventStore,
-        stateFile: PersistentStateFile, logger: Logger,
+        stateFile: PersistentStateFile, generation: UInt64 = 0, sequenceFloor: UInt64 = 0, logger: Logger,
         hook: (@Sendable (inout HookEvent) throws -> HookDecision)? = nil,
         onRejection: (@Sendable (EventRejection) -> Void)? = nil,
         logEvents: Bool = false, metrics: TrackerMetrics? = nil, predecessor: Promise<Bool>? = nil
     ) {
         self.logEvents = logEvents
         self.metrics = metrics
-        state = Locked(PipelineState(context: context, persisted: persisted, saveNeeded: saveNeeded))
+        state = Locked(PipelineState(
+            context: context, persisted: persisted, saveNeeded: saveNeeded, generationWord: stateFile.generationWord,
+            generation: generation))
+        self.sequenceFloor = sequenceFloor
         self.store = store
         self.stateFile = stateFile
         self.logger = logger
@@ -111,6 +126,8 @@ package final class EventPipeline: @unchecked Sendable {
                 return true
             case .refused:
                 return false
+            case .stale:
+                refreshSharedState()
             case .full(let wakeWriter):
                 if wakeWriter { wake.signal() }
                 firstBlockedProducer.fulfil(())
@@ -146,7 +163,7 @@ package final class EventPipeline: @unchecked Sendable {
     func stop() -> (state: PersistedState, writerDone: Promise<Bool>) {
         let done = Promise<Bool>()
         let (wakeWriter, final) = state.withLock { s in
-            (s.requestFlush(done, stop: true), s.identity.saved(nextSequence: s.queue.nextSequence))
+            (s.requestFlush(done, stop: true), s.identity.persisted)
         }
         switch wakeWriter {
         case nil: done.fulfil(true)
@@ -156,8 +173,10 @@ package final class EventPipeline: @unchecked Sendable {
         return (final, done)
     }
 
-    /// Runs `intent` under the lock, then wakes the writer if it asked for it.
+    /// Runs `intent` under the lock (on the shared state as another process left it, when one changed it), then
+    /// wakes the writer if it asked for it.
     private func decide<R>(_ intent: (inout PipelineState) -> (R, wakeWriter: Bool)) -> R {
+        refreshIfStale()
         let (result, wakeWriter) = state.withLock { intent(&$0) }
         if wakeWriter { wake.signal() }
         return result
@@ -192,8 +211,120 @@ package final class EventPipeline: @unchecked Sendable {
         state.withLock { $0.endSession() }
     }
 
-    /// Identity, super properties and consent as they are now.
-    var identity: TrackerIdentity { state.withLock { $0.identity } }
+    /// Identity, super properties and consent as they are now (another process's change included).
+    var identity: TrackerIdentity {
+        refreshIfStale()
+        return state.withLock { $0.identity }
+    }
+
+    // MARK: The shared state
+
+    /// Calls `observer` (outside the lock) when another process's change turns consent around: `true` when the
+    /// user opted out there.
+    func observeConsent(_ observer: @escaping @Sendable (_ optedOut: Bool) -> Void) {
+        consentObserver.withLock { $0.call = observer }
+    }
+
+    /// Reads the shared state again when another process changed it.
+    func refreshIfStale() {
+        if state.withLock({ $0.isStale }) { refreshSharedState() }
+    }
+
+    /// Reads the state file (no lock: it is replaced whole) and takes it, this process's unsaved changes made
+    /// again on it.
+    private func refreshSharedState() {
+        let generation = stateFile.generation
+        guard let disk = stateFile.read() else {
+            state.withLock { $0.skipUnreadable(generation: generation) }
+            return
+        }
+        let (wakeWriter, consentChanged) = state.withLock { $0.install(disk, generation: generation) }
+        after(wakeWriter: wakeWriter, consentChanged: consentChanged)
+    }
+
+    private func after(wakeWriter: Bool, consentChanged: Bool) {
+        if wakeWriter { wake.signal() }
+        guard consentChanged else { return }
+        let optedOut = identity.isOptedOut
+        consentObserver.withLock { $0 }.call?(optedOut)
+    }
+
+    /// Saves this process's changes: the state file's own content with each change made again on it, under the
+    /// state lock; then takes what was written (other processes' changes included).
+    private func saveState() {
+        var (changes, fallback) = state.withLock { $0.changesToSave }
+        fallback.nextSequence = fileFrontier
+        do {
+            let (saved, generation) = try stateFile.update(fallback: fallback) { disk in
+                var identity = TrackerIdentity(disk)
+                for change in changes { identity.replay(change) }
+                let leased = disk.nextSequence
+                disk = identity.persisted
+                disk.nextSequence = leased
+            }
+            let (wakeWriter, consentChanged) = state.withLock { $0.saved(changes.count, state: saved, generation: generation) }
+            after(wakeWriter: wakeWriter, consentChanged: consentChanged)
+        } catch {
+            // The changes stay unsaved: the next save (the next change or flush) tries them again.
+            logger.error("spoor: saving the state file failed", metadata: ["path": "\(stateFile.url.path)", "error": "\(error)"])
+        }
+        if state.withLock({ $0.takeEraseRequest() }) {
+            do {
+                let erased = try store.erase()
+                logger.info("spoor: another process erased the stored data; erased this one's", metadata: [
+                    "records": "\(erased.records)", "batches": "\(erased.batches)",
+                ])
+            } catch {
+                logger.error("spoor: erasing the stored events failed", metadata: ["error": "\(error)"])
+            }
+        }
+    }
+
+    /// The state file's next sequence number when it must be written whole (it held nothing readable): past every
+    /// number this process leased.
+    private var fileFrontier: UInt64 { max(leases.frontier, sequenceFloor) }
+
+    /// The leased sequence number of the event the queue numbered `local` (leasing a block when the last is used).
+    private func leasedSequence(_ local: UInt64) -> UInt64 {
+        while true {
+            if let number = leases.number(local: local) { return number }
+            lease()
+        }
+    }
+
+    /// Leases the next block of sequence numbers from the state file (not counted as a change: nobody keeps the
+    /// number). When the file cannot be written, numbering goes on past the block, and the next lease starts past it.
+    private func lease() {
+        let size = leases.nextLeaseSize
+        let floor = max(leases.floor, sequenceFloor)
+        var fallback = state.withLock { $0.changesToSave.fallback }
+        fallback.nextSequence = fileFrontier
+        var start: UInt64 = 0
+        do {
+            _ = try stateFile.update(fallback: fallback, counted: false) { disk in
+                start = max(disk.nextSequence, floor)
+                disk.nextSequence = start + size
+            }
+            leases.add(start..<start + size)
+        } catch {
+            logger.error("spoor: leasing sequence numbers failed; numbering on without a lease", metadata: [
+                "path": "\(stateFile.url.path)", "error": "\(error)",
+            ])
+            leases.continueUnleased()
+        }
+    }
+
+    /// Hands the unused rest of the lease back at a clean end, unless another process leased after it: a process
+    /// that starts again numbers on from here.
+    private func returnUnusedSequences() {
+        let unused = leases.unused
+        guard !unused.isEmpty else { return }
+        var fallback = state.withLock { $0.changesToSave.fallback }
+        fallback.nextSequence = fileFrontier
+        _ = try? stateFile.update(fallback: fallback, counted: false) { disk in
+            if disk.nextSequence == unused.upperBound { disk.nextSequence = unused.lowerBound }
+        }
+    }
 
     /// The snapshot events captured now get.
     var snapshot: Snapshot { state.withLock { $0.snapshot } }
@@ -242,6 +373,7 @@ package final class EventPipeline: @unchecked Sendable {
                 while index < back.count {
                     let end = min(index + Self.groupSize, back.count)
                     for i in index..<end {
+                        back[i].sequence = leasedSequence(back[i].sequence)
                         if let stored = materialize(back[i]) { events.append(stored) }
                     }
                     if logEvents { logJSON(events) }
@@ -251,7 +383,7 @@ package final class EventPipeline: @unchecked Sendable {
                 }
                 back.removeAll(keepingCapacity: true)
                 if let metrics { exportMetrics(metrics) }
-                if let save { saveState(save) }
+                if save { saveState() }
                 if sync {
                     do { try store.sync() } catch { logger.error("spoor: syncing the event store failed: \(error)") }
                     let ready = state.withLock { $0.completeFlush(through: generation) }
@@ -259,7 +391,8 @@ package final class EventPipeline: @unchecked Sendable {
                 }
             case .exit(let waiters):
                 if let metrics { exportMetrics(metrics) }
-                if let save { saveState(save) }
+                if save { saveState() }
+                returnUnusedSequences()
                 if handover.closeUnlessHandedOver() { store.close() }
                 for waiter in waiters { waiter.fulfil(true) }
                 return
@@ -279,12 +412,6 @@ package final class EventPipeline: @unchecked Sendable {
         metrics.export(TrackerMetrics.Totals(
             accepted: accepted, droppedByLog: store.droppedCount, droppedByHook: hookDropped.withLock { $0 },
             droppedAfterShutdown: afterShutdown, droppedWhenBufferFull: atBound))
-    }
-
-    private func saveState(_ state: PersistedState) {
-        do { try stateFile.save(state) } catch {
-            logger.error("spoor: saving the state file failed", metadata: ["path": "\(stateFile.url.path)", "error": "\(error)"])
-        }
     }
 
     /// Builds the record. The preset and super properties (the snapshot's base) are left for the store to add

@@ -1,10 +1,12 @@
 package import Foundation
-import SpoorLog
+import CSpoorAtomics
+package import SpoorLog
 import Logging
 package import SpoorModel
 
 /// What survives a restart (docs/events.md, "Identity"): identity, super properties, first-launch and first-day flags,
-/// and the sequence number. Kept as one small JSON file, replaced atomically.
+/// consent, and the first sequence number no process has leased. Kept as one small JSON file, replaced atomically,
+/// shared by every process that tracks into the storage directory (``PersistentStateFile``).
 package struct PersistedState: Codable, Equatable, Sendable {
     package var version = 1
     package var deviceID: String
@@ -15,15 +17,19 @@ package struct PersistedState: Codable, Equatable, Sendable {
     package var firstDay: String
     /// True until the lifecycle code consumes it for `$is_first_time`.
     package var firstLaunchPending: Bool
-    /// The sequence number the next record gets.
+    /// The first sequence number not yet leased to a process (``SequenceLeases``): every number below it may be in
+    /// use, none above it is.
     package var nextSequence: UInt64
     /// The user opted out of tracking (``Tracker/optOut(deleteStoredData:)``). Absent in state files written
     /// before consent existed, which were tracking: read as false.
     package var optedOut: Bool
+    /// How many times a process erased the stored data (``Tracker/optOut(deleteStoredData:)``): a process that sees
+    /// it grow erases what it holds too. Absent in older files: 0.
+    package var deletions: UInt64
 
     package init(
         deviceID: String, anonymousID: String, loginID: String?, superProperties: [String: StoredValue], firstDay: String,
-        firstLaunchPending: Bool, nextSequence: UInt64, optedOut: Bool = false
+        firstLaunchPending: Bool, nextSequence: UInt64, optedOut: Bool = false, deletions: UInt64 = 0
     ) {
         self.deviceID = deviceID
         self.anonymousID = anonymousID
@@ -33,10 +39,12 @@ package struct PersistedState: Codable, Equatable, Sendable {
         self.firstLaunchPending = firstLaunchPending
         self.nextSequence = nextSequence
         self.optedOut = optedOut
+        self.deletions = deletions
     }
 
     private enum CodingKeys: String, CodingKey {
-        case version, deviceID, anonymousID, loginID, superProperties, firstDay, firstLaunchPending, nextSequence, optedOut
+        case version, deviceID, anonymousID, loginID, superProperties, firstDay, firstLaunchPending, nextSequence, optedOut,
+            deletions
     }
 
     package init(from decoder: any Decoder) throws {
@@ -50,6 +58,7 @@ package struct PersistedState: Codable, Equatable, Sendable {
         firstLaunchPending = try c.decode(Bool.self, forKey: .firstLaunchPending)
         nextSequence = try c.decode(UInt64.self, forKey: .nextSequence)
         optedOut = try c.decodeIfPresent(Bool.self, forKey: .optedOut) ?? false
+        deletions = try c.decodeIfPresent(UInt64.self, forKey: .deletions) ?? 0
     }
 
     static func fresh(day: String, optedOut: Bool = false) -> PersistedState {
@@ -96,8 +105,19 @@ package struct StoredValue: Codable, Equatable, Sendable {
     }
 }
 
-/// Reads and atomically replaces `state.json` in the storage directory.
-package struct PersistentStateFile: Sendable {
+/// `state.json` in the storage directory, which every process tracking into the directory shares, and `state.lock`
+/// beside it.
+///
+/// The rules (docs/event-log.md, "Several processes"):
+/// - a change is a read-modify-write of that one change, holding `state.lock`'s `flock` only around it: read what
+///   the file holds (another process may have changed it), apply the change, write the file (a temporary file,
+///   forced, renamed), release. So two processes' changes never undo each other;
+/// - the first 8 bytes of `state.lock`, mapped into every process, count the changes (the generation). It is
+///   raised after the file is replaced, under the lock; a process compares it with the generation it last read on
+///   every event (one atomic load, no system call) and reads the file again when it moved;
+/// - reading takes no lock: the file is only ever replaced whole by a rename.
+package final class PersistentStateFile: @unchecked Sendable {
+    // @unchecked: `lockFD` and `word` are set once; the word is only read and written through atomic operations.
     package enum LoadOutcome: Equatable, Sendable {
         case loaded
         case created
@@ -106,37 +126,129 @@ package struct PersistentStateFile: Sendable {
     }
 
     package let url: URL
+    private let lockPath: String
+    /// `state.lock`, open for the life of this value; -1 when it could not be opened (the directory is unusable:
+    /// changes are then kept in memory, and the writes that fail are logged).
+    private let lockFD: Int32
+    /// The generation word: `state.lock`'s first 8 bytes, mapped shared; nil when the mapping failed.
+    private let word: UnsafeMutablePointer<UInt64>?
+    /// The longest a change waits for another process's change to end.
+    static let lockWait: Duration = .seconds(5)
 
     package init(directory: URL) {
         url = directory.appendingPathComponent(StorageLayout.trackerStateName)
+        lockPath = directory.appendingPathComponent(StorageLayout.trackerStateLockName).path
+        let fd = (try? FileIO.open(lockPath, O_RDWR | O_CREAT)) ?? -1
+        lockFD = fd
+        word = fd < 0 ? nil : Self.mapWord(fd)
     }
 
-    /// `optedOut` is the consent of a fresh install (``Configuration/Tracking/startsOptedOut``).
-    package func load(today: String, optedOut: Bool = false) -> (PersistedState, LoadOutcome) {
-        guard let data = FileManager.default.contents(atPath: url.path) else {
-            return (.fresh(day: today, optedOut: optedOut), .created)
+    deinit {
+        if let word { munmap(UnsafeMutableRawPointer(word), 8) }
+        if lockFD >= 0 { FileIO.closeFile(lockFD) }
+    }
+
+    /// Maps the first 8 bytes of `fd`'s file (growing it to 8 bytes first; growing reads as zeros).
+    private static func mapWord(_ fd: Int32) -> UnsafeMutablePointer<UInt64>? {
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { return nil }
+        if info.st_size < 8, ftruncate(fd, 8) != 0 { return nil }
+        guard let raw = mmap(nil, 8, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0), raw != MAP_FAILED else { return nil }
+        return raw.assumingMemoryBound(to: UInt64.self)
+    }
+
+    /// How many changes every process has made to the file so far (0 where the word could not be mapped).
+    @inline(__always)
+    package var generation: UInt64 {
+        guard let word else { return 0 }
+        return spoor_atomic_load_u64(word)
+    }
+
+    /// The address of the generation word, for a reader that keeps it beside its own state (nil: never changes).
+    package var generationWord: UnsafePointer<UInt64>? { word.map { UnsafePointer($0) } }
+
+    // MARK: Reading
+
+    /// Decodes and checks a state file's bytes.
+    private static func decode(_ data: Data) throws -> PersistedState {
+        let state = try JSONDecoder().decode(PersistedState.self, from: data)
+        guard state.version == 1, !state.anonymousID.isEmpty, !state.deviceID.isEmpty,
+            state.superProperties.allSatisfy({ PropertyValidator.check(key: $0.key, value: $0.value.value, event: "state") == nil })
+        else {
+            throw CocoaError(.coderInvalidValue)
         }
+        return state
+    }
+
+    /// What the file holds now, or nil when it holds nothing readable. Takes no lock.
+    package func read() -> PersistedState? {
+        guard let data = FileManager.default.contents(atPath: url.path) else { return nil }
+        return try? Self.decode(data)
+    }
+
+    /// The state at a tracker's start: what the file holds, or, when it holds nothing readable, a fresh state
+    /// written at once (holding the lock, so two processes starting together on a new directory agree on one
+    /// identity). An unreadable file is moved aside to `state.json.corrupt`. `optedOut` is a fresh install's consent
+    /// (``Configuration/Tracking/startsOptedOut``). `saved` is false when a fresh state could not be written.
+    package func load(today: String, optedOut: Bool = false) -> (state: PersistedState, outcome: LoadOutcome, saved: Bool) {
+        if let data = FileManager.default.contents(atPath: url.path), let state = try? Self.decode(data) {
+            return (state, .loaded, true)
+        }
+        let fresh = PersistedState.fresh(day: today, optedOut: optedOut)
         do {
-            let state = try JSONDecoder().decode(PersistedState.self, from: data)
-            guard state.version == 1, !state.anonymousID.isEmpty, !state.deviceID.isEmpty,
-                state.superProperties.allSatisfy({ PropertyValidator.check(key: $0.key, value: $0.value.value, event: "state") == nil })
-            else {
-                throw CocoaError(.coderInvalidValue)
-            }
-            return (state, .loaded)
+            var outcome = LoadOutcome.created
+            let (state, _) = try update(fallback: fresh, found: { outcome = $0 }) { _ in }
+            return (state, outcome, true)
         } catch {
-            let aside = url.deletingLastPathComponent().appendingPathComponent(StorageLayout.corruptTrackerStateName)
-            try? FileManager.default.removeItem(at: aside)
-            try? FileManager.default.moveItem(at: url, to: aside)
-            return (.fresh(day: today, optedOut: optedOut), .replacedCorrupt(reason: "\(error)"))
+            return (fresh, .created, false)
         }
     }
 
-    /// Writes to a temporary file, forces it to disk, then renames it over the old one.
-    package func save(_ state: PersistedState) throws {
+    // MARK: Changing
+
+    /// Makes one change: holding the lock, reads what the file holds (`fallback` when nothing readable: an
+    /// unreadable file is moved aside), applies `change`, and writes the result durably when it differs from what was
+    /// read (or nothing was readable). With `counted`, the generation is raised after the write. Returns the state
+    /// as written (or as read, when nothing changed) and the generation it stands for.
+    package func update(
+        fallback: PersistedState, counted: Bool = true, found: ((LoadOutcome) -> Void)? = nil,
+        _ change: (inout PersistedState) -> Void
+    ) throws(StorageError) -> (state: PersistedState, generation: UInt64) {
+        guard lockFD >= 0 else {
+            throw StorageError(.directoryUnavailable, path: lockPath, reason: "the state lock file could not be opened")
+        }
+        guard EventLog.lockExclusively(lockFD, grace: Self.lockWait) else {
+            throw StorageError(.directoryInUse, path: lockPath, code: FileIO.errno, reason: "another process held the state lock too long")
+        }
+        defer { flock(lockFD, LOCK_UN) }
+        var state = fallback
+        var read = false
+        if let data = FileManager.default.contents(atPath: url.path) {
+            do {
+                state = try Self.decode(data)
+                read = true
+                found?(.loaded)
+            } catch {
+                let aside = url.deletingLastPathComponent().appendingPathComponent(StorageLayout.corruptTrackerStateName)
+                try? FileManager.default.removeItem(at: aside)
+                try? FileManager.default.moveItem(at: url, to: aside)
+                found?(.replacedCorrupt(reason: "\(error)"))
+            }
+        } else {
+            found?(.created)
+        }
+        let before = state
+        change(&state)
+        if read, state == before { return (state, generation) }
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
-        try AtomicFile.write([UInt8](try encoder.encode(state)), to: url, durable: true)
+        let bytes: Data
+        do { bytes = try encoder.encode(state) } catch {
+            throw StorageError(.directoryUnavailable, path: url.path, reason: "the state could not be encoded: \(error)")
+        }
+        try AtomicFile.write([UInt8](bytes), to: url, durable: true)
+        guard counted, let word else { return (state, generation) }
+        return (state, spoor_atomic_add_u64(word, 1))
     }
 }
 

@@ -1,3 +1,4 @@
+import CSpoorAtomics
 import SpoorModel
 package import SpoorSystem
 
@@ -18,22 +19,43 @@ package struct PipelineState {
     /// ``Tracker/registerDynamicSuperProperties(_:)``'s provider. Kept here, under the lock `track` takes anyway,
     /// so a call without one pays nothing more; the provider itself never runs under the lock (see ``enqueue(_:askingForDynamicProperties:)``).
     package var dynamicSuperProperties: (@Sendable () -> Properties)?
+    /// This process's changes the state file does not hold yet, oldest first (see ``SharedChange``).
+    package private(set) var unsaved: [SharedChange] = []
+    /// The shared state's change count (``PersistentStateFile/generation``), mapped from the state lock file; nil
+    /// when there is none (it never changes then).
+    private let generationWord: UnsafePointer<UInt64>?
+    /// The change count `identity` reflects: another process changed the state when the word differs.
+    package private(set) var seenGeneration: UInt64
+    /// The erasures of stored data `identity` reflects; one more in the file is another process's, to follow.
+    private var seenDeletions: UInt64
+    /// Another process erased the stored data: the writer erases this one's too.
+    package private(set) var eraseRequested = false
 
-    package init(context: PipelineContext, persisted: PersistedState, saveNeeded: Bool = false, capacity: Int = 1024) {
+    package init(
+        context: PipelineContext, persisted: PersistedState, saveNeeded: Bool = false, capacity: Int = 1024,
+        generationWord: UnsafePointer<UInt64>? = nil, generation: UInt64 = 0
+    ) {
         self.context = context
         identity = TrackerIdentity(persisted)
         snapshot = Snapshot(state: persisted, context: context)
         sessions = SessionState(
             idleMilliseconds: context.sessionIdleMilliseconds, maxMilliseconds: context.sessionMaxMilliseconds)
+        // Local numbers: the writer turns them into leased ones (`SequenceLeases`).
         queue = WriterQueue(
-            nextSequence: persisted.nextSequence, memoryLimit: context.memoryLimit,
+            nextSequence: 1, memoryLimit: context.memoryLimit,
             wakeThreshold: EventPipeline.wakeThreshold, capacity: capacity, dropsOldestWhenFull: context.dropsOldestWhenFull)
+        self.generationWord = generationWord
+        seenGeneration = generation
+        seenDeletions = persisted.deletions
         if saveNeeded { _ = queue.requestSave() }
     }
 
     /// What happened to an event handed to ``enqueue(_:askingForDynamicProperties:)``.
     package enum Enqueued: Equatable {
         case appended(wakeWriter: Bool)
+        /// Nothing was done: another process changed the shared state. Read it (``install(_:generation:)``), then
+        /// enqueue again.
+        case stale
         /// The buffer is full: wait for space, then try again.
         case full(wakeWriter: Bool)
         /// Not recorded: the pipeline is stopping, or the user opted out.
@@ -46,7 +68,7 @@ package struct PipelineState {
         package static func == (lhs: Enqueued, rhs: Enqueued) -> Bool {
             switch (lhs, rhs) {
             case (.appended(let a), .appended(let b)), (.full(let a), .full(let b)): a == b
-            case (.refused, .refused), (.needsDynamicProperties, .needsDynamicProperties): true
+            case (.refused, .refused), (.needsDynamicProperties, .needsDynamicProperties), (.stale, .stale): true
             default: false
             }
         }
@@ -58,6 +80,7 @@ package struct PipelineState {
     /// runs it without the lock and comes back (two lock takes only when a provider is set).
     @inline(__always)
     package mutating func enqueue(_ event: inout PendingEvent, askingForDynamicProperties: Bool = false) -> Enqueued {
+        if isStale { return .stale }
         switch queue.admit(optedOut: identity.isOptedOut) {
         case .stopped, .declined: return .refused
         case .full(let wake): return .full(wakeWriter: wake)
@@ -81,28 +104,32 @@ package struct PipelineState {
 
     // MARK: Identity, super properties, consent
 
-    /// Applies an identity intent: a new snapshot for later events and a save, as `change` asks. Returns whether
-    /// the writer must be woken.
-    package mutating func apply(_ change: IdentityChange) -> Bool {
-        if change.snapshot {
-            queue.retire(snapshot)
-            snapshot = Snapshot(state: identity.persisted, context: context)
-        }
-        return change.save ? queue.requestSave() : false
+    /// Applies an identity intent: a new snapshot for later events and a save, as `change` asks; `made` is kept
+    /// for the save when something is to be saved. Returns whether the writer must be woken.
+    package mutating func apply(_ change: IdentityChange, made: SharedChange) -> Bool {
+        if change.snapshot { replaceSnapshot() }
+        guard change.save else { return false }
+        unsaved.append(made)
+        return queue.requestSave()
+    }
+
+    private mutating func replaceSnapshot() {
+        queue.retire(snapshot)
+        snapshot = Snapshot(state: identity.persisted, context: context)
     }
 
     /// Carries out an identity intent and applies what it changed. Returns the change and whether to wake the
     /// writer.
     package mutating func change(_ intent: TrackerIdentity.Intent) -> (change: IdentityChange, wakeWriter: Bool) {
         let change = identity.apply(intent)
-        return (change, apply(change))
+        return (change, apply(change, made: .intent(intent)))
     }
 
     /// Logs `loginID` in at `time`; its `$SignUp` enters the queue in the same step, so no event slips between.
     /// Returns whether a `$SignUp` was recorded, and whether to wake the writer.
     package mutating func login(_ loginID: String, at time: EpochMilliseconds) -> (signedUp: Bool, wakeWriter: Bool) {
         let change = identity.login(loginID)
-        let wake = apply(change)
+        let wake = apply(change, made: .login(loginID))
         guard let original = change.signUpOriginalID else { return (false, wake) }
         var signUp = PendingEvent(
             name: "$SignUp", type: .trackSignup, method: .code, time: time, properties: [:], dynamicProperties: nil,
@@ -118,6 +145,64 @@ package struct PipelineState {
         return (discardingBuffer ? queue.discardBuffer() : 0, wake)
     }
 
+    // MARK: The shared state
+
+    /// Whether another process changed the shared state since `identity` last reflected it: one atomic load.
+    @inline(__always)
+    package var isStale: Bool {
+        guard let generationWord else { return false }
+        return spoor_atomic_load_u64(generationWord) != seenGeneration
+    }
+
+    /// Takes what the state file held at `generation` (read after that count was loaded, so it is at least as new),
+    /// with this process's unsaved changes made again on it. An erasure by another process empties the memory
+    /// buffer at once and has the writer erase the store. Returns whether the writer must be woken, and whether
+    /// consent changed (the tracker then tells the uploader and the lifecycle).
+    package mutating func install(_ disk: PersistedState, generation: UInt64) -> (wakeWriter: Bool, consentChanged: Bool) {
+        guard generation != seenGeneration else { return (false, false) }
+        seenGeneration = generation
+        let wasOptedOut = identity.isOptedOut
+        var merged = TrackerIdentity(disk)
+        for change in unsaved { merged.replay(change) }
+        if merged != identity {
+            let snapshotChanged = merged.anonymousID != identity.anonymousID || merged.loginID != identity.loginID
+                || merged.persisted.superProperties != identity.persisted.superProperties
+            identity = merged
+            if snapshotChanged { replaceSnapshot() }
+        }
+        var wake = false
+        if disk.deletions > seenDeletions {
+            seenDeletions = disk.deletions
+            _ = queue.discardBuffer()
+            eraseRequested = true
+            wake = queue.requestSave()
+        }
+        return (wake, wasOptedOut != identity.isOptedOut)
+    }
+
+    /// Notes that the state file could not be read at `generation`: the events keep the identity they have, and
+    /// are not held up asking again until the next change.
+    package mutating func skipUnreadable(generation: UInt64) {
+        seenGeneration = generation
+    }
+
+    /// The changes to save, and the whole state to write should the file hold nothing readable.
+    package var changesToSave: (changes: [SharedChange], fallback: PersistedState) { (unsaved, identity.persisted) }
+
+    /// The writer saved the first `count` unsaved changes: the file held `state` at `generation` after them.
+    package mutating func saved(_ count: Int, state: PersistedState, generation: UInt64) -> (wakeWriter: Bool, consentChanged: Bool) {
+        unsaved.removeFirst(min(count, unsaved.count))
+        // This process's own erasures are done; only more than the file holds now are another's.
+        seenDeletions = max(seenDeletions, state.deletions)
+        return install(state, generation: generation)
+    }
+
+    /// Whether another process's erasure is to be followed, clearing the request.
+    package mutating func takeEraseRequest() -> Bool {
+        defer { eraseRequested = false }
+        return eraseRequested
+    }
+
     // MARK: Sessions
 
     /// Ends the current session: the next event starts a new one.
@@ -127,14 +212,13 @@ package struct PipelineState {
 
     // MARK: The writer
 
-    /// What the writer does next, with the state to save when the step saves it.
-    package mutating func nextWriterStep(lingered: Bool, swappingWith back: inout [PendingEvent]) -> (WriterQueue.Step, save: PersistedState?) {
+    /// What the writer does next, and whether the step saves the shared state.
+    package mutating func nextWriterStep(lingered: Bool, swappingWith back: inout [PendingEvent]) -> (WriterQueue.Step, save: Bool) {
         let step = queue.nextStep(lingered: lingered, swappingWith: &back)
         switch step {
-        case .write(_, _, true, _, _), .exit:
-            return (step, identity.saved(nextSequence: queue.nextSequence))
-        default:
-            return (step, nil)
+        case .write(_, _, true, _, _): return (step, true)
+        case .exit: return (step, !unsaved.isEmpty)
+        default: return (step, false)
         }
     }
 

@@ -49,6 +49,8 @@ extension Tracker {
         // The session's end is recorded before the opt-out takes effect.
         await lifecycle.setQuiet(true).value
         let pending = pipeline.optOut(discardingBuffer: deleteStoredData)
+        // Saved with the opt-out: every other process sharing the storage directory erases what it holds too.
+        if deleteStoredData { pipeline.change(.deleteStoredData) }
         logger.info("spoor: the user opted out of tracking", metadata: ["deleteStoredData": "\(deleteStoredData)"])
         // Wait for the writer: the group it may be writing lands before the erase, and the state is saved.
         _ = await pipeline.requestFlush().value

@@ -76,7 +76,9 @@ public final class Tracker: Sendable {
         let now = clock.wallMilliseconds()
         let days = CalendarDay(timeZone: configuration.tracking.timeZone)
         let stateFile = PersistentStateFile(directory: configuration.storageDirectory)
-        var (state, outcome) = release.map { ($0.state, PersistentStateFile.LoadOutcome.loaded) }
+        // The change count first: a change made while the file is read is then seen at the first event.
+        let generation = stateFile.generation
+        let (state, outcome, saved) = release.map { ($0.state, PersistentStateFile.LoadOutcome.loaded, true) }
             ?? stateFile.load(today: days.name(of: now), optedOut: configuration.tracking.startsOptedOut)
         var corrupt = 0
         if case .replacedCorrupt(let reason) = outcome {
@@ -86,9 +88,9 @@ public final class Tracker: Sendable {
                 metadata: ["path": "\(stateFile.url.path)", "reason": "\(reason)"])
         }
         corruptStateFiles = corrupt
-        // A crash may have left records in the log after the last saved sequence number. (A released tracker's
-        // state already counts every event it accepted.)
-        if release == nil, let last = store.lastSequence(), last >= state.nextSequence { state.nextSequence = last + 1 }
+        // An older Spoor saved the sequence number only now and then: a crash may have left records numbered past
+        // the state file's. The first lease starts past them. (A released tracker's writer leased its own.)
+        let sequenceFloor = release == nil ? store.lastSequence().map { $0 + 1 } ?? 0 : 0
         do throws(ConfigurationError) {
             uploader = try Self.makeUploader(configuration: configuration, store: store)
         } catch {
@@ -112,8 +114,8 @@ public final class Tracker: Sendable {
             memoryLimit: max(configuration.storage.maxBufferedEvents, 4096),
             dropsOldestWhenFull: configuration.storage.whenBufferIsFull == .dropOldest)
         pipeline = EventPipeline(
-            context: context, persisted: state, saveNeeded: outcome != .loaded, store: store, stateFile: stateFile,
-            logger: logger, hook: configuration.tracking.beforeRecord, onRejection: configuration.tracking.onRejection,
+            context: context, persisted: state, saveNeeded: !saved, store: store, stateFile: stateFile,
+            generation: generation, sequenceFloor: sequenceFloor, logger: logger, hook: configuration.tracking.beforeRecord, onRejection: configuration.tracking.onRejection,
             logEvents: configuration.diagnostics.logEvents,
             metrics: TrackerMetrics.make(dimensions: configuration.diagnostics.metricsDimensions),
             predecessor: release?.writerDone)
@@ -124,6 +126,11 @@ public final class Tracker: Sendable {
                 LifecycleInstant(wall: clock.wallMilliseconds(), monotonic: Self.nanoseconds(clock.now()))
             })
         lifecycle.connect(self, isFirstLaunch: consumeFirstLaunch())
+        // An opt-out (or opt-in) in another process sharing the storage directory holds here from its next event on.
+        pipeline.observeConsent { [uploader, lifecycle] optedOut in
+            uploader?.setConsent(granted: !optedOut)
+            _ = lifecycle.setQuiet(optedOut)
+        }
         // Leftovers of earlier launches go now.
         uploader?.setConsent(granted: !state.optedOut)
         uploader?.start()

@@ -7,11 +7,13 @@ import SpoorModel
 /// changes the value and returns an ``IdentityChange`` saying what the owner must do about it: build a new
 /// snapshot for later events, save the state, record a `$SignUp`. No I/O, no lock, no clock.
 package struct TrackerIdentity: Equatable, Sendable {
-    /// The state as it is saved, but for `nextSequence`, which the writer's queue owns.
+    /// The state as it is saved, but for `nextSequence`, which is 0 here: sequence numbers are leased by the
+    /// writer (``SequenceLeases``) straight from the state file.
     package private(set) var persisted: PersistedState
 
     package init(_ persisted: PersistedState) {
         self.persisted = persisted
+        self.persisted.nextSequence = 0
     }
 
     // MARK: Reading
@@ -25,12 +27,8 @@ package struct TrackerIdentity: Equatable, Sendable {
     /// Whether the user opted out: nothing is recorded while they are.
     package var isOptedOut: Bool { persisted.optedOut }
 
-    /// What `state.json` is to hold, with `nextSequence` from the writer's queue.
-    package func saved(nextSequence: UInt64) -> PersistedState {
-        var state = persisted
-        state.nextSequence = nextSequence
-        return state
-    }
+    /// How many times stored data was erased, this process's erasures included.
+    package var deletions: UInt64 { persisted.deletions }
 
     /// Whether `id` can be a login or anonymous id: not empty, not only white space, at most 255 bytes, no NUL.
     ///
@@ -64,6 +62,8 @@ package struct TrackerIdentity: Equatable, Sendable {
         case optOut
         case optIn
         case consumeFirstLaunch
+        /// The stored data was erased here: every other process sharing the state erases what it holds.
+        case deleteStoredData
     }
 
     /// Carries out `intent`; what it changed.
@@ -77,6 +77,15 @@ package struct TrackerIdentity: Equatable, Sendable {
         case .optOut: optOut()
         case .optIn: optIn()
         case .consumeFirstLaunch: consumeFirstLaunch()
+        case .deleteStoredData: deleteStoredData()
+        }
+    }
+
+    /// Makes `change` again, on a state another process may have changed since (nothing is recorded for it).
+    package mutating func replay(_ change: SharedChange) {
+        switch change {
+        case .intent(let intent): _ = apply(intent)
+        case .login(let loginID): _ = login(loginID)
         }
     }
 
@@ -147,6 +156,12 @@ package struct TrackerIdentity: Equatable, Sendable {
         return .saveOnly
     }
 
+    /// Counts an erasure of the stored data, for the other processes to follow.
+    package mutating func deleteStoredData() -> IdentityChange {
+        persisted.deletions &+= 1
+        return .saveOnly
+    }
+
     /// Whether this is the install's first launch; true once only (the flag is cleared and saved).
     package mutating func consumeFirstLaunch() -> IdentityChange {
         guard persisted.firstLaunchPending else { return .none }
@@ -176,4 +191,12 @@ package struct IdentityChange: Equatable, Sendable {
     package static let none = IdentityChange()
     package static let identity = IdentityChange(snapshot: true, save: true)
     package static let saveOnly = IdentityChange(save: true)
+}
+
+/// A change this process made to the shared state (``PersistentStateFile``), kept until the state file holds it:
+/// the writer makes it again on what the file holds when it saves (another process may have changed the file
+/// since), and a reload makes it again on what it read, so a change is never lost to another process's.
+package enum SharedChange: Equatable, Sendable {
+    case intent(TrackerIdentity.Intent)
+    case login(String)
 }

@@ -120,18 +120,36 @@ struct PipelineStateTests {
         #expect(back.count == 2)
     }
 
-    @Test func theSavedStateCarriesTheQueuesSequenceNumber() {
+    @Test func aChangeIsKeptUntilTheWriterSavedIt() {
         var state = Self.state()
         _ = state.change(.register(["plan": "pro"]))
-        var event = Self.event("A")
-        _ = state.enqueue(&event)
+        _ = state.login("user-1", at: 5)
         var back: [PendingEvent] = []
         let (step, save) = state.nextWriterStep(lingered: false, swappingWith: &back)
-        guard case .write(_, _, true, _, _) = step else {
+        guard case .write(_, _, true, _, _) = step, save else {
             Issue.record("a state change is saved at the next step, without lingering")
             return
         }
-        #expect(save?.nextSequence == 2)
-        #expect(save?.superProperties == ["plan": StoredValue("pro")])
+        let (changes, fallback) = state.changesToSave
+        #expect(changes == [.intent(.register(["plan": "pro"])), .login("user-1")])
+        #expect(fallback.superProperties == ["plan": StoredValue("pro")] && fallback.loginID == "user-1")
+        // The file held another process's super property too: both hold after the save, and nothing is unsaved.
+        var written = fallback
+        written.superProperties["theirs"] = StoredValue("x")
+        _ = state.saved(changes.count, state: written, generation: 1)
+        #expect(state.unsaved.isEmpty)
+        #expect(state.identity.superProperties == ["plan": "pro", "theirs": "x"])
+        #expect(state.seenGeneration == 1)
+    }
+
+    @Test func aChangeMadeWhileTheWriterSavesStaysForTheNextSave() {
+        var state = Self.state()
+        _ = state.change(.register(["a": 1]))
+        let (changes, fallback) = state.changesToSave
+        _ = state.change(.register(["b": 2]))
+        _ = state.saved(changes.count, state: fallback, generation: 1)
+        #expect(state.unsaved == [.intent(.register(["b": 2]))])
+        // What was saved lacks the later change; the identity keeps it (made again on what was saved).
+        #expect(state.identity.superProperties == ["a": 1, "b": 2])
     }
 }

@@ -79,13 +79,18 @@ struct TrackerIdentityTests {
         #expect(!identity.persisted.firstLaunchPending)
     }
 
-    @Test func theSavedStateTakesTheQueuesSequenceNumber() {
+    @Test func aChangeMadeAgainOnAnotherStateKeepsWhatOnlyTheOtherHeld() {
         var identity = Self.identity()
-        _ = identity.login("user-1")
-        let saved = identity.saved(nextSequence: 42)
-        #expect(saved.nextSequence == 42)
-        #expect(saved.loginID == "user-1")
-        #expect(saved.superProperties == ["plan": StoredValue("pro")])
+        #expect(identity.persisted.nextSequence == 0, "the writer leases sequence numbers; the identity keeps none")
+        var other = Self.identity(loginID: "someone")
+        _ = other.register(["theirs": "x"])
+        for change: SharedChange in [.login("user-1"), .intent(.register(["mine": 1])), .intent(.unregister("plan"))] {
+            identity.replay(change)
+            other.replay(change)
+        }
+        #expect(other.loginID == "user-1")
+        #expect(other.superProperties == ["theirs": "x", "mine": 1])
+        #expect(identity.superProperties == ["mine": 1])
     }
 
     @Test func intentsAreTheMethodsByName() {

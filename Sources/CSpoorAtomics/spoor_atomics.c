@@ -1,0 +1,2 @@
+// The operations are inline in the header; this file gives the target its one translation unit.
+#include "spoor_atomics.h"

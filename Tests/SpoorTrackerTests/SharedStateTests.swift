@@ -1,0 +1,179 @@
+import Foundation
+import SpoorLog
+import SpoorModel
+import SpoorSystem
+import SpoorTestSupport
+import SpoorTesting
+import Testing
+
+@testable import SpoorTracker
+
+/// Several trackers over one storage directory (what several processes sharing it see; two opens in one process
+/// share nothing but the files): identity, super properties and consent are one state, changed by a
+/// read-modify-write under the state lock and picked up by the others' next event; sequence numbers are leased in
+/// blocks so no two events share (anonymous id, sequence) (docs/event-log.md, "Several processes").
+@Suite struct SharedStateTests {
+    /// Two trackers on one fresh directory and one clock, each with its own store.
+    func pair() throws -> (Harness, Harness) {
+        let first = try Harness()
+        return (first, try first.restarted())
+    }
+
+    @Test func aLoginInOneIsCarriedByTheOthersNextEvent() async throws {
+        let (a, b) = try pair()
+        b.tracker.track("Before")
+        a.tracker.login("user-42")
+        await a.tracker.flush()  // the writer saved the change
+        b.tracker.track("After")
+        let events = await b.flushedEvents()
+        #expect(events.map(\.name) == ["Before", "After"])
+        #expect(events.first?.distinctID != "user-42")
+        #expect(events.last?.distinctID == "user-42" && events.last?.loginID == "user-42")
+        #expect(b.tracker.loginID == "user-42")
+        // A log-out there comes back here.
+        b.tracker.logout()
+        await b.tracker.flush()
+        #expect(a.tracker.loginID == nil)
+    }
+
+    @Test func changesInBothAreBothKept() async throws {
+        let (a, b) = try pair()
+        // Neither has seen the other's change when it makes its own: the saves must not undo each other.
+        a.tracker.registerSuperProperties(["fromA": "a"])
+        b.tracker.registerSuperProperties(["fromB": "b"])
+        await a.tracker.flush()
+        await b.tracker.flush()
+        a.tracker.track("E")
+        b.tracker.track("E")
+        for harness in [a, b] {
+            let event = try #require(await harness.flushedEvents().last)
+            #expect(event.properties["fromA"] == "a" && event.properties["fromB"] == "b")
+        }
+        let file = try #require(PersistentStateFile(directory: a.directory.url).read())
+        #expect(file.superProperties == ["fromA": StoredValue("a"), "fromB": StoredValue("b")])
+    }
+
+    @Test func anOptOutInOneStopsTheOther() async throws {
+        let (a, b) = try pair()
+        b.tracker.track("Kept")
+        await a.tracker.optOut()
+        b.tracker.track("NotRecorded")
+        #expect(b.tracker.isOptedOut)
+        #expect(await b.flushedEvents().map(\.name) == ["Kept"])
+        b.tracker.optIn()
+        await b.tracker.flush()
+        a.tracker.track("Again")
+        #expect(!a.tracker.isOptedOut)
+        #expect(await a.flushedEvents().map(\.name) == ["Again"])
+    }
+
+    @Test func anErasureInOneErasesTheOthersStore() async throws {
+        let (a, b) = try pair()
+        for n in 0..<5 { b.tracker.track("B", properties: ["n": .int(Int64(n))]) }
+        #expect(await b.flushedEvents().count == 5)
+        await a.tracker.optOut(deleteStoredData: true)
+        // The other tracker follows at its next call: its stored events go, and nothing more is recorded.
+        b.tracker.track("Refused")
+        await b.tracker.flush()
+        #expect(b.store.events.isEmpty)
+        #expect(b.tracker.isOptedOut)
+    }
+
+    @Test func twoTrackersStartingOnAFreshDirectoryAgreeOnOneIdentity() async throws {
+        let directory = TemporaryDirectory()
+        let ids = await onThreadsOfTheirOwn(4) { _ in
+            try? Harness(directory: directory).tracker.anonymousID
+        }
+        #expect(ids.allSatisfy { $0 != nil })
+        #expect(Set(ids.compactMap { $0 }).count == 1)
+    }
+
+    @Test func eventsOfTwoTrackersNeverShareASequenceNumber() async throws {
+        let (a, b) = try pair()
+        // More than the first blocks, in both at once, so each leases several.
+        let count = Int(SequenceLeases.firstBlock) * 5
+        _ = await onThreadsOfTheirOwn(2) { index in
+            let tracker = index == 0 ? a.tracker : b.tracker
+            for n in 0..<count { tracker.track("E", properties: ["n": .int(Int64(n))]) }
+        }
+        let first = await a.flushedEvents(), second = await b.flushedEvents()
+        #expect(first.count == count && second.count == count)
+        #expect(Set(first.map(\.anonymousID) + second.map(\.anonymousID)).count == 1)
+        let numbers = first.map(\.sequence) + second.map(\.sequence)
+        #expect(Set(numbers).count == 2 * count, "a sequence number given twice")
+        // Each tracker's own numbers increase in the order it accepted its events.
+        for events in [first, second] { #expect(events.map(\.sequence) == events.map(\.sequence).sorted()) }
+        let file = try #require(PersistentStateFile(directory: a.directory.url).read())
+        #expect(file.nextSequence > numbers.max()!)
+    }
+
+    @Test func aRestartAfterACleanEndNumbersOnWithoutAGap() async throws {
+        let harness = try Harness()
+        for _ in 0..<3 { harness.tracker.track("E") }
+        await harness.tracker.shutdown(timeout: testBound)
+        let restarted = try harness.restarted()
+        restarted.tracker.track("E")
+        #expect(await restarted.flushedEvents().map(\.sequence) == [4])
+    }
+
+    /// A state lock file that is not what Spoor writes (empty, short, garbage, a directory in its place) never
+    /// stops tracking: the tracker starts, its changes are saved, its events recorded.
+    @Test(arguments: ["", "xy", String(repeating: "\u{FF}", count: 64), "directory"])
+    func aDamagedStateLockIsNoObstacle(_ content: String) async throws {
+        let directory = TemporaryDirectory()
+        let lock = directory.url.appendingPathComponent(StorageLayout.trackerStateLockName)
+        if content == "directory" {
+            try FileManager.default.createDirectory(at: lock, withIntermediateDirectories: false)
+        } else {
+            try Data(content.utf8).write(to: lock)
+        }
+        let harness = try Harness(directory: directory)
+        harness.tracker.login("someone")
+        harness.tracker.track("E")
+        let events = await harness.flushedEvents(named: "E")
+        #expect(events.count == 1 && events.first?.loginID == "someone")
+        #expect(PersistentStateFile(directory: directory.url).read()?.loginID == "someone" || content == "directory")
+    }
+}
+
+@Suite struct SequenceLeasesTests {
+    @Test func numbersComeFromTheLeasedBlocksInOrder() {
+        var leases = SequenceLeases(firstBlock: 2)
+        #expect(leases.number(local: 1) == nil)
+        #expect(leases.nextLeaseSize == 2)
+        leases.add(10..<12)
+        #expect(leases.number(local: 1) == 10)
+        #expect(leases.number(local: 2) == 11)
+        #expect(leases.number(local: 3) == nil)
+        #expect(leases.nextLeaseSize == 4)
+        leases.add(20..<24)
+        #expect(leases.number(local: 3) == 20)
+        #expect(leases.frontier == 24)
+        #expect(leases.unused == 21..<24)
+    }
+
+    @Test func aDroppedEventsGapIsKeptAcrossABlocksEnd() {
+        var leases = SequenceLeases(firstBlock: 4)
+        _ = leases.number(local: 1)
+        leases.add(0..<4)
+        #expect(leases.number(local: 1) == 0)
+        // Locals 2…6 were dropped: three numbers of this block and two of the next stay unused.
+        #expect(leases.number(local: 7) == nil)
+        #expect(leases.nextLeaseSize == 8 + 2)
+        leases.add(4..<14)
+        #expect(leases.number(local: 7) == 6)
+        #expect(leases.number(local: 8) == 7)
+    }
+
+    @Test func withoutALeaseNumbersStillIncrease() {
+        var leases = SequenceLeases(firstBlock: 2)
+        _ = leases.number(local: 1)
+        leases.add(5..<7)
+        _ = leases.number(local: 1)
+        _ = leases.number(local: 2)
+        #expect(leases.number(local: 3) == nil)
+        leases.continueUnleased()
+        #expect(leases.number(local: 3) == 7)
+        #expect(leases.frontier > 7)
+    }
+}
