@@ -161,6 +161,34 @@ package final class LineProcess: Sendable {
     /// Whether the process has exited.
     package var hasExited: Bool { shared.hasExited }
 
+    /// Writes `line` and a newline to the child's standard input (when it was started with `input` and it is still
+    /// open); false when it could not.
+    @discardableResult
+    package func send(_ line: String) -> Bool {
+        _ = Self.ignoreBrokenPipes
+        return input.withLock { fd in
+            guard fd >= 0 else { return false }
+            let bytes = Array((line + "\n").utf8)
+            var done = 0
+            while done < bytes.count {
+                let count = bytes.withUnsafeBytes { write(fd, $0.baseAddress! + done, $0.count - done) }
+                if count < 0, errno == EINTR { continue }
+                if count <= 0 { return false }
+                done += count
+            }
+            return true
+        }
+    }
+
+    /// A write to a child that has exited fails instead of ending this process.
+    private static let ignoreBrokenPipes: Void = {
+        #if canImport(Glibc)
+        _ = Glibc.signal(SIGPIPE, SIG_IGN)
+        #else
+        _ = Darwin.signal(SIGPIPE, SIG_IGN)
+        #endif
+    }()
+
     /// Ends the child's standard input (when it was started with `input`).
     package func closeInput() {
         input.withLock { fd in

@@ -128,10 +128,17 @@ struct KillRoundsTests {
 
 extension KillRoundsTests {
     /// A `SpoorUploadChild` for `round` (or the final drain), tracking and uploading through `url`.
-    static func child(storage: URL, url: URL, round: Int, drain: Bool = false) throws -> LineProcess {
-        try LineProcess(
+    /// With `takingCommands`, it reads commands from its standard input (`send`).
+    static func child(storage: URL, url: URL, round: Int, drain: Bool = false, takingCommands: Bool = false) throws -> LineProcess {
+        var environment: [String: String]?
+        if takingCommands {
+            environment = ProcessInfo.processInfo.environment
+            environment?["SPOOR_UPLOAD_CHILD_COMMANDS"] = "1"
+        }
+        return try LineProcess(
             CollectorProcess.builtProduct("SpoorUploadChild", override: "SPOOR_UPLOAD_CHILD_BIN"),
-            [storage.path, url.absoluteString, "\(round)"] + (drain ? ["drain"] : [])
+            [storage.path, url.absoluteString, "\(round)"] + (drain ? ["drain"] : []),
+            input: takingCommands, environment: environment
         )
     }
 

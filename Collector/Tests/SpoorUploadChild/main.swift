@@ -7,8 +7,10 @@
 //                                           say what is kept; once standard input ends, flush again and say what went
 //
 // With SPOOR_UPLOAD_CHILD_COMMANDS=1 in its environment it also reads commands from standard input, one a line, while
-// it tracks: `login ID`, `logout`, `optOut`, `optIn`, `register KEY VALUE` (a string super property); each is said
-// back as `did LINE` once applied (for tests of what processes sharing a directory see of each other).
+// it tracks: `login ID`, `logout`, `optOut`, `optIn`, `register KEY VALUE` (a string super property), `probe TAG` (track
+// one `Probe` event with that `tag`); each is said back as `did LINE accepted=BOOL` once applied and stored (the
+// change saved in the shared state), for tests of what processes sharing a directory see of each other. A `KillRound`
+// event the tracker refused (the user opted out, maybe in another process) is never in a `durable` line.
 //
 // Lines: `ready ANONYMOUS-ID`, then `durable FIRST LAST` once events FIRST...LAST (their `n` property) are
 // synced to the log, `flushed RESULT` after each flush, and in drain mode `drained RESULT`. The offline mode
@@ -85,28 +87,36 @@ do {
 }
 say("ready \(tracker.anonymousID)")
 
+/// Runs `body` on the cooperative pool and waits for it on this thread (the command reader's own).
+@Sendable func waitFor(_ body: @escaping @Sendable () async -> Void) {
+    let done = Promise<Void>()
+    Task {
+        await body()
+        done.fulfil(())
+    }
+    _ = done.wait(timeout: .seconds(120))
+}
+
 /// Applies the commands standard input gives, on a thread of its own (a blocking read), while the rounds go on.
 func obeyCommands() {
     Thread.detachNewThread {
         while let line = readLine() {
             let words = line.split(separator: " ", maxSplits: 2).map(String.init)
+            var accepted = true
             switch words.first {
-            case "login" where words.count == 2: _ = tracker.login(words[1])
+            case "login" where words.count == 2: accepted = tracker.login(words[1])
             case "logout": tracker.logout()
-            case "optOut":
-                let done = Promise<Void>()
-                Task {
-                    _ = await tracker.optOut(deleteStoredData: false)
-                    done.fulfil(())
-                }
-                _ = done.wait(timeout: .seconds(120))
+            case "optOut": waitFor { _ = await tracker.optOut(deleteStoredData: false) }
             case "optIn": tracker.optIn()
-            case "register" where words.count == 3: _ = tracker.registerSuperProperties([words[1]: .string(words[2])])
+            case "register" where words.count == 3: accepted = tracker.registerSuperProperties([words[1]: .string(words[2])])
+            case "probe" where words.count == 2: accepted = tracker.track("Probe", properties: ["tag": .string(words[1])])
             default:
                 say("error: unknown command \(line)")
                 continue
             }
-            say("did \(line)")
+            // Stored, and the change saved in the shared state, before it is said done. The upload is not awaited.
+            waitFor { _ = await tracker.flush(timeout: .milliseconds(1)) }
+            say("did \(line) accepted=\(accepted)")
         }
     }
 }
@@ -175,14 +185,15 @@ while true {
     let result: FlushResult
     if backlog < 2_000 {
         let first = next
+        var refused = false
         for _ in 0..<Int.random(in: 1...30, using: &random) {
-            tracker.track("KillRound", properties: ["n": .int(next), "round": .int(round)])
+            if !tracker.track("KillRound", properties: ["n": .int(next), "round": .int(round)]) { refused = true }
             next += 1
         }
         // A flush syncs the log before it uploads: once it returns, everything tracked above is durable. It waits
         // only briefly for the upload, which goes on meanwhile: the test counts these lines, not uploads.
         result = await tracker.flush(timeout: .milliseconds(200))
-        say("durable \(first) \(next - 1)")
+        say(refused ? "refused \(first) \(next - 1)" : "durable \(first) \(next - 1)")
     } else {
         result = await tracker.flush(timeout: .milliseconds(200))
     }
