@@ -162,7 +162,7 @@ public struct StorageInspection: Sendable {
 
     /// Reads `state.json` as the tracker would, but never moves a damaged file aside.
     static func readState(in directory: URL) -> State {
-        let url = PersistentStateFile(directory: directory).url
+        let url = directory.appendingPathComponent(StorageLayout.trackerStateName)
         guard let data = FileManager.default.contents(atPath: url.path) else { return State(status: "missing") }
         let persisted: PersistedState
         do {

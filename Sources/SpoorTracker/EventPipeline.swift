@@ -252,7 +252,8 @@ package final class EventPipeline: @unchecked Sendable {
     /// Saves this process's changes: the state file's own content with each change made again on it, under the
     /// state lock; then takes what was written (other processes' changes included).
     private func saveState() {
-        var (changes, fallback) = state.withLock { $0.changesToSave }
+        let (changes, copy) = state.withLock { $0.changesToSave }
+        var fallback = copy
         fallback.nextSequence = fileFrontier
         do {
             let (saved, generation) = try stateFile.update(fallback: fallback) { disk in
