@@ -79,8 +79,10 @@ package struct PipelineState {
     /// `askingForDynamicProperties` and a provider set, nothing is done and the provider is returned: the caller
     /// runs it without the lock and comes back (two lock takes only when a provider is set).
     @inline(__always)
-    package mutating func enqueue(_ event: inout PendingEvent, askingForDynamicProperties: Bool = false) -> Enqueued {
-        if isStale { return .stale }
+    package mutating func enqueue(
+        _ event: inout PendingEvent, askingForDynamicProperties: Bool = false, checkingSharedState: Bool = true
+    ) -> Enqueued {
+        if checkingSharedState, isStale { return .stale }
         switch queue.admit(optedOut: identity.isOptedOut) {
         case .stopped, .declined: return .refused
         case .full(let wake): return .full(wakeWriter: wake)
@@ -134,7 +136,9 @@ package struct PipelineState {
         var signUp = PendingEvent(
             name: "$SignUp", type: .trackSignup, method: .code, time: time, properties: [:], dynamicProperties: nil,
             hasDollarKey: false, originalID: original)
-        guard case .appended(let woken) = enqueue(&signUp) else { return (false, wake) }
+        // Never refused as stale: the login was decided on the state as it is, and its `$SignUp` goes with it (a
+        // save of this process's writer raises the change count a moment before it notes it seen).
+        guard case .appended(let woken) = enqueue(&signUp, checkingSharedState: false) else { return (false, wake) }
         return (true, wake || woken)
     }
 

@@ -8,14 +8,14 @@ import SpoorTracker
 /// in one step each.
 @Suite("PipelineState")
 struct PipelineStateTests {
-    static func state(optedOut: Bool = false, memoryLimit: Int = 16) -> PipelineState {
+    static func state(optedOut: Bool = false, memoryLimit: Int = 16, generationWord: UnsafePointer<UInt64>? = nil) -> PipelineState {
         let context = PipelineContext(
             preset: ["$os": "TestOS"], platform: "test", appVersion: "1.0", firstDay: 0..<86_400_000, enableSession: true,
             sessionIdleMilliseconds: 30_000, sessionMaxMilliseconds: 43_200_000, memoryLimit: memoryLimit)
         let persisted = PersistedState(
             deviceID: "device", anonymousID: "anonymous", loginID: nil, superProperties: [:], firstDay: "1970-01-01",
             firstLaunchPending: false, nextSequence: 1, optedOut: optedOut)
-        return PipelineState(context: context, persisted: persisted)
+        return PipelineState(context: context, persisted: persisted, generationWord: generationWord)
     }
 
     static func event(_ name: String, at time: EpochMilliseconds = 1_000, type: EventType = .track) -> PendingEvent {
@@ -118,6 +118,27 @@ struct PipelineStateTests {
         }
         #expect(retired.count == 1)
         #expect(back.count == 2)
+    }
+
+    /// An event waits for the shared state another process changed; a login's `$SignUp` never does: it goes with
+    /// the login (the state's change count may move between the tracker's look and the lock, when this process's
+    /// own writer has just saved).
+    @Test func aStaleStateHoldsEventsBackButNeverALoginsSignUp() {
+        let word = UnsafeMutablePointer<UInt64>.allocate(capacity: 1)
+        defer { word.deallocate() }
+        word.pointee = 0
+        var state = Self.state(generationWord: word)
+        var event = Self.event("A")
+        #expect(state.enqueue(&event) == .appended(wakeWriter: false))
+        word.pointee = 1
+        var stale = Self.event("B")
+        #expect(state.enqueue(&stale) == .stale)
+        #expect(state.login("user-1", at: 2_000).signedUp)
+        #expect(Self.waiting(state).map { $0.split(separator: " ")[1] } == ["A", "$SignUp"])
+        var persisted = state.identity.persisted
+        persisted.superProperties["theirs"] = StoredValue("x")
+        _ = state.install(persisted, generation: 1)
+        #expect(state.enqueue(&stale) == .appended(wakeWriter: false))
     }
 
     @Test func aChangeIsKeptUntilTheWriterSavedIt() {
