@@ -297,17 +297,21 @@ extension EventLog {
             SharedLogArea.noteClosed(path)
             throw error
         }
-        let damage = area.adoptOrphans(except: path, configuration: configuration, logger: logger, record: adopted,
-                                       afterStep: afterAdoptionStep)
-        if damage.corrupt + damage.tornTails + damage.quarantined > 0 {
-            log.state.withLock { state in
-                state.counters.corrupt += damage.corrupt
-                state.counters.tornTails += damage.tornTails
-                state.counters.quarantined += damage.quarantined
-                state.progress.version += 1
-            }
-        }
+        log.countAdoptionDamage(area.adoptOrphans(except: path, configuration: configuration, logger: logger, record: adopted,
+                                                  afterStep: afterAdoptionStep))
         return log
+    }
+
+    /// Adds the damage an adoption's recovery found (corrupt regions, torn tails, files moved aside) to this log's
+    /// counters, persisted with its next state: the adopter is the process that found it.
+    func countAdoptionDamage(_ damage: LogCounters) {
+        guard damage.corrupt + damage.tornTails + damage.quarantined > 0 else { return }
+        state.withLock { state in
+            state.counters.corrupt += damage.corrupt
+            state.counters.tornTails += damage.tornTails
+            state.counters.quarantined += damage.quarantined
+            state.progress.version += 1
+        }
     }
 
     /// Whether the log keeps its records in memory only (its directory could not be used).
@@ -333,7 +337,7 @@ extension EventLog {
             guard budget > 0 else { break }
             let gone = shared.isGone(member)
             if gone, ((try? FileIO.list(member.path)) ?? []).contains(where: { StorageLayout.segmentID(fromName: $0) != nil }) {
-                shared.adopt(member, configuration: configuration, logger: logger)
+                if let damage = shared.adopt(member, configuration: configuration, logger: logger) { countAdoptionDamage(damage) }
             }
             var sources: [(folder: String, ownBatches: Bool)] = [(member.path + "/" + StorageLayout.outboxName, true)]
             if gone { sources.append((member.path + "/" + StorageLayout.claimedFolderName, false)) }

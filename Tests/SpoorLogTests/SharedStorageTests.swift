@@ -131,6 +131,32 @@ import Darwin
         third.close()
     }
 
+    /// The names of the segment files of the log in `directory`, oldest first.
+    func segmentPaths(_ directory: URL) -> [String] {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
+        return names.filter { StorageLayout.segmentID(fromName: $0) != nil }.sorted().map { directory.path + "/" + $0 }
+    }
+
+    /// An uploader that adopts a gone process's log (it found segments there) counts the damage that log's recovery
+    /// found as its own, as an adoption at open does: it is the process that found it.
+    @Test func anUploaderCountsTheDamageOfALogItAdopts() throws {
+        let storage = TemporaryDirectory()
+        let uploader = try openShared(storage)
+        let gone = try openShared(storage)
+        try append(0..<10, to: gone)
+        gone.close()
+        // A crash mid-write: the last record cut in the middle of its payload.
+        let segment = try #require(segmentPaths(gone.directory).last)
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: segment))
+        try bytes.dropLast(30).write(to: URL(fileURLWithPath: segment))
+
+        #expect(uploader.counters.tornTails == 0)
+        #expect(uploader.claimFromOthers(limit: 16) == 1)
+        #expect(uploader.counters.tornTails == 1)
+        #expect(uploader.pendingBatches().map(\.recordCount) == [9])
+        uploader.close()
+    }
+
     /// A child process started by another thread while an adoption runs inherits a copy of the adopter's `lock`
     /// descriptor until it calls exec, and with it the lock. An adoption that let its lock go between closing the
     /// log and removing it found the lock taken and left the emptied log behind. Here a duplicate of the adopter's
