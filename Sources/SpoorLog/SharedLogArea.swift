@@ -94,13 +94,53 @@ package struct SharedLogArea: Sendable {
         if access(member.path + "/" + StorageLayout.closedMarkerName, F_OK) == 0 { return true }
         // A log gets its name only once its `owner` is written (see `openShared`), so one without it was damaged.
         guard let bytes = try? FileIO.readFile(member.path + "/" + StorageLayout.ownerName, limit: 4096) else { return true }
+        return Self.makerIsGone(pid: pid, namespace: Self.namespace(inOwner: bytes), log: member.path)
+    }
+
+    /// The pid namespace an `owner` file's content names (empty when it names none).
+    private static func namespace(inOwner bytes: [UInt8]) -> String {
         let lines = String(decoding: bytes, as: UTF8.self).split(separator: "\n")
-        let namespace = lines.first { $0.hasPrefix("pidns ") }.map { String($0.dropFirst(6)) } ?? ""
+        return lines.first { $0.hasPrefix("pidns ") }.map { String($0.dropFirst(6)) } ?? ""
+    }
+
+    /// Whether process `pid` of pid namespace `namespace`, which made the log `log` (its own name), is gone: it
+    /// names no running process of this namespace, or (this process's own pid) the log is not open or being made
+    /// here. `EPERM` (another user's process, or one the sandbox hides) counts as running.
+    private static func makerIsGone(pid: Int32, namespace: String, log: String) -> Bool {
         // Made in another pid namespace (another container on a shared volume): its pid means nothing here, even
         // one equal to ours, so it is never taken for gone.
-        guard namespace == Self.pidNamespace else { return false }
-        if pid == getpid() { return !Self.openHere.withLock { $0.contains(member.path) } }
+        guard namespace == pidNamespace else { return false }
+        if pid == getpid() { return !openHere.withLock { $0.contains(log) } }
         return !(kill(pid, 0) == 0 || FileIO.errno == EPERM)
+    }
+
+    /// Removes the log folders left under their temporary name (`<pid>-<nonce>.tmp`) by a process killed before
+    /// it renamed one to its own (see `openShared`): no member, never adopted, they would stay for good.
+    ///
+    /// Only once the maker is gone by the rule of ``isGone(_:)``, its pid namespace read from the `owner` file or
+    /// from that file's unfinished write; and only a folder holding nothing but those two. A folder without either
+    /// (its maker stopped between making it and writing its owner) tells no namespace: it is removed only while
+    /// empty, by one `rmdir`, which fails if its maker (another container's process of the same pid) writes its
+    /// owner meanwhile; a maker whose folder went makes another under a new name.
+    func removeAbandonedLogs() {
+        let owner = StorageLayout.ownerName, unfinishedOwner = StorageLayout.temporaryName(for: StorageLayout.ownerName)
+        for name in (try? FileIO.list(folder)) ?? [] {
+            guard let parsed = StorageLayout.processLogBeingMade(fromName: name) else { continue }
+            let path = folder + "/" + name
+            let log = folder + "/" + StorageLayout.processLogName(pid: parsed.pid, nonce: parsed.nonce)
+            guard let inside = try? FileIO.list(path), inside.allSatisfy({ $0 == owner || $0 == unfinishedOwner }) else { continue }
+            if inside.isEmpty {
+                if Self.makerIsGone(pid: parsed.pid, namespace: Self.pidNamespace, log: log) { _ = path.withCString { rmdir($0) } }
+                continue
+            }
+            let written = (try? FileIO.readFile(path + "/" + owner, limit: 4096))
+                ?? (try? FileIO.readFile(path + "/" + unfinishedOwner, limit: 4096))
+            guard let written, String(decoding: written, as: UTF8.self).contains("\npidns "),
+                  Self.makerIsGone(pid: parsed.pid, namespace: Self.namespace(inOwner: written), log: log)
+            else { continue }
+            for file in inside { try? FileIO.unlink(path + "/" + file) }
+            _ = path.withCString { rmdir($0) }
+        }
     }
 
     /// The head the log in `path` has persisted in its `state` file, or nil when it has none.
@@ -131,6 +171,7 @@ package struct SharedLogArea: Sendable {
     @discardableResult
     package func adoptOrphans(except own: String, configuration: EventLog.Configuration, logger: Logger,
                               record: (([UInt8]) -> Void)? = nil, afterStep: ((AdoptionStep, String) -> Void)? = nil) -> LogCounters {
+        removeAbandonedLogs()
         var found = LogCounters()
         for member in members() where member.path != own && isGone(member) {
             guard let damage = adopt(member, configuration: configuration, logger: logger, record: record, afterStep: afterStep)
@@ -270,23 +311,25 @@ extension EventLog {
     ) throws(StorageError) -> EventLog {
         let area = SharedLogArea(storageDirectory: storageDirectory, claimAfter: claimAfter)
         try? PrivateDirectory.prepare(URL(fileURLWithPath: area.folder, isDirectory: true), logger: logger)
-        // The log is made under a temporary name (which no other process lists), its `owner` written inside, noted
-        // as open here, and only then renamed to its own: another process, or another open in this one, never sees
-        // it without an owner or not yet open, and so never takes it for gone.
+        // The log is noted as open here, made under a temporary name (which no other process lists as a log), its
+        // `owner` written inside, and only then renamed to its own: another process, or another open in this one,
+        // never sees it without an owner or not yet open, and so never takes it for gone; nor, while it is being
+        // made, for a folder left by a process that was killed then (`removeAbandonedLogs`).
         var generator = SystemRandomNumberGenerator()
         var path = area.folder + "/" + StorageLayout.processLogName(pid: getpid(), nonce: generator.next())
         for _ in 0..<4 {
             let building = StorageLayout.temporaryName(for: path)
+            SharedLogArea.noteOpen(path)
             let made = building.withCString { mkdir($0, PrivateDirectory.directoryMode) }
             if made == 0 {
                 try? AtomicFile.write(SharedLogArea.ownerRecord(), to: building + "/" + StorageLayout.ownerName,
                                       durable: configuration.durability != .none)
-                SharedLogArea.noteOpen(path)
                 if (try? FileIO.rename(building, path)) != nil { break }
-                SharedLogArea.noteClosed(path)
             } else if FileIO.errno != EEXIST {
+                SharedLogArea.noteClosed(path)
                 break  // the folder cannot be used: the log below keeps events in memory
             }
+            SharedLogArea.noteClosed(path)
             path = area.folder + "/" + StorageLayout.processLogName(pid: getpid(), nonce: generator.next())
         }
         let log: EventLog

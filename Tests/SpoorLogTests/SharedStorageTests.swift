@@ -78,6 +78,45 @@ import Darwin
         #expect(area.isGone(try make(nonce: 2, namespace: SharedLogArea.pidNamespace)))
     }
 
+    /// A log folder still under its temporary name (`<pid>-<nonce>.tmp`), left by a process killed before it renamed
+    /// the folder to its own, is no member (its name does not parse) and was never removed. The next open removes it
+    /// once its maker is gone by the rule of `isGone`, whether or not the maker had written its `owner`; one whose
+    /// maker runs, one made in another pid namespace, and one holding a file that is not Spoor's stay.
+    @Test func aLogLeftUnderItsTemporaryNameIsRemovedOnceItsMakerIsGone() async throws {
+        let storage = TemporaryDirectory()
+        let area = SharedLogArea(storageDirectory: storage.url)
+        try FileManager.default.createDirectory(atPath: area.folder, withIntermediateDirectories: true)
+        let ended = try ChildProcess(URL(fileURLWithPath: "/bin/true"))
+        let gonePID = ended.processIdentifier
+        #expect(await ended.termination() == .exited(0))
+        func building(pid: Int32, nonce: UInt64, owner namespace: String?, ownerName: String = "owner") throws -> String {
+            let path = area.folder + "/" + StorageLayout.processLogName(pid: pid, nonce: nonce) + ".tmp"
+            try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: false)
+            if let namespace {
+                try Data("pid \(pid)\npidns \(namespace)\n".utf8).write(to: URL(fileURLWithPath: path + "/" + ownerName))
+            }
+            return path
+        }
+        let killedAfterOwner = try building(pid: gonePID, nonce: 1, owner: SharedLogArea.pidNamespace)
+        let killedDuringOwner = try building(pid: gonePID, nonce: 2, owner: SharedLogArea.pidNamespace, ownerName: "owner.tmp")
+        let killedBeforeOwner = try building(pid: gonePID, nonce: 3, owner: nil)
+        let ownPIDNotBuildingHere = try building(pid: getpid(), nonce: 4, owner: SharedLogArea.pidNamespace)
+        let makerRuns = try building(pid: getppid(), nonce: 5, owner: SharedLogArea.pidNamespace)
+        let otherNamespace = try building(pid: gonePID, nonce: 6, owner: "pid:[1]")
+        let holdsForeign = try building(pid: gonePID, nonce: 7, owner: SharedLogArea.pidNamespace)
+        try Data("mine".utf8).write(to: URL(fileURLWithPath: holdsForeign + "/notes.txt"))
+
+        try openShared(storage).close()
+        for removed in [killedAfterOwner, killedDuringOwner, killedBeforeOwner, ownPIDNotBuildingHere] {
+            #expect(!FileManager.default.fileExists(atPath: removed), "\(removed) stays")
+        }
+        for kept in [makerRuns, otherNamespace] {
+            #expect(FileManager.default.fileExists(atPath: kept + "/owner"), "\(kept) was removed")
+        }
+        #expect(FileManager.default.fileExists(atPath: holdsForeign + "/notes.txt"))
+        #expect(FileManager.default.fileExists(atPath: holdsForeign + "/owner"))
+    }
+
     @Test func twoOpensGetALogEachAndHoldNoLock() throws {
         let storage = TemporaryDirectory()
         let first = try openShared(storage)
