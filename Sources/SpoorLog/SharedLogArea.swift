@@ -265,8 +265,10 @@ package struct SharedLogArea: Sendable {
     }
 
     /// Deletes an adopted log that holds nothing any more; the caller holds its lock. Segments go first and the
-    /// `state` file after them, so no record can come back to life; whatever is not the log's own (damaged files
-    /// kept aside, the legacy log's rejected batches) stays, and so does the folder then.
+    /// `state` file after them, so no record can come back to life. Whatever is not the log's own (damaged files
+    /// moved aside, a file not Spoor's, the legacy log's rejected batches) stays: the folder holding it is then
+    /// renamed `<name>.bad` in the `logs` folder (``setAsideName(for:)``), which no open takes for a log, so it
+    /// is kept for support and never adopted again.
     private func remove(_ path: String, afterStep: ((AdoptionStep, String) -> Void)?) {
         for folder in [path + "/" + StorageLayout.outboxName, path + "/" + StorageLayout.claimedFolderName] {
             let names = (try? FileIO.list(folder)) ?? []
@@ -294,7 +296,23 @@ package struct SharedLogArea: Sendable {
         } catch {
             return
         }
-        _ = path.withCString { rmdir($0) }
+        if path.withCString({ rmdir($0) }) != 0, FileIO.errno == ENOTEMPTY || FileIO.errno == EEXIST {
+            try? FileIO.rename(path, folder + "/" + Self.setAsideName(for: path))
+        }
+    }
+
+    /// The name in the `logs` folder of an emptied log set aside for the files it kept: its own name with `.bad`.
+    package static func setAsideName(for logPath: String) -> String {
+        String(logPath.split(separator: "/").last ?? "") + StorageLayout.quarantineSuffix
+    }
+
+    /// The emptied logs set aside in the area for the files they kept (damaged ones, files not Spoor's), by name.
+    package func setAside() -> [String] {
+        ((try? FileIO.list(folder)) ?? []).filter { name in
+            var info = stat()
+            return name.hasSuffix(StorageLayout.quarantineSuffix) && stat(folder + "/" + name, &info) == 0
+                && info.st_mode & S_IFMT == S_IFDIR
+        }.sorted()
     }
 }
 

@@ -6,8 +6,9 @@ package import SpoorWire
 /// A tracker's storage directory holds what all the processes sharing it share: `state.json` (identity, super
 /// properties, consent), `state.json.corrupt` (an unreadable state file moved aside), `lifecycle.checkpoint`,
 /// `crash.marker`, and the `logs` folder, which holds one log directory per process that ever opened the storage
-/// directory, named `<pid>-<16 hex nonce>` (``processLogName(pid:nonce:)``; `<pid>-<16 hex nonce>.tmp` while it is being made), plus `rejected` (batches the
-/// collector refused, shared by every process's uploader). A `log` folder is the single log of a Spoor from before
+/// directory, named `<pid>-<16 hex nonce>` (``processLogName(pid:nonce:)``; with `.tmp` while it is being made, with
+/// `.bad` once emptied and set aside for the damaged files it still held), plus `rejected` (batches the collector
+/// refused, shared by every process's uploader). A `log` folder is the single log of a Spoor from before
 /// several processes could share a directory: the first process that opens the directory adopts it like the log of a
 /// process that is gone.
 ///

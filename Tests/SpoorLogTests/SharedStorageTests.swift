@@ -196,6 +196,43 @@ import Darwin
         uploader.close()
     }
 
+    /// A gone process's log whose recovery moved a damaged file aside: once everything Spoor can read has left it,
+    /// its own files are removed and the folder, holding only what was set aside, is renamed `<name>.bad` (kept for
+    /// support, reported by `spoor inspect`). It is no member any more, so later opens do not adopt it again.
+    @Test func anEmptiedLogKeepingDamagedFilesIsSetAsideAndNotAdoptedAgain() throws {
+        let storage = TemporaryDirectory()
+        let gone = try openShared(storage)
+        try append(0..<10, to: gone)
+        gone.close()
+        let goneDirectory = gone.directory.path
+        let damaged = StorageLayout.segmentName(id: 0xFF)
+        try Data(repeating: 0x5A, count: 64).write(to: URL(fileURLWithPath: goneDirectory + "/" + damaged))
+
+        let first = try openShared(storage)
+        #expect(first.counters.quarantined == 1)
+        #expect(first.claimFromOthers(limit: 16) == 1)
+        first.close()
+
+        func openRecordingAdoptions() throws -> [String] {
+            let adopted = Locked<[String]>([])
+            let log = try EventLog.openShared(
+                storageDirectory: storage.url, configuration: .init(durability: .none), logger: quiet, claimAfter: .zero,
+                afterAdoptionStep: { step, path in if step == .recovered { adopted.withLock { $0.append(path) } } })
+            log.close()
+            return adopted.withLock { $0 }
+        }
+        // The emptied log goes from the members, its damaged file kept in the folder set aside.
+        #expect(try openRecordingAdoptions().contains(goneDirectory))
+        #expect(!FileManager.default.fileExists(atPath: goneDirectory))
+        let keptAside = goneDirectory + StorageLayout.quarantineSuffix
+        #expect(try FileManager.default.contentsOfDirectory(atPath: keptAside) == [damaged + StorageLayout.quarantineSuffix])
+        #expect(!SharedLogArea(storageDirectory: storage.url).members().contains { $0.path.hasPrefix(goneDirectory) })
+        // Not adopted again.
+        #expect(try !openRecordingAdoptions().contains { $0.hasPrefix(goneDirectory) })
+        let seen = try stored(storage)
+        #expect(seen.count == 10 && seen.values.allSatisfy { $0 == 1 })
+    }
+
     /// A child process started by another thread while an adoption runs inherits a copy of the adopter's `lock`
     /// descriptor until it calls exec, and with it the lock. An adoption that let its lock go between closing the
     /// log and removing it found the lock taken and left the emptied log behind. Here a duplicate of the adopter's
