@@ -249,10 +249,10 @@ public final class EventLog: @unchecked Sendable {
     private func finish(force: Bool) {
         var messages = LogMessages()
         defer { messages.emit(to: logger) }
-        sealing.withLock {
-            writing.withLock {
+        let closedHere = sealing.withLock {
+            writing.withLock { () -> Bool in
                 let alreadyClosed = state.withLock { state in state.closed }
-                if alreadyClosed { return }
+                if alreadyClosed { return false }
                 do {
                     try syncFiles(persistState: true, wait: true, force: force)
                 } catch {
@@ -271,12 +271,18 @@ public final class EventLog: @unchecked Sendable {
                     messages.add(.warning, "spoor: closing with records the disk refused; they are lost", ["records": "\(lost)"])
                 }
                 withExtendedLifetime(files) {}
-                if shared != nil {
-                    // Adoptable now by any process, though this one runs on: nothing writes here any more.
-                    try? AtomicFile.write([], to: path + "/" + StorageLayout.closedMarkerName, durable: false)
-                    SharedLogArea.noteClosed(path)
-                }
+                return true
             }
+        }
+        if closedHere, shared != nil {
+            // Adoptable now by any process, though this one runs on: nothing writes here any more. The log was
+            // marked closed holding `sealing` and `writing`, which every seal, release, split, erase and append
+            // checks holding one of them; a sync checks it holding `syncing`, and one that checked just before
+            // (an append's or `sync()`'s, which run after `writing` is released) may still be writing the `state`
+            // file: taking `syncing` once waits for it. No later write starts, so the marker needs no lock.
+            syncing.withLock {}
+            try? AtomicFile.write([], to: path + "/" + StorageLayout.closedMarkerName, durable: false)
+            SharedLogArea.noteClosed(path)
         }
     }
 }

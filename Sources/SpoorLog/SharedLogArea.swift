@@ -94,13 +94,53 @@ package struct SharedLogArea: Sendable {
         if access(member.path + "/" + StorageLayout.closedMarkerName, F_OK) == 0 { return true }
         // A log gets its name only once its `owner` is written (see `openShared`), so one without it was damaged.
         guard let bytes = try? FileIO.readFile(member.path + "/" + StorageLayout.ownerName, limit: 4096) else { return true }
+        return Self.makerIsGone(pid: pid, namespace: Self.namespace(inOwner: bytes), log: member.path)
+    }
+
+    /// The pid namespace an `owner` file's content names (empty when it names none).
+    private static func namespace(inOwner bytes: [UInt8]) -> String {
         let lines = String(decoding: bytes, as: UTF8.self).split(separator: "\n")
-        let namespace = lines.first { $0.hasPrefix("pidns ") }.map { String($0.dropFirst(6)) } ?? ""
+        return lines.first { $0.hasPrefix("pidns ") }.map { String($0.dropFirst(6)) } ?? ""
+    }
+
+    /// Whether process `pid` of pid namespace `namespace`, which made the log `log` (its own name), is gone: it
+    /// names no running process of this namespace, or (this process's own pid) the log is not open or being made
+    /// here. `EPERM` (another user's process, or one the sandbox hides) counts as running.
+    private static func makerIsGone(pid: Int32, namespace: String, log: String) -> Bool {
         // Made in another pid namespace (another container on a shared volume): its pid means nothing here, even
         // one equal to ours, so it is never taken for gone.
-        guard namespace == Self.pidNamespace else { return false }
-        if pid == getpid() { return !Self.openHere.withLock { $0.contains(member.path) } }
+        guard namespace == pidNamespace else { return false }
+        if pid == getpid() { return !openHere.withLock { $0.contains(log) } }
         return !(kill(pid, 0) == 0 || FileIO.errno == EPERM)
+    }
+
+    /// Removes the log folders left under their temporary name (`<pid>-<nonce>.tmp`) by a process killed before
+    /// it renamed one to its own (see `openShared`): no member, never adopted, they would stay for good.
+    ///
+    /// Only once the maker is gone by the rule of ``isGone(_:)``, its pid namespace read from the `owner` file or
+    /// from that file's unfinished write; and only a folder holding nothing but those two. A folder without either
+    /// (its maker stopped between making it and writing its owner) tells no namespace: it is removed only while
+    /// empty, by one `rmdir`, which fails if its maker (another container's process of the same pid) writes its
+    /// owner meanwhile; a maker whose folder went makes another under a new name.
+    func removeAbandonedLogs() {
+        let owner = StorageLayout.ownerName, unfinishedOwner = StorageLayout.temporaryName(for: StorageLayout.ownerName)
+        for name in (try? FileIO.list(folder)) ?? [] {
+            guard let parsed = StorageLayout.processLogBeingMade(fromName: name) else { continue }
+            let path = folder + "/" + name
+            let log = folder + "/" + StorageLayout.processLogName(pid: parsed.pid, nonce: parsed.nonce)
+            guard let inside = try? FileIO.list(path), inside.allSatisfy({ $0 == owner || $0 == unfinishedOwner }) else { continue }
+            if inside.isEmpty {
+                if Self.makerIsGone(pid: parsed.pid, namespace: Self.pidNamespace, log: log) { _ = path.withCString { rmdir($0) } }
+                continue
+            }
+            let written = (try? FileIO.readFile(path + "/" + owner, limit: 4096))
+                ?? (try? FileIO.readFile(path + "/" + unfinishedOwner, limit: 4096))
+            guard let written, String(decoding: written, as: UTF8.self).contains("\npidns "),
+                  Self.makerIsGone(pid: parsed.pid, namespace: Self.namespace(inOwner: written), log: log)
+            else { continue }
+            for file in inside { try? FileIO.unlink(path + "/" + file) }
+            _ = path.withCString { rmdir($0) }
+        }
     }
 
     /// The head the log in `path` has persisted in its `state` file, or nil when it has none.
@@ -131,6 +171,7 @@ package struct SharedLogArea: Sendable {
     @discardableResult
     package func adoptOrphans(except own: String, configuration: EventLog.Configuration, logger: Logger,
                               record: (([UInt8]) -> Void)? = nil, afterStep: ((AdoptionStep, String) -> Void)? = nil) -> LogCounters {
+        removeAbandonedLogs()
         var found = LogCounters()
         for member in members() where member.path != own && isGone(member) {
             guard let damage = adopt(member, configuration: configuration, logger: logger, record: record, afterStep: afterStep)
@@ -246,8 +287,10 @@ package struct SharedLogArea: Sendable {
     }
 
     /// Deletes an adopted log that holds nothing any more; the caller holds its lock. Segments go first and the
-    /// `state` file after them, so no record can come back to life; whatever is not the log's own (damaged files
-    /// kept aside, the legacy log's rejected batches) stays, and so does the folder then.
+    /// `state` file after them, so no record can come back to life. Whatever is not the log's own (damaged files
+    /// moved aside, a file not Spoor's, the legacy log's rejected batches) stays: the folder holding it is then
+    /// renamed `<name>.bad` in the `logs` folder (``setAsideName(for:)``), which no open takes for a log, so it
+    /// is kept for support and never adopted again.
     private func remove(_ path: String, afterStep: ((AdoptionStep, String) -> Void)?) {
         for folder in [path + "/" + StorageLayout.outboxName, path + "/" + StorageLayout.claimedFolderName] {
             let names = (try? FileIO.list(folder)) ?? []
@@ -275,7 +318,23 @@ package struct SharedLogArea: Sendable {
         } catch {
             return
         }
-        _ = path.withCString { rmdir($0) }
+        if path.withCString({ rmdir($0) }) != 0, FileIO.errno == ENOTEMPTY || FileIO.errno == EEXIST {
+            try? FileIO.rename(path, folder + "/" + Self.setAsideName(for: path))
+        }
+    }
+
+    /// The name in the `logs` folder of an emptied log set aside for the files it kept: its own name with `.bad`.
+    package static func setAsideName(for logPath: String) -> String {
+        String(logPath.split(separator: "/").last ?? "") + StorageLayout.quarantineSuffix
+    }
+
+    /// The emptied logs set aside in the area for the files they kept (damaged ones, files not Spoor's), by name.
+    package func setAside() -> [String] {
+        ((try? FileIO.list(folder)) ?? []).filter { name in
+            var info = stat()
+            return name.hasSuffix(StorageLayout.quarantineSuffix) && stat(folder + "/" + name, &info) == 0
+                && info.st_mode & S_IFMT == S_IFDIR
+        }.sorted()
     }
 }
 
@@ -292,23 +351,25 @@ extension EventLog {
     ) throws(StorageError) -> EventLog {
         let area = SharedLogArea(storageDirectory: storageDirectory, claimAfter: claimAfter)
         try? PrivateDirectory.prepare(URL(fileURLWithPath: area.folder, isDirectory: true), logger: logger)
-        // The log is made under a temporary name (which no other process lists), its `owner` written inside, noted
-        // as open here, and only then renamed to its own: another process, or another open in this one, never sees
-        // it without an owner or not yet open, and so never takes it for gone.
+        // The log is noted as open here, made under a temporary name (which no other process lists as a log), its
+        // `owner` written inside, and only then renamed to its own: another process, or another open in this one,
+        // never sees it without an owner or not yet open, and so never takes it for gone; nor, while it is being
+        // made, for a folder left by a process that was killed then (`removeAbandonedLogs`).
         var generator = SystemRandomNumberGenerator()
         var path = area.folder + "/" + StorageLayout.processLogName(pid: getpid(), nonce: generator.next())
         for _ in 0..<4 {
             let building = StorageLayout.temporaryName(for: path)
+            SharedLogArea.noteOpen(path)
             let made = building.withCString { mkdir($0, PrivateDirectory.directoryMode) }
             if made == 0 {
                 try? AtomicFile.write(SharedLogArea.ownerRecord(), to: building + "/" + StorageLayout.ownerName,
                                       durable: configuration.durability != .none)
-                SharedLogArea.noteOpen(path)
                 if (try? FileIO.rename(building, path)) != nil { break }
-                SharedLogArea.noteClosed(path)
             } else if FileIO.errno != EEXIST {
+                SharedLogArea.noteClosed(path)
                 break  // the folder cannot be used: the log below keeps events in memory
             }
+            SharedLogArea.noteClosed(path)
             path = area.folder + "/" + StorageLayout.processLogName(pid: getpid(), nonce: generator.next())
         }
         let log: EventLog
@@ -319,17 +380,21 @@ extension EventLog {
             SharedLogArea.noteClosed(path)
             throw error
         }
-        let damage = area.adoptOrphans(except: path, configuration: configuration, logger: logger, record: adopted,
-                                       afterStep: afterAdoptionStep)
-        if damage.corrupt + damage.tornTails + damage.quarantined > 0 {
-            log.state.withLock { state in
-                state.counters.corrupt += damage.corrupt
-                state.counters.tornTails += damage.tornTails
-                state.counters.quarantined += damage.quarantined
-                state.progress.version += 1
-            }
-        }
+        log.countAdoptionDamage(area.adoptOrphans(except: path, configuration: configuration, logger: logger, record: adopted,
+                                                  afterStep: afterAdoptionStep))
         return log
+    }
+
+    /// Adds the damage an adoption's recovery found (corrupt regions, torn tails, files moved aside) to this log's
+    /// counters, persisted with its next state: the adopter is the process that found it.
+    func countAdoptionDamage(_ damage: LogCounters) {
+        guard damage.corrupt + damage.tornTails + damage.quarantined > 0 else { return }
+        state.withLock { state in
+            state.counters.corrupt += damage.corrupt
+            state.counters.tornTails += damage.tornTails
+            state.counters.quarantined += damage.quarantined
+            state.progress.version += 1
+        }
     }
 
     /// Whether the log keeps its records in memory only (its directory could not be used).
@@ -355,7 +420,7 @@ extension EventLog {
             guard budget > 0 else { break }
             let gone = shared.isGone(member)
             if gone, ((try? FileIO.list(member.path)) ?? []).contains(where: { StorageLayout.segmentID(fromName: $0) != nil }) {
-                shared.adopt(member, configuration: configuration, logger: logger)
+                if let damage = shared.adopt(member, configuration: configuration, logger: logger) { countAdoptionDamage(damage) }
             }
             var sources: [(folder: String, ownBatches: Bool)] = [(member.path + "/" + StorageLayout.outboxName, true)]
             if gone { sources.append((member.path + "/" + StorageLayout.claimedFolderName, false)) }

@@ -7,8 +7,9 @@ package import SpoorWire
 /// properties, consent), `state.lock` (held around each change of it; its first 8 bytes count the changes),
 /// `state.json.corrupt` (an unreadable state file moved aside), `lifecycle.checkpoint`,
 /// `crash.marker`, and the `logs` folder, which holds one log directory per process that ever opened the storage
-/// directory, named `<pid>-<16 hex nonce>` (``processLogName(pid:nonce:)``), plus `rejected` (batches the
-/// collector refused, shared by every process's uploader). A `log` folder is the single log of a Spoor from before
+/// directory, named `<pid>-<16 hex nonce>` (``processLogName(pid:nonce:)``; with `.tmp` while it is being made, with
+/// `.bad` once emptied and set aside for the damaged files it still held), plus `rejected` (batches the collector
+/// refused, shared by every process's uploader). A `log` folder is the single log of a Spoor from before
 /// several processes could share a directory: the first process that opens the directory adopts it like the log of a
 /// process that is gone.
 ///
@@ -78,6 +79,13 @@ package enum StorageLayout {
               processLogName(pid: pid, nonce: nonce) == name
         else { return nil }
         return (pid, nonce)
+    }
+
+    /// The pid and nonce of a process's log folder still under its temporary name (``temporaryName(for:)`` of a
+    /// ``processLogName(pid:nonce:)``: the folder is made so, its `owner` written, then renamed), or nil.
+    package static func processLogBeingMade(fromName name: String) -> (pid: Int32, nonce: UInt64)? {
+        guard name.hasSuffix(temporarySuffix) else { return nil }
+        return processLog(fromName: String(name.dropLast(temporarySuffix.utf8.count)))
     }
 
     // MARK: The log directory

@@ -99,6 +99,9 @@ public struct StorageInspection: Sendable {
     public var upload: UploadCounters?
     /// Files in a storage directory that are not the tracker's.
     public var foreign: [String]
+    /// Emptied logs of processes that are gone, set aside in the `logs` folder as `<name>.bad` for the files they
+    /// still held (damaged files moved aside, files not Spoor's): kept for support, never adopted again.
+    public var setAside: [URL] = []
 
     /// Reads `directory`: a tracker's storage directory when it holds the tracker's files, a log directory
     /// otherwise.
@@ -149,7 +152,8 @@ public struct StorageInspection: Sendable {
             logs: logs, rejected: rejectedDirectory.map(Self.frames(in:)) ?? [], rejectedDirectory: rejectedDirectory,
             rejectedSummary: rejectedDirectory.map { RejectedArea.summary(logDirectory: $0.deletingLastPathComponent()) },
             upload: nil,
-            foreign: names.filter { !StorageLayout.isTrackerEntry($0) })
+            foreign: names.filter { !StorageLayout.isTrackerEntry($0) },
+            setAside: area.setAside().map { log.appendingPathComponent($0, isDirectory: true) })
     }
 
     /// Opens the log to send what the directory holds (`spoor upload`): a log directory itself, holding its lock; in

@@ -83,12 +83,16 @@ package struct PipelineState {
         _ event: inout PendingEvent, askingForDynamicProperties: Bool = false, checkingSharedState: Bool = true
     ) -> Enqueued {
         if checkingSharedState, isStale { return .stale }
+        // Asked before the queue admits the event: at the bound, admitting drops the oldest waiting event (with
+        // `dropsOldestWhenFull`), which an event its dynamic properties then get rejected must not cost. A stopping
+        // pipeline or an opted-out user refuses it at once, as the queue would, without running the provider.
+        if askingForDynamicProperties, let provider = dynamicSuperProperties, !queue.stopping, !identity.isOptedOut {
+            return .needsDynamicProperties(provider)
+        }
         switch queue.admit(optedOut: identity.isOptedOut) {
         case .stopped, .declined: return .refused
         case .full(let wake): return .full(wakeWriter: wake)
-        case .open:
-            if askingForDynamicProperties, let provider = dynamicSuperProperties { return .needsDynamicProperties(provider) }
-            return .appended(wakeWriter: stampAndAppend(&event))
+        case .open: return .appended(wakeWriter: stampAndAppend(&event))
         }
     }
 

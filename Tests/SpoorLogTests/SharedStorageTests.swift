@@ -78,6 +78,45 @@ import Darwin
         #expect(area.isGone(try make(nonce: 2, namespace: SharedLogArea.pidNamespace)))
     }
 
+    /// A log folder still under its temporary name (`<pid>-<nonce>.tmp`), left by a process killed before it renamed
+    /// the folder to its own, is no member (its name does not parse) and was never removed. The next open removes it
+    /// once its maker is gone by the rule of `isGone`, whether or not the maker had written its `owner`; one whose
+    /// maker runs, one made in another pid namespace, and one holding a file that is not Spoor's stay.
+    @Test func aLogLeftUnderItsTemporaryNameIsRemovedOnceItsMakerIsGone() async throws {
+        let storage = TemporaryDirectory()
+        let area = SharedLogArea(storageDirectory: storage.url)
+        try FileManager.default.createDirectory(atPath: area.folder, withIntermediateDirectories: true)
+        let ended = try ChildProcess(URL(fileURLWithPath: "/bin/true"))
+        let gonePID = ended.processIdentifier
+        #expect(await ended.termination() == .exited(0))
+        func building(pid: Int32, nonce: UInt64, owner namespace: String?, ownerName: String = "owner") throws -> String {
+            let path = area.folder + "/" + StorageLayout.processLogName(pid: pid, nonce: nonce) + ".tmp"
+            try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: false)
+            if let namespace {
+                try Data("pid \(pid)\npidns \(namespace)\n".utf8).write(to: URL(fileURLWithPath: path + "/" + ownerName))
+            }
+            return path
+        }
+        let killedAfterOwner = try building(pid: gonePID, nonce: 1, owner: SharedLogArea.pidNamespace)
+        let killedDuringOwner = try building(pid: gonePID, nonce: 2, owner: SharedLogArea.pidNamespace, ownerName: "owner.tmp")
+        let killedBeforeOwner = try building(pid: gonePID, nonce: 3, owner: nil)
+        let ownPIDNotBuildingHere = try building(pid: getpid(), nonce: 4, owner: SharedLogArea.pidNamespace)
+        let makerRuns = try building(pid: getppid(), nonce: 5, owner: SharedLogArea.pidNamespace)
+        let otherNamespace = try building(pid: gonePID, nonce: 6, owner: "pid:[1]")
+        let holdsForeign = try building(pid: gonePID, nonce: 7, owner: SharedLogArea.pidNamespace)
+        try Data("mine".utf8).write(to: URL(fileURLWithPath: holdsForeign + "/notes.txt"))
+
+        try openShared(storage).close()
+        for removed in [killedAfterOwner, killedDuringOwner, killedBeforeOwner, ownPIDNotBuildingHere] {
+            #expect(!FileManager.default.fileExists(atPath: removed), "\(removed) stays")
+        }
+        for kept in [makerRuns, otherNamespace] {
+            #expect(FileManager.default.fileExists(atPath: kept + "/owner"), "\(kept) was removed")
+        }
+        #expect(FileManager.default.fileExists(atPath: holdsForeign + "/notes.txt"))
+        #expect(FileManager.default.fileExists(atPath: holdsForeign + "/owner"))
+    }
+
     @Test func twoOpensGetALogEachAndHoldNoLock() throws {
         let storage = TemporaryDirectory()
         let first = try openShared(storage)
@@ -129,6 +168,69 @@ import Darwin
         #expect(!FileManager.default.fileExists(atPath: goneDirectory))
         #expect(batchIDs(in: adopter.directory.path) == ids)
         third.close()
+    }
+
+    /// The names of the segment files of the log in `directory`, oldest first.
+    func segmentPaths(_ directory: URL) -> [String] {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
+        return names.filter { StorageLayout.segmentID(fromName: $0) != nil }.sorted().map { directory.path + "/" + $0 }
+    }
+
+    /// An uploader that adopts a gone process's log (it found segments there) counts the damage that log's recovery
+    /// found as its own, as an adoption at open does: it is the process that found it.
+    @Test func anUploaderCountsTheDamageOfALogItAdopts() throws {
+        let storage = TemporaryDirectory()
+        let uploader = try openShared(storage)
+        let gone = try openShared(storage)
+        try append(0..<10, to: gone)
+        gone.close()
+        // A crash mid-write: the last record cut in the middle of its payload.
+        let segment = try #require(segmentPaths(gone.directory).last)
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: segment))
+        try bytes.dropLast(30).write(to: URL(fileURLWithPath: segment))
+
+        #expect(uploader.counters.tornTails == 0)
+        #expect(uploader.claimFromOthers(limit: 16) == 1)
+        #expect(uploader.counters.tornTails == 1)
+        #expect(uploader.pendingBatches().map(\.recordCount) == [9])
+        uploader.close()
+    }
+
+    /// A gone process's log whose recovery moved a damaged file aside: once everything Spoor can read has left it,
+    /// its own files are removed and the folder, holding only what was set aside, is renamed `<name>.bad` (kept for
+    /// support, reported by `spoor inspect`). It is no member any more, so later opens do not adopt it again.
+    @Test func anEmptiedLogKeepingDamagedFilesIsSetAsideAndNotAdoptedAgain() throws {
+        let storage = TemporaryDirectory()
+        let gone = try openShared(storage)
+        try append(0..<10, to: gone)
+        gone.close()
+        let goneDirectory = gone.directory.path
+        let damaged = StorageLayout.segmentName(id: 0xFF)
+        try Data(repeating: 0x5A, count: 64).write(to: URL(fileURLWithPath: goneDirectory + "/" + damaged))
+
+        let first = try openShared(storage)
+        #expect(first.counters.quarantined == 1)
+        #expect(first.claimFromOthers(limit: 16) == 1)
+        first.close()
+
+        func openRecordingAdoptions() throws -> [String] {
+            let adopted = Locked<[String]>([])
+            let log = try EventLog.openShared(
+                storageDirectory: storage.url, configuration: .init(durability: .none), logger: quiet, claimAfter: .zero,
+                afterAdoptionStep: { step, path in if step == .recovered { adopted.withLock { $0.append(path) } } })
+            log.close()
+            return adopted.withLock { $0 }
+        }
+        // The emptied log goes from the members, its damaged file kept in the folder set aside.
+        #expect(try openRecordingAdoptions().contains(goneDirectory))
+        #expect(!FileManager.default.fileExists(atPath: goneDirectory))
+        let keptAside = goneDirectory + StorageLayout.quarantineSuffix
+        #expect(try FileManager.default.contentsOfDirectory(atPath: keptAside) == [damaged + StorageLayout.quarantineSuffix])
+        #expect(!SharedLogArea(storageDirectory: storage.url).members().contains { $0.path.hasPrefix(goneDirectory) })
+        // Not adopted again.
+        #expect(try !openRecordingAdoptions().contains { $0.hasPrefix(goneDirectory) })
+        let seen = try stored(storage)
+        #expect(seen.count == 10 && seen.values.allSatisfy { $0 == 1 })
     }
 
     /// A child process started by another thread while an adoption runs inherits a copy of the adopter's `lock`

@@ -42,6 +42,31 @@ struct PipelineStateTests {
         #expect(Self.waiting(state) == ["1 A anonymous current", "2  anonymous -"])
     }
 
+    /// At the bound of a queue that drops the oldest, an event that asks for dynamic properties gets the provider
+    /// back before any event is dropped for it: if its properties are then rejected, it has cost nothing. The drop
+    /// comes with the second call, which appends it.
+    @Test func askingForDynamicPropertiesAtTheBoundDropsNothingYet() {
+        let context = PipelineContext(
+            preset: [:], platform: "test", appVersion: "1.0", firstDay: 0..<86_400_000, enableSession: false,
+            sessionIdleMilliseconds: 30_000, sessionMaxMilliseconds: 43_200_000, memoryLimit: 2, dropsOldestWhenFull: true)
+        let persisted = PersistedState(
+            deviceID: "device", anonymousID: "anonymous", loginID: nil, superProperties: [:], firstDay: "1970-01-01",
+            firstLaunchPending: false, nextSequence: 1, optedOut: false)
+        var state = PipelineState(context: context, persisted: persisted)
+        for name in ["A", "B"] {
+            var event = Self.event(name)
+            #expect(state.enqueue(&event) == .appended(wakeWriter: false))
+        }
+        state.dynamicSuperProperties = { ["tier": "gold"] }
+        var event = Self.event("C")
+        #expect(state.enqueue(&event, askingForDynamicProperties: true) == .needsDynamicProperties({ [:] }))
+        #expect(state.queue.droppedAtBound == 0)
+        #expect(state.queue.waiting.map(\.name) == ["A", "B"])
+        #expect(state.enqueue(&event) == .appended(wakeWriter: false))
+        #expect(state.queue.droppedAtBound == 1)
+        #expect(state.queue.waiting.map(\.name) == ["B", "C"])
+    }
+
     /// With a provider set, an event that asks for dynamic properties gets the provider back and nothing else
     /// happens (no sequence number, no buffer slot); the second call, not asking, appends it. Without a provider,
     /// or when not asking, one call appends.

@@ -107,6 +107,38 @@ import SpoorTestSupport
         #expect(exported == Int64(dropped))
     }
 
+    /// At the bound, an event whose dynamic super properties fail validation is rejected, and costs nothing: the
+    /// oldest waiting event is dropped only for an event that goes in.
+    @Test func anEventRejectedForItsDynamicPropertiesDropsNothingAtTheBound() async throws {
+        let store = GatedStore()
+        var configuration = Configuration.server(storageDirectory: TemporaryDirectory().url, serverURL: nil)
+        configuration.clock = ManualClock(wall: testEpoch)
+        configuration.storage.maxBufferedEvents = 4096  // the least the tracker keeps
+        let tracker = try Tracker(configuration: configuration, store: store)
+        tracker.track("First", distinctID: "user-0")
+        let stuck: Void? = await finished { await store.writerStuck.value }
+        try #require(stuck != nil, "the writer never reached the store")
+        var accepted = 0
+        for i in 1...4096 where tracker.track("Waiting", distinctID: "user-\(i % 50)", properties: ["i": .int(Int64(i))]) {
+            accepted += 1
+        }
+        #expect(accepted == 4096)
+        #expect(tracker.counters.droppedWhenBufferFull == 0)
+
+        tracker.registerDynamicSuperProperties { ["score": .double(.nan)] }
+        #expect(!tracker.track("Rejected", distinctID: "user-9"))
+        #expect(tracker.counters.rejected[.nonFiniteNumber] == 1)
+        #expect(tracker.counters.droppedWhenBufferFull == 0, "a rejected event cost a waiting one")
+
+        tracker.registerDynamicSuperProperties { ["score": 1] }
+        #expect(tracker.track("Accepted", distinctID: "user-10"))
+        #expect(tracker.counters.droppedWhenBufferFull == 1)
+        store.openGate()
+        #expect(await tracker.shutdown(timeout: testBound))
+        #expect(store.appended.map(\.name) == ["First"] + Array(repeating: "Waiting", count: 4095) + ["Accepted"])
+        #expect(store.appended.dropFirst().first?.properties["i"] == 2)
+    }
+
     @Test func anAppStillWaitsAtTheBound() {
         var queue = WriterQueue(nextSequence: 1, memoryLimit: 2, wakeThreshold: 512, capacity: 4)
         var event = PipelineStateTests.event("A")

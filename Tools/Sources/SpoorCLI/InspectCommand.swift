@@ -69,6 +69,13 @@ struct InspectCommand: ParsableCommand {
                 out += "\n" + text(report, title: "Log directory (\(owner))")
                 if let upload = log.upload { out += "\n" + uploadText(upload) }
             }
+            if !inspection.setAside.isEmpty {
+                out += "\nset aside (emptied logs of processes that are gone, kept for the damaged or foreign files they held; never adopted again):\n"
+                for folder in inspection.setAside {
+                    let files = ((try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []).sorted()
+                    out += "  \(folder.lastPathComponent)/  \(files.joined(separator: ", "))\n"
+                }
+            }
         } else if let report = reports.first {
             out += text(report, title: "Spoor log directory")
             if let upload = inspection.upload { out += "\n" + uploadText(upload) }
@@ -221,6 +228,7 @@ struct InspectCommand: ParsableCommand {
         members.append(.init("rejected", rejected))
         members.append(.init("rejected_dropped", rejectedDropped))
         members.append(.init("foreign", .array(inspection.foreign.map(JSONValue.string))))
+        members.append(.init("set_aside", .array(inspection.setAside.map { JSONValue.string($0.path) })))
         return .object(members)
     }
 

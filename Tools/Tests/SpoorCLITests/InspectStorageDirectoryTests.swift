@@ -123,6 +123,24 @@ struct InspectStorageDirectoryTests {
         #expect(batches.last?["problem"] != nil)
     }
 
+    /// An emptied log set aside (`logs/<name>.bad`) for the damaged file it held is listed with what it holds.
+    @Test func emptiedLogsSetAsideAreListed() async throws {
+        let storage = Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: storage) }
+        let child = try await SpoorProcess.run([storage.path, "exit"], tool: SpoorProcess.lifecycleChild)
+        #expect(child.status == 0, "\(child.stderr)")
+        let setAside = storage.appendingPathComponent("logs/4242-00000000000000aa.bad", isDirectory: true)
+        try FileManager.default.createDirectory(at: setAside, withIntermediateDirectories: true)
+        try Data("damaged".utf8).write(to: setAside.appendingPathComponent("seg-0000000000000003.log.bad"))
+
+        let text = try await SpoorProcess.run(["inspect", storage.path]).stdoutText
+        #expect(text.contains("set aside (emptied logs"), "\(text)")
+        #expect(text.contains("4242-00000000000000aa.bad/  seg-0000000000000003.log.bad"), "\(text)")
+        #expect(!text.contains("process 4242"), "\(text)")
+        let json = try JSONValue.parse(try await SpoorProcess.run(["inspect", storage.path, "--json"]).stdoutText)
+        #expect(json["set_aside"] == .array([.string(setAside.standardizedFileURL.path)]))
+    }
+
     @Test func aDirectoryThatIsNotThereCannotBeRead() async throws {
         let result = try await SpoorProcess.run(["inspect", "/nonexistent/spoor"])
         #expect(result.status == 66)
