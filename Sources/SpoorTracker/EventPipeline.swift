@@ -244,9 +244,11 @@ package final class EventPipeline: @unchecked Sendable {
 
     private func after(wakeWriter: Bool, consentChanged: Bool) {
         if wakeWriter { wake.signal() }
-        guard consentChanged else { return }
-        let optedOut = identity.isOptedOut
-        consentObserver.withLock { $0 }.call?(optedOut)
+        guard consentChanged, let observer = consentObserver.withLock({ $0.call }) else { return }
+        // On a thread of its own: this may be the writer's, and what the observer tells the lifecycle may record
+        // events, which may wait at the memory bound for the writer. The consent is read when it runs, so two
+        // changes in a row leave the latest, whichever runs last.
+        Thread.detachNewThread { [self] in observer(identity.isOptedOut) }
     }
 
     /// Saves this process's changes: the state file's own content with each change made again on it, under the
