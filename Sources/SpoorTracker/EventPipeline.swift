@@ -313,7 +313,7 @@ package final class EventPipeline: @unchecked Sendable {
             logger.error("spoor: leasing sequence numbers failed; numbering on without a lease", metadata: [
                 "path": "\(stateFile.url.path)", "error": "\(error)",
             ])
-            leases.continueUnleased()
+            leases.continueUnleased(from: max(floor, stateFile.leasedFrontier))
         }
     }
 

@@ -130,7 +130,7 @@ package final class PersistentStateFile: @unchecked Sendable {
     /// `state.lock`, open for the life of this value; -1 when it could not be opened (the directory is unusable:
     /// changes are then kept in memory, and the writes that fail are logged).
     private let lockFD: Int32
-    /// The generation word: `state.lock`'s first 8 bytes, mapped shared; nil when the mapping failed.
+    /// `state.lock`'s words, mapped shared (the change count first); nil when the mapping failed.
     private let word: UnsafeMutablePointer<UInt64>?
     /// The longest a change waits for another process's change to end.
     static let lockWait: Duration = .seconds(5)
@@ -144,17 +144,39 @@ package final class PersistentStateFile: @unchecked Sendable {
     }
 
     deinit {
-        if let word { munmap(UnsafeMutableRawPointer(word), 8) }
+        if let word { munmap(UnsafeMutableRawPointer(word), Self.words * 8) }
         if lockFD >= 0 { FileIO.closeFile(lockFD) }
     }
 
-    /// Maps the first 8 bytes of `fd`'s file (growing it to 8 bytes first; growing reads as zeros).
+    /// The words of `state.lock`: the change count, the sequence frontier, the erasure count.
+    static let words = 3
+
+    /// Maps the first ``words`` words of `fd`'s file (growing it first; growing reads as zeros).
     private static func mapWord(_ fd: Int32) -> UnsafeMutablePointer<UInt64>? {
+        let length = words * 8
         var info = stat()
         guard fstat(fd, &info) == 0 else { return nil }
-        if info.st_size < 8, ftruncate(fd, 8) != 0 { return nil }
-        guard let raw = mmap(nil, 8, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0), raw != MAP_FAILED else { return nil }
+        if info.st_size < length, ftruncate(fd, off_t(length)) != 0 { return nil }
+        guard let raw = mmap(nil, length, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0), raw != MAP_FAILED else { return nil }
         return raw.assumingMemoryBound(to: UInt64.self)
+    }
+
+    /// The sequence frontier and the erasure count the lock file keeps (0 where a word is missing or out of bounds).
+    private var keptCounts: (nextSequence: UInt64, deletions: UInt64) {
+        guard let word else { return (0, 0) }
+        let next = spoor_atomic_load_u64(word + 1), deletions = spoor_atomic_load_u64(word + 2)
+        return (next < Self.maxCount ? next : 0, deletions < Self.maxCount ? deletions : 0)
+    }
+
+    /// The first sequence number no process leased, as far as the state file and the lock file say without taking
+    /// the lock (for numbering on when a lease failed).
+    package var leasedFrontier: UInt64 { max(read()?.nextSequence ?? 0, keptCounts.nextSequence) }
+
+    /// Keeps the sequence frontier and the erasure count in the lock file; called holding the lock.
+    private func keep(nextSequence: UInt64, deletions: UInt64) {
+        guard let word else { return }
+        spoor_atomic_store_u64(word + 1, nextSequence)
+        spoor_atomic_store_u64(word + 2, deletions)
     }
 
     /// How many changes every process has made to the file so far (0 where the word could not be mapped).
@@ -169,10 +191,27 @@ package final class PersistentStateFile: @unchecked Sendable {
 
     // MARK: Reading
 
+    /// The largest state file read: a few hundred super properties at most make one far smaller.
+    static let maxFileBytes = 1 << 20
+    /// The largest `nextSequence` and `deletions` taken from a file: far beyond any real count, and far from the
+    /// top of `UInt64`, so adding a block or one erasure never overflows.
+    static let maxCount: UInt64 = 1 << 62
+
+    /// The file's bytes (at most ``maxFileBytes``), or nil when there is no file. Throws when it cannot be read or
+    /// is too large.
+    private func bytes() throws -> Data? {
+        do {
+            return Data(try FileIO.readFile(url.path, limit: Self.maxFileBytes))
+        } catch where error.code == ENOENT {
+            return nil
+        }
+    }
+
     /// Decodes and checks a state file's bytes.
     private static func decode(_ data: Data) throws -> PersistedState {
         let state = try JSONDecoder().decode(PersistedState.self, from: data)
         guard state.version == 1, !state.anonymousID.isEmpty, !state.deviceID.isEmpty,
+            state.nextSequence < maxCount, state.deletions < maxCount,
             state.superProperties.allSatisfy({ PropertyValidator.check(key: $0.key, value: $0.value.value, event: "state") == nil })
         else {
             throw CocoaError(.coderInvalidValue)
@@ -182,7 +221,7 @@ package final class PersistentStateFile: @unchecked Sendable {
 
     /// What the file holds now, or nil when it holds nothing readable. Takes no lock.
     package func read() -> PersistedState? {
-        guard let data = FileManager.default.contents(atPath: url.path) else { return nil }
+        guard let data = try? bytes() else { return nil }
         return try? Self.decode(data)
     }
 
@@ -191,9 +230,7 @@ package final class PersistentStateFile: @unchecked Sendable {
     /// identity). An unreadable file is moved aside to `state.json.corrupt`. `optedOut` is a fresh install's consent
     /// (``Configuration/Tracking/startsOptedOut``). `saved` is false when a fresh state could not be written.
     package func load(today: String, optedOut: Bool = false) -> (state: PersistedState, outcome: LoadOutcome, saved: Bool) {
-        if let data = FileManager.default.contents(atPath: url.path), let state = try? Self.decode(data) {
-            return (state, .loaded, true)
-        }
+        if let state = read() { return (state, .loaded, true) }
         let fresh = PersistedState.fresh(day: today, optedOut: optedOut)
         do {
             var outcome = LoadOutcome.created
@@ -214,31 +251,40 @@ package final class PersistentStateFile: @unchecked Sendable {
         fallback: PersistedState, counted: Bool = true, found: ((LoadOutcome) -> Void)? = nil,
         _ change: (inout PersistedState) -> Void
     ) throws(StorageError) -> (state: PersistedState, generation: UInt64) {
-        guard lockFD >= 0 else {
-            throw StorageError(.directoryUnavailable, path: lockPath, reason: "the state lock file could not be opened")
-        }
-        guard EventLog.lockExclusively(lockFD, grace: Self.lockWait) else {
+        // Without a lock file (something else in its place, or no permission for it) the change is still made,
+        // unlocked: what one process needs (its own state across restarts) holds, only changes of two processes at
+        // the same instant may then undo one another.
+        if lockFD >= 0, !EventLog.lockExclusively(lockFD, grace: Self.lockWait) {
             throw StorageError(.directoryInUse, path: lockPath, code: FileIO.errno, reason: "another process held the state lock too long")
         }
-        defer { flock(lockFD, LOCK_UN) }
+        defer { if lockFD >= 0 { flock(lockFD, LOCK_UN) } }
         var state = fallback
         var read = false
-        if let data = FileManager.default.contents(atPath: url.path) {
-            do {
+        var damage: String?
+        do {
+            if let data = try bytes() {
                 state = try Self.decode(data)
                 read = true
-                found?(.loaded)
-            } catch {
-                let aside = url.deletingLastPathComponent().appendingPathComponent(StorageLayout.corruptTrackerStateName)
-                try? FileManager.default.removeItem(at: aside)
-                try? FileManager.default.moveItem(at: url, to: aside)
-                found?(.replacedCorrupt(reason: "\(error)"))
             }
-        } else {
-            found?(.created)
+        } catch {
+            damage = "\(error)"
         }
+        if let damage {
+            let aside = url.deletingLastPathComponent().appendingPathComponent(StorageLayout.corruptTrackerStateName)
+            try? FileManager.default.removeItem(at: aside)
+            try? FileManager.default.moveItem(at: url, to: aside)
+            found?(.replacedCorrupt(reason: damage))
+        } else {
+            found?(read ? .loaded : .created)
+        }
+        // What must never go back survives in the lock file too: a lost or replaced state file neither hands out
+        // leased sequence numbers again nor forgets an erasure.
+        let kept = keptCounts
+        state.nextSequence = max(state.nextSequence, kept.nextSequence)
+        state.deletions = max(state.deletions, kept.deletions)
         let before = state
         change(&state)
+        keep(nextSequence: state.nextSequence, deletions: state.deletions)
         if read, state == before { return (state, generation) }
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
@@ -246,9 +292,17 @@ package final class PersistentStateFile: @unchecked Sendable {
         do { bytes = try encoder.encode(state) } catch {
             throw StorageError(.directoryUnavailable, path: url.path, reason: "the state could not be encoded: \(error)")
         }
+        guard counted, let word else {
+            try AtomicFile.write([UInt8](bytes), to: url, durable: true)
+            return (state, generation)
+        }
+        // Raised before the write and after it, whatever became of it: a process killed between the rename and the
+        // second raise (or a write that failed after its rename) still leaves a count the others see moved, and a
+        // reader that saw the first raise and read the old file sees the second.
+        _ = spoor_atomic_add_u64(word, 1)
+        defer { _ = spoor_atomic_add_u64(word, 1) }
         try AtomicFile.write([UInt8](bytes), to: url, durable: true)
-        guard counted, let word else { return (state, generation) }
-        return (state, spoor_atomic_add_u64(word, 1))
+        return (state, spoor_atomic_load_u64(word) &+ 1)
     }
 }
 

@@ -167,7 +167,8 @@ package struct PipelineState {
     /// buffer at once and has the writer erase the store. Returns whether the writer must be woken, and whether
     /// consent changed (the tracker then tells the uploader and the lifecycle).
     package mutating func install(_ disk: PersistedState, generation: UInt64) -> (wakeWriter: Bool, consentChanged: Bool) {
-        guard generation != seenGeneration else { return (false, false) }
+        // Only a newer state: two threads that both read the file may come back in either order.
+        guard Int64(bitPattern: generation &- seenGeneration) > 0 else { return (false, false) }
         seenGeneration = generation
         let wasOptedOut = identity.isOptedOut
         var merged = TrackerIdentity(disk)

@@ -65,12 +65,13 @@ package struct SequenceLeases: Equatable, Sendable {
         blockSize = min(blockSize * 2, Self.largestBlock)
     }
 
-    /// Carries on past the block without a lease (the state file could not be written): numbers stay increasing,
-    /// and the next lease starts past them.
-    package mutating func continueUnleased() {
-        next += carried
+    /// Carries on without a lease (the state file could not be written), from `floor` at least (past what the
+    /// state file and the lock file say was leased, read without the lock): numbers stay increasing, and the next
+    /// lease starts past them. Only a process leasing meanwhile can then take the same numbers.
+    package mutating func continueUnleased(from floor: UInt64) {
+        next = max(next + carried, floor)
         carried = 0
-        end = next &+ blockSize
+        end = next + blockSize
     }
 
     /// The numbers of the block not used: handed back at a clean end if the state file's next number is still the

@@ -119,20 +119,21 @@ public final class Tracker: Sendable {
             logEvents: configuration.diagnostics.logEvents,
             metrics: TrackerMetrics.make(dimensions: configuration.diagnostics.metricsDimensions),
             predecessor: release?.writerDone)
-        pipeline.start()
         lifecycle = AutoTrackController(
             options: LifecycleOptions(configuration: configuration),
             now: { [clock] in
                 LifecycleInstant(wall: clock.wallMilliseconds(), monotonic: Self.nanoseconds(clock.now()))
             })
-        lifecycle.connect(self, isFirstLaunch: consumeFirstLaunch())
         // An opt-out (or opt-in) in another process sharing the storage directory holds here from its next event on.
+        // Observed before anything can read the shared state, so no change is missed.
         pipeline.observeConsent { [uploader, lifecycle] optedOut in
             uploader?.setConsent(granted: !optedOut)
             _ = lifecycle.setQuiet(optedOut)
         }
-        // Leftovers of earlier launches go now.
-        uploader?.setConsent(granted: !state.optedOut)
+        pipeline.start()
+        lifecycle.connect(self, isFirstLaunch: consumeFirstLaunch())
+        // Leftovers of earlier launches go now (with the consent as it is now: another process may have changed it).
+        uploader?.setConsent(granted: !pipeline.identity.isOptedOut)
         uploader?.start()
     }
 

@@ -59,8 +59,6 @@ package struct WriterQueue {
     package var waiting: ArraySlice<PendingEvent> { buffer[droppedHead...] }
     /// The sequence number the next accepted event gets.
     package private(set) var nextSequence: UInt64
-    /// The sequence number last saved in the state.
-    private var savedSequence: UInt64
     package private(set) var accepted = 0
     package private(set) var droppedAfterShutdown = 0
     /// Accepted events dropped, oldest first, because the buffer was at its bound (`dropsOldestWhenFull`).
@@ -78,7 +76,6 @@ package struct WriterQueue {
 
     package init(nextSequence: UInt64, memoryLimit: Int, wakeThreshold: Int, capacity: Int, dropsOldestWhenFull: Bool = false) {
         self.nextSequence = nextSequence
-        savedSequence = nextSequence
         self.memoryLimit = memoryLimit
         self.dropsOldestWhenFull = dropsOldestWhenFull
         self.wakeThreshold = wakeThreshold
@@ -198,7 +195,6 @@ package struct WriterQueue {
         if buffer.isEmpty, !flushPending, !saveNeeded, blockedProducers == 0 {
             if stopping {
                 stopped = true
-                savedSequence = nextSequence
                 return .exit(waiters: flushes.drain())
             }
             writerState = .idle
@@ -214,12 +210,9 @@ package struct WriterQueue {
         let release = blockedProducers
         blockedProducers = 0
         writerState = .busy
-        // A flush saves the sequence number too, so a restart after it never reuses one.
-        let save = saveNeeded || (flushPending && savedSequence != nextSequence)
-        if save {
-            savedSequence = nextSequence
-            saveNeeded = false
-        }
+        // Sequence numbers need no save: the writer leases them from the state file before using any.
+        let save = saveNeeded
+        saveNeeded = false
         return .write(flushGeneration: flushes.requested, sync: flushPending, save: save, release: release, retired: retired)
     }
 

@@ -129,10 +129,17 @@ import Testing
         }
         let harness = try Harness(directory: directory)
         harness.tracker.login("someone")
-        harness.tracker.track("E")
+        for _ in 0..<3 { harness.tracker.track("E") }
         let events = await harness.flushedEvents(named: "E")
-        #expect(events.count == 1 && events.first?.loginID == "someone")
-        #expect(PersistentStateFile(directory: directory.url).read()?.loginID == "someone" || content == "directory")
+        #expect(events.count == 3 && events.allSatisfy { $0.loginID == "someone" })
+        #expect(PersistentStateFile(directory: directory.url).read()?.loginID == "someone")
+        // Restarted (with a store of its own, which remembers nothing): its numbers follow the first run's.
+        await harness.tracker.shutdown(timeout: testBound)
+        let restarted = try harness.restarted()
+        restarted.tracker.track("E")
+        let after = await restarted.flushedEvents(named: "E")
+        #expect(after.count == 1 && after[0].sequence > events.map(\.sequence).max()!, "\(after.map(\.sequence))")
+        #expect(restarted.tracker.loginID == "someone")
     }
 }
 
@@ -172,8 +179,12 @@ import Testing
         _ = leases.number(local: 1)
         _ = leases.number(local: 2)
         #expect(leases.number(local: 3) == nil)
-        leases.continueUnleased()
+        leases.continueUnleased(from: 0)
         #expect(leases.number(local: 3) == 7)
         #expect(leases.frontier > 7)
+        // From what the files say was leased, when that is further.
+        #expect(leases.number(local: 4) == 8)
+        leases.continueUnleased(from: 100)
+        #expect(leases.number(local: 5) == 100)
     }
 }

@@ -15,6 +15,11 @@ static inline uint64_t spoor_atomic_load_u64(const uint64_t *word) {
     return __atomic_load_n(word, __ATOMIC_ACQUIRE);
 }
 
+/// Stores `value` in `*word` with release order.
+static inline void spoor_atomic_store_u64(uint64_t *word, uint64_t value) {
+    __atomic_store_n(word, value, __ATOMIC_RELEASE);
+}
+
 /// Adds `delta` to `*word` with acquire-release order; returns the new value.
 static inline uint64_t spoor_atomic_add_u64(uint64_t *word, uint64_t delta) {
     return __atomic_add_fetch(word, delta, __ATOMIC_ACQ_REL);
