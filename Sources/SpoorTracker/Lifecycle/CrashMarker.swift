@@ -14,8 +14,8 @@ package struct CrashRecord: Sendable, Hashable {
     }
 }
 
-/// The crash marker file: opened ahead of time so a crashing process can record the crash with nothing
-/// but `write(2)`.
+/// The crash marker file, one per process in its log directory: opened ahead of time so a crashing process can
+/// record the crash with nothing but `write(2)`.
 ///
 /// Format: the crash's epoch milliseconds in decimal, a space, the reason, a newline. An empty file means
 /// no crash.
