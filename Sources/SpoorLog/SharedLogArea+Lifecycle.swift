@@ -17,9 +17,20 @@ package struct LifecycleRecovery: Sendable {
 }
 
 extension SharedLogArea {
+    /// What became of an adopted log's lifecycle files.
+    enum LifecycleOutcome {
+        /// None left: turned into events appended to the log (or standing for none), or there were none.
+        case done
+        /// They stay, and so does the log's folder, for an adopter that can finish: this one has no
+        /// ``LifecycleRecovery``, or could not note the position or remove the files. The log may be sealed.
+        case kept
+        /// Events were appended but could not be forced to disk: the log must not be sealed now (a seal could take
+        /// them from memory while the note says they were never written). Its next adopter makes them again.
+        case unsealable
+    }
+
     /// Turns the lifecycle files of the adopted `log` into events appended to it, before it is sealed, and removes
-    /// the files. Returns false when they stay (no ``LifecycleRecovery`` here, or the events could not be made
-    /// durable): the log is then kept for an adopter that can.
+    /// the files.
     ///
     /// Exactly once through a kill -9 at any point: the position the events will start at is written first
     /// (`lifecycle.recovered`, durably), then the events are appended and forced to disk, then the files removed, the
@@ -27,17 +38,17 @@ extension SharedLogArea {
     /// position, the events were written (nothing else appends to a log whose adopter holds its lock), and only the
     /// files' removal is left; at it, nothing was written (a torn write is cut back to it) and it makes them again.
     /// The log is sealed only after the note is gone, so the events are still in the log when the note is read.
-    func recoverLifecycle(of log: EventLog, logger: Logger, afterStep: ((AdoptionStep, String) -> Void)?) -> Bool {
+    func recoverLifecycle(of log: EventLog, logger: Logger, afterStep: ((AdoptionStep, String) -> Void)?) -> LifecycleOutcome {
         let directory = log.path
         let notePath = directory + "/" + StorageLayout.lifecycleRecoveredName
         let files = StorageLayout.lifecycleFileNames.map { directory + "/" + $0 }
         let note = (try? FileIO.readFile(notePath, limit: 64)).flatMap(Self.decodeNote)
         let present = files.filter { access($0, F_OK) == 0 }
-        guard !present.isEmpty || note != nil else { return true }
+        guard !present.isEmpty || note != nil else { return .done }
         if let note, log.tailPosition > note {
             // Written before a kill: only the removal of the files is left.
         } else if !present.isEmpty {
-            guard let lifecycle else { return false }
+            guard let lifecycle else { return .kept }
             if let records = lifecycle.records(log), !records.isEmpty {
                 if note == nil {
                     do {
@@ -46,7 +57,7 @@ extension SharedLogArea {
                         logger.error("spoor: cannot note the recovery of a gone process's session", metadata: [
                             "log": "\(directory)", "error": "\(error)",
                         ])
-                        return false
+                        return .kept
                     }
                     afterStep?(.lifecycleNoted, directory)
                 }
@@ -57,7 +68,7 @@ extension SharedLogArea {
                     logger.error("spoor: cannot store the recovered session of a gone process", metadata: [
                         "log": "\(directory)", "error": "\(error)",
                     ])
-                    return false
+                    return .unsealable
                 }
                 afterStep?(.lifecycleRecovered, directory)
             }
@@ -76,9 +87,9 @@ extension SharedLogArea {
             logger.error("spoor: cannot remove the lifecycle files of a gone process", metadata: [
                 "log": "\(directory)", "error": "\(error)",
             ])
-            return false
+            return .kept
         }
-        return true
+        return .done
     }
 
     /// Whether the log in `path` holds lifecycle files not yet turned into events.

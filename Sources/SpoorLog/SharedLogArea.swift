@@ -189,7 +189,11 @@ package struct SharedLogArea: Sendable {
         damage.tornTails -= min(damage.tornTails, before.tornTails)
         damage.quarantined -= min(damage.quarantined, before.quarantined)
         // The events its lifecycle files stand for join its records before they are sealed (and seen by `record`).
-        let keep = !recoverLifecycle(of: log, logger: logger, afterStep: afterStep)
+        let lifecycle = recoverLifecycle(of: log, logger: logger, afterStep: afterStep)
+        if lifecycle == .unsealable {
+            log.close()
+            return damage
+        }
         if let record { log.forEachRecord(record) }
         var sealed = 0
         do {
@@ -210,7 +214,7 @@ package struct SharedLogArea: Sendable {
                 "log": "\(member.path)", "batches": "\(sealed)",
             ])
         }
-        if empty, !keep { remove(member.path, afterStep: afterStep) }
+        if empty, lifecycle == .done { remove(member.path, afterStep: afterStep) }
         return damage
     }
 

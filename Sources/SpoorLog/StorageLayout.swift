@@ -61,11 +61,13 @@ package enum StorageLayout {
     /// Whether `name`, found in a storage directory, is one a tracker makes there.
     package static func isTrackerEntry(_ name: String) -> Bool { trackerNames.contains(name) }
 
-    /// Whether a directory holding `names` is a tracker's storage directory rather than a bare log directory:
-    /// it holds a file only a tracker makes, or a `log` folder without the log's own state file beside it.
+    /// Whether a directory holding `names` is a tracker's storage directory rather than a log directory: it holds
+    /// `state.json` or a `logs` folder, or, without a log's own `state` or `owner` beside them, an older Spoor's
+    /// lifecycle files or `log` folder (a process's log holds lifecycle files of its own).
     package static func isStorageDirectory(holding names: some Collection<String>) -> Bool {
-        names.contains { $0 == trackerStateName || $0 == lifecycleCheckpointName || $0 == crashMarkerName }
-            || names.contains(logsFolderName) || (names.contains(logFolderName) && !names.contains(logStateName))
+        if names.contains(trackerStateName) || names.contains(logsFolderName) { return true }
+        if names.contains(logStateName) || names.contains(ownerName) { return false }
+        return names.contains { $0 == lifecycleCheckpointName || $0 == crashMarkerName || $0 == logFolderName }
     }
 
     // MARK: The per-process logs
