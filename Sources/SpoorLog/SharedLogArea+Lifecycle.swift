@@ -44,7 +44,9 @@ extension SharedLogArea {
         let files = StorageLayout.lifecycleFileNames.map { directory + "/" + $0 }
         let note = (try? FileIO.readFile(notePath, limit: 64)).flatMap(Self.decodeNote)
         let present = files.filter { access($0, F_OK) == 0 }
-        guard !present.isEmpty || note != nil else { return .done }
+        guard !present.isEmpty || Self.holdsLifecycleFiles(directory) else { return .done }
+        // Whether events stand for the files: their removal must then reach the disk before the note's.
+        var noted = note != nil
         if let note, log.tailPosition > note {
             // Written before a kill: only the removal of the files is left.
         } else if !present.isEmpty {
@@ -60,6 +62,7 @@ extension SharedLogArea {
                         return .kept
                     }
                     afterStep?(.lifecycleNoted, directory)
+                    noted = true
                 }
                 log.append(records)
                 do {
@@ -79,8 +82,8 @@ extension SharedLogArea {
                 afterStep?(.removed, directory)
             }
             // The files' removal must be on disk before the note's: a note gone with the files back would make the
-            // events again.
-            try FileIO.syncDirectory(directory)
+            // events again. (A note that stands for nothing, damaged or cut short, just goes.)
+            if noted { try FileIO.syncDirectory(directory) }
             try FileIO.unlink(notePath)
             try FileIO.unlink(StorageLayout.temporaryName(for: notePath))
         } catch {
@@ -94,7 +97,9 @@ extension SharedLogArea {
 
     /// Whether the log in `path` holds lifecycle files not yet turned into events.
     static func holdsLifecycleFiles(_ path: String) -> Bool {
-        (StorageLayout.lifecycleFileNames + [StorageLayout.lifecycleRecoveredName]).contains { access(path + "/" + $0, F_OK) == 0 }
+        let note = StorageLayout.lifecycleRecoveredName
+        return (StorageLayout.lifecycleFileNames + [note, StorageLayout.temporaryName(for: note)])
+            .contains { access(path + "/" + $0, F_OK) == 0 }
     }
 
     /// The note's content: `<segment> <offset>` in decimal and a newline.

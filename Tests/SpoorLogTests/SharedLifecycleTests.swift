@@ -160,6 +160,20 @@ import Darwin
         #expect(Set(seen.keys) == [0, 1, 40, 41, 42] && seen.values.allSatisfy { $0 == 1 })
     }
 
+    /// Lifecycle files that stand for no event, with a damaged note and one cut short beside them, go with the log.
+    @Test func filesStandingForNothingGoWithTheLog() throws {
+        let storage = TemporaryDirectory()
+        let gone = try openShared(storage)
+        try Data("checkpoint".utf8).write(to: gone.directory.appendingPathComponent(StorageLayout.lifecycleCheckpointName))
+        try Data("x".utf8).write(to: gone.directory.appendingPathComponent(StorageLayout.lifecycleRecoveredName))
+        try Data("1 2".utf8).write(
+            to: gone.directory.appendingPathComponent(StorageLayout.temporaryName(for: StorageLayout.lifecycleRecoveredName)))
+        gone.close()
+        try openShared(storage).close()
+        #expect(!FileManager.default.fileExists(atPath: gone.directory.path), "the log was kept")
+        #expect(try stored(storage.url).isEmpty)
+    }
+
     /// An adopter SIGKILLed after each step of an adoption of a log with lifecycle files in turn (recovered, noted,
     /// events written, each file removed, each seal, closed, each file of the removal), each next adopter finishing
     /// what the last one left: no event lost, none made or sealed twice.
