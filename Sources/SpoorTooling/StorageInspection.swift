@@ -162,11 +162,15 @@ public struct StorageInspection: Sendable {
     }
 
     /// Opens the log to send what the directory holds (`spoor upload`): a log directory itself, holding its lock; in
-    /// a storage directory, a log of this process's own that adopts the logs of processes that are gone and claims
-    /// every sealed batch of the others, running ones included (the collector stores a batch id once).
+    /// a storage directory, a log of this process's own that adopts the logs of processes that are gone (turning their
+    /// lifecycle files into events, as a tracker does) and claims every sealed batch of the others, running ones
+    /// included (the collector stores a batch id once).
     public func openLogForUpload(logger: Logger) throws(StorageError) -> EventLog {
         guard layout == .storageDirectory else { return try EventLog(directory: logDirectory, logger: logger) }
-        return try EventLog.openShared(storageDirectory: directory, logger: logger, claimAfter: .zero)
+        // Gone processes' sessions and crashes are recovered as a tracker would, and go out with their logs.
+        let lifecycle = AdoptedLifecycle.recovery(
+            storageDirectory: directory, enabled: Set(AutoTrackEventKind.allCases), logger: logger)
+        return try EventLog.openShared(storageDirectory: directory, logger: logger, claimAfter: .zero, lifecycle: lifecycle)
     }
 
     /// Reads `state.json` as the tracker would, but never moves a damaged file aside.

@@ -1,6 +1,6 @@
-import Foundation
-import Logging
-import SpoorLog
+package import Foundation
+package import Logging
+package import SpoorLog
 import SpoorModel
 import SpoorWire
 
@@ -12,9 +12,10 @@ import SpoorWire
 /// end of its log (its ids, session, preset and super properties), numbered after the last sequence number it used
 /// or the shared state has. Only the kinds it emitted are made (its checkpoint lists them), and none while the
 /// install is opted out. A log that holds no context (the process recorded nothing, as an opted-out one) gives none.
-enum AdoptedLifecycle {
-    /// The recovery a tracker hands to its log: `enabled` is used for a checkpoint that does not list its kinds.
-    static func recovery(storageDirectory: URL, enabled: Set<AutoTrackEventKind>, logger: Logger) -> LifecycleRecovery {
+package enum AdoptedLifecycle {
+    /// The recovery a tracker hands to its log (and `spoor upload` to its own): `enabled` is used for a checkpoint
+    /// that does not list its kinds.
+    package static func recovery(storageDirectory: URL, enabled: Set<AutoTrackEventKind>, logger: Logger) -> LifecycleRecovery {
         LifecycleRecovery { log in
             records(for: log, storageDirectory: storageDirectory, enabled: enabled, logger: logger)
         }
