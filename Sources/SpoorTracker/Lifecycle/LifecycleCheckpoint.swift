@@ -88,9 +88,13 @@ package final class LifecycleCheckpointStore: Sendable {
         }
         try file.withLock { (file: inout (fd: Int32, sequence: UInt64)) throws(CheckpointError) in
             if file.fd < 0 {
-                file.fd = SystemCall.retryingInterrupts { open(url.path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600) }
+                // A file of its own, never the one found here: that one was read (and turned into events) already, and
+                // may still be open in the process that wrote it (an older Spoor's, moved here from the storage
+                // directory), whose writes must not land in this one.
+                unlink(url.path)
+                file.fd = SystemCall.retryingInterrupts { open(url.path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600) }
                 guard file.fd >= 0 else { throw CheckpointError(path: url.path, reason: "cannot open: errno \(errno)") }
-                file.sequence = Self.newestSequence(in: (try? Data(contentsOf: url)).map { [UInt8]($0) } ?? [])
+                file.sequence = 0
             }
             file.sequence += 1
             let sequence = file.sequence
@@ -127,10 +131,6 @@ package final class LifecycleCheckpointStore: Sendable {
             found.append((sequence, json))
         }
         return found
-    }
-
-    private static func newestSequence(in bytes: [UInt8]) -> UInt64 {
-        slots(in: bytes).map(\.sequence).max() ?? 0
     }
 
     /// The saved checkpoint; `nil` when there is none; an error when the file is unreadable, corrupt or of
