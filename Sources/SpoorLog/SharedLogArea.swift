@@ -16,7 +16,9 @@ import SpoorWire
 /// - a sealed batch is claimed by renaming it into the claimer's `claimed` folder (one rename: a kill -9 leaves it
 ///   on one side or the other, never on both or neither). Only batches whose log has persisted its head past them
 ///   are claimed, so no recovery of that log ever seals their records again; a running process's batches only once
-///   they have waited ``claimAfter`` (it uploads its own).
+///   they have waited ``claimAfter`` (it uploads its own);
+/// - the lifecycle files a gone process left in its log are turned into events in that log by its adopter, before
+///   it seals it (``LifecycleRecovery``).
 package struct SharedLogArea: Sendable {
     /// The `logs` folder.
     package let folder: String
@@ -24,13 +26,17 @@ package struct SharedLogArea: Sendable {
     package let legacyLog: String
     /// How long a running process's sealed batch waits before another process claims it.
     package let claimAfter: Duration
+    /// Turns the lifecycle files of an adopted log into events; without it, a log holding them is sealed but kept,
+    /// files and all, for an adopter that has it.
+    package let lifecycle: LifecycleRecovery?
 
     /// The area of `storageDirectory`.
-    package init(storageDirectory: URL, claimAfter: Duration = .seconds(30)) {
+    package init(storageDirectory: URL, claimAfter: Duration = .seconds(30), lifecycle: LifecycleRecovery? = nil) {
         let storage = storageDirectory.standardizedFileURL.path
         folder = storage + "/" + StorageLayout.logsFolderName
         legacyLog = storage + "/" + StorageLayout.logFolderName
         self.claimAfter = claimAfter
+        self.lifecycle = lifecycle
     }
 
     // MARK: Who is running
@@ -156,11 +162,15 @@ package struct SharedLogArea: Sendable {
     package enum AdoptionStep: Sendable {
         /// The log was recovered, holding its lock.
         case recovered
+        /// The position the events made from its lifecycle files will start at was noted.
+        case lifecycleNoted
+        /// The events made from its lifecycle files were appended and forced to disk (the files not yet removed).
+        case lifecycleRecovered
         /// One batch was sealed.
         case sealed
         /// The log was closed, its head persisted past every batch.
         case closed
-        /// One file of an emptied log was deleted.
+        /// One file of an emptied log, or one of its lifecycle files once turned into events, was deleted.
         case removed
     }
 
@@ -214,6 +224,12 @@ package struct SharedLogArea: Sendable {
         damage.corrupt -= min(damage.corrupt, before.corrupt)
         damage.tornTails -= min(damage.tornTails, before.tornTails)
         damage.quarantined -= min(damage.quarantined, before.quarantined)
+        // The events its lifecycle files stand for join its records before they are sealed (and seen by `record`).
+        let lifecycle = recoverLifecycle(of: log, logger: logger, afterStep: afterStep)
+        if lifecycle == .unsealable {
+            log.close()
+            return damage
+        }
         if let record { log.forEachRecord(record) }
         var sealed = 0
         do {
@@ -234,7 +250,7 @@ package struct SharedLogArea: Sendable {
                 "log": "\(member.path)", "batches": "\(sealed)",
             ])
         }
-        if empty { remove(member.path, afterStep: afterStep) }
+        if empty, lifecycle == .done { remove(member.path, afterStep: afterStep) }
         return damage
     }
 
@@ -292,6 +308,8 @@ package struct SharedLogArea: Sendable {
     /// renamed `<name>.bad` in the `logs` folder (``setAsideName(for:)``), which no open takes for a log, so it
     /// is kept for support and never adopted again.
     private func remove(_ path: String, afterStep: ((AdoptionStep, String) -> Void)?) {
+        // Lifecycle files not yet turned into events keep the log, owner and all, for an adopter that can.
+        if Self.holdsLifecycleFiles(path) { return }
         for folder in [path + "/" + StorageLayout.outboxName, path + "/" + StorageLayout.claimedFolderName] {
             let names = (try? FileIO.list(folder)) ?? []
             if names.contains(where: { StorageLayout.batch(fromName: $0) != nil }) { return }
@@ -346,10 +364,10 @@ extension EventLog {
     /// invalid configuration; a storage directory that cannot be used gives a log that keeps events in memory.
     package static func openShared(
         storageDirectory: URL, configuration: Configuration = .init(), logger: Logger = Logger(label: "spoor.log"),
-        claimAfter: Duration = .seconds(30), adopted: (([UInt8]) -> Void)? = nil,
+        claimAfter: Duration = .seconds(30), lifecycle: LifecycleRecovery? = nil, adopted: (([UInt8]) -> Void)? = nil,
         afterAdoptionStep: ((SharedLogArea.AdoptionStep, String) -> Void)? = nil
     ) throws(StorageError) -> EventLog {
-        let area = SharedLogArea(storageDirectory: storageDirectory, claimAfter: claimAfter)
+        let area = SharedLogArea(storageDirectory: storageDirectory, claimAfter: claimAfter, lifecycle: lifecycle)
         try? PrivateDirectory.prepare(URL(fileURLWithPath: area.folder, isDirectory: true), logger: logger)
         // The log is noted as open here, made under a temporary name (which no other process lists as a log), its
         // `owner` written inside, and only then renamed to its own: another process, or another open in this one,
@@ -419,7 +437,8 @@ extension EventLog {
         for member in shared.members() where member.path != path {
             guard budget > 0 else { break }
             let gone = shared.isGone(member)
-            if gone, ((try? FileIO.list(member.path)) ?? []).contains(where: { StorageLayout.segmentID(fromName: $0) != nil }) {
+            if gone, ((try? FileIO.list(member.path)) ?? []).contains(where: { StorageLayout.segmentID(fromName: $0) != nil })
+                || (shared.lifecycle != nil && SharedLogArea.holdsLifecycleFiles(member.path)) {
                 if let damage = shared.adopt(member, configuration: configuration, logger: logger) { countAdoptionDamage(damage) }
             }
             var sources: [(folder: String, ownBatches: Bool)] = [(member.path + "/" + StorageLayout.outboxName, true)]

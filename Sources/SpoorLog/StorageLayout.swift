@@ -4,14 +4,16 @@ package import SpoorWire
 /// Every name Spoor gives a file or folder it keeps, and the parsers for the names it makes.
 ///
 /// A tracker's storage directory holds what all the processes sharing it share: `state.json` (identity, super
-/// properties, consent), `state.lock` (held around each change of it; its first 8 bytes count the changes),
-/// `state.json.corrupt` (an unreadable state file moved aside), `lifecycle.checkpoint`,
-/// `crash.marker`, and the `logs` folder, which holds one log directory per process that ever opened the storage
-/// directory, named `<pid>-<16 hex nonce>` (``processLogName(pid:nonce:)``; with `.tmp` while it is being made, with
-/// `.bad` once emptied and set aside for the damaged files it still held), plus `rejected` (batches the collector
-/// refused, shared by every process's uploader). A `log` folder is the single log of a Spoor from before
+/// properties, consent), `state.lock` (held around each change of it; its words count the changes and keep the
+/// sequence frontier and the erasure count), `state.json.corrupt` (an unreadable state file moved aside), and the
+/// `logs` folder, which holds one log directory per process that ever opened the storage directory, named
+/// `<pid>-<16 hex nonce>` (``processLogName(pid:nonce:)``; with `.tmp` while it is being made, with `.bad` once
+/// emptied and set aside for the damaged files it still held), plus `rejected` (batches the collector refused,
+/// shared by every process's uploader). A `log` folder is the single log of a Spoor from before
 /// several processes could share a directory: the first process that opens the directory adopts it like the log of a
-/// process that is gone.
+/// process that is gone. A `lifecycle.checkpoint` and a `crash.marker` there were left by a Spoor from before each
+/// process kept its own: the next tracker reads them once, as the previous run's (and a tracker over a store that is
+/// not a log keeps its own there).
 ///
 /// A log directory (a process's `logs/<pid>-<nonce>`, or any directory an ``EventLog`` is opened on) holds
 /// `owner` (the pid and the pid namespace of the process that made it), `closed` (made when its process closed it),
@@ -19,7 +21,9 @@ package import SpoorWire
 /// of a process that is gone; a bare log holds it while open), `state` (the log's head and counters), the segments
 /// `seg-<16 hex>.log`, the `outbox` folder of sealed batches `<16 hex segment>-<8 hex offset>-<batch id>.spb`, the
 /// `claimed` folder (batches this process took from other processes' logs to upload, under the same names),
-/// `upload.json` (the uploader's counters) and, in a bare log, the `rejected` folder (batches
+/// `upload.json` (the uploader's counters), the process's `lifecycle.checkpoint` and `crash.marker` (what its
+/// adopter turns into `$AppEnd` and `AppCrashed`), `lifecycle.recovered` (while an adopter turns them into events:
+/// where in the log those events start) and, in a bare log, the `rejected` folder (batches
 /// `<16 hex ms>-<batch id>-<3 digit status>.spb` and the `dropped` count). A damaged file is renamed aside with
 /// `.bad`; a file being replaced is written as `<name>.tmp` first.
 ///
@@ -33,12 +37,20 @@ package enum StorageLayout {
     package static let trackerStateName = "state.json"
     /// Where an unreadable `state.json` is moved aside.
     package static let corruptTrackerStateName = trackerStateName + ".corrupt"
-    /// The lock every change of `state.json` holds, whose first 8 bytes count the changes.
+    /// The lock every change of `state.json` holds; its words count the changes and keep the sequence frontier and
+    /// the erasure count.
     package static let trackerStateLockName = "state.lock"
-    /// The lifecycle checkpoint (two slots written in turn).
+    /// The lifecycle checkpoint (two slots written in turn): in a process's log directory, and, left by an older
+    /// Spoor, in the storage directory.
     package static let lifecycleCheckpointName = "lifecycle.checkpoint"
-    /// The crash marker, opened ahead of time so a crashing process can write it.
+    /// The crash marker, opened ahead of time so a crashing process can write it; where the checkpoint is.
     package static let crashMarkerName = "crash.marker"
+    /// The files that describe one process's session and crash, in the order its adopter removes them.
+    package static let lifecycleFileNames = [crashMarkerName, lifecycleCheckpointName]
+    /// Written by the adopter of a log before it appends the events made from the log's lifecycle files: the log
+    /// position they start at. Present with those files still there, it tells the next adopter (after a kill)
+    /// whether the events were already written: the log then ends past that position.
+    package static let lifecycleRecoveredName = "lifecycle.recovered"
     /// The single log folder of a Spoor from before several processes could share a storage directory; adopted
     /// by the first process that opens the directory.
     package static let logFolderName = "log"
@@ -56,11 +68,13 @@ package enum StorageLayout {
     /// Whether `name`, found in a storage directory, is one a tracker makes there.
     package static func isTrackerEntry(_ name: String) -> Bool { trackerNames.contains(name) }
 
-    /// Whether a directory holding `names` is a tracker's storage directory rather than a bare log directory:
-    /// it holds a file only a tracker makes, or a `log` folder without the log's own state file beside it.
+    /// Whether a directory holding `names` is a tracker's storage directory rather than a log directory: it holds
+    /// `state.json` or a `logs` folder, or, without a log's own `state` or `owner` beside them, an older Spoor's
+    /// lifecycle files or `log` folder (a process's log holds lifecycle files of its own).
     package static func isStorageDirectory(holding names: some Collection<String>) -> Bool {
-        names.contains { $0 == trackerStateName || $0 == lifecycleCheckpointName || $0 == crashMarkerName }
-            || names.contains(logsFolderName) || (names.contains(logFolderName) && !names.contains(logStateName))
+        if names.contains(trackerStateName) || names.contains(logsFolderName) { return true }
+        if names.contains(logStateName) || names.contains(ownerName) { return false }
+        return names.contains { $0 == lifecycleCheckpointName || $0 == crashMarkerName || $0 == logFolderName }
     }
 
     // MARK: The per-process logs
@@ -184,6 +198,8 @@ package enum StorageLayout {
         case outbox
         case uploadCounters
         case rejectedFolder
+        /// The lifecycle checkpoint, the crash marker, or the note of their recovery.
+        case lifecycle
         case segment(id: UInt64)
         /// A damaged file moved aside.
         case quarantined
@@ -202,7 +218,9 @@ package enum StorageLayout {
         case outboxName: return .outbox
         case uploadCountersName: return .uploadCounters
         case rejectedFolderName: return .rejectedFolder
-        case temporaryName(for: logStateName), temporaryName(for: uploadCountersName): return .temporary
+        case lifecycleCheckpointName, crashMarkerName, lifecycleRecoveredName: return .lifecycle
+        case temporaryName(for: logStateName), temporaryName(for: uploadCountersName),
+             temporaryName(for: lifecycleRecoveredName): return .temporary
         default:
             if let id = segmentID(fromName: name) { return .segment(id: id) }
             if name.hasSuffix(quarantineSuffix), name.utf8.count > quarantineSuffix.utf8.count { return .quarantined }

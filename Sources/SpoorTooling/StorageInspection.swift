@@ -12,7 +12,8 @@ public import Logging
 public struct StorageInspection: Sendable {
     /// Which kind of directory was found.
     public enum Layout: String, Sendable {
-        /// What `Configuration.storageDirectory` names: `state.json`, `lifecycle.checkpoint`, `crash.marker`, `log/`.
+        /// What `Configuration.storageDirectory` names: `state.json` and `logs/` (an older Spoor's `log/`,
+        /// `lifecycle.checkpoint` and `crash.marker`).
         case storageDirectory = "storage directory"
         /// The durable event log's own directory (`log/` inside the storage directory, or an `EventLog`'s).
         case logDirectory = "log directory"
@@ -39,7 +40,9 @@ public struct StorageInspection: Sendable {
         public var optedOut: Bool?
     }
 
-    /// The lifecycle checkpoint: what crash recovery will use if the process dies now.
+    /// The lifecycle checkpoint: what crash recovery will use if the process dies now. Each process keeps its own in
+    /// its log; the one reported is an older Spoor's in the storage directory, else that of the process that wrote
+    /// its checkpoint last.
     public struct Checkpoint: Sendable {
         /// `ok`, `missing` or `damaged`.
         public var status: String
@@ -144,11 +147,17 @@ public struct StorageInspection: Sendable {
             rejectedDirectory = candidate
             break
         }
+        // An older Spoor's files in the storage directory (the next tracker reads them), else the newest process's.
+        var lifecycle = directory
+        let legacy = StorageLayout.lifecycleFileNames.contains { FileManager.default.fileExists(atPath: directory.appendingPathComponent($0).path) }
+        if !legacy, let newest = logs.max(by: { Self.checkpointTime(in: $0.directory) < Self.checkpointTime(in: $1.directory) }) {
+            lifecycle = newest.directory
+        }
         var crash: PendingCrash?
-        if let record = CrashMarker.readPrevious(in: directory) { crash = PendingCrash(time: record.time, reason: record.reason) }
+        if let record = CrashMarker.readPrevious(in: lifecycle) { crash = PendingCrash(time: record.time, reason: record.reason) }
         return StorageInspection(
             directory: directory, layout: .storageDirectory, state: Self.readState(in: directory),
-            checkpoint: Self.readCheckpoint(in: directory), pendingCrash: crash, logDirectory: log, logExists: !logs.isEmpty,
+            checkpoint: Self.readCheckpoint(in: lifecycle), pendingCrash: crash, logDirectory: log, logExists: !logs.isEmpty,
             logs: logs, rejected: rejectedDirectory.map(Self.frames(in:)) ?? [], rejectedDirectory: rejectedDirectory,
             rejectedSummary: rejectedDirectory.map { RejectedArea.summary(logDirectory: $0.deletingLastPathComponent()) },
             upload: nil,
@@ -157,11 +166,15 @@ public struct StorageInspection: Sendable {
     }
 
     /// Opens the log to send what the directory holds (`spoor upload`): a log directory itself, holding its lock; in
-    /// a storage directory, a log of this process's own that adopts the logs of processes that are gone and claims
-    /// every sealed batch of the others, running ones included (the collector stores a batch id once).
+    /// a storage directory, a log of this process's own that adopts the logs of processes that are gone (turning their
+    /// lifecycle files into events, as a tracker does) and claims every sealed batch of the others, running ones
+    /// included (the collector stores a batch id once).
     public func openLogForUpload(logger: Logger) throws(StorageError) -> EventLog {
         guard layout == .storageDirectory else { return try EventLog(directory: logDirectory, logger: logger) }
-        return try EventLog.openShared(storageDirectory: directory, logger: logger, claimAfter: .zero)
+        // Gone processes' sessions and crashes are recovered as a tracker would, and go out with their logs.
+        let lifecycle = AdoptedLifecycle.recovery(
+            storageDirectory: directory, enabled: Set(AutoTrackEventKind.allCases), logger: logger)
+        return try EventLog.openShared(storageDirectory: directory, logger: logger, claimAfter: .zero, lifecycle: lifecycle)
     }
 
     /// Reads `state.json` as the tracker would, but never moves a damaged file aside.
@@ -194,6 +207,13 @@ public struct StorageInspection: Sendable {
         case .failure(let error):
             return Checkpoint(status: "damaged", problem: error.reason)
         }
+    }
+
+    /// When the checkpoint in `directory` was last written, in seconds since the epoch; 0 when there is none.
+    static func checkpointTime(in directory: URL) -> Double {
+        let path = directory.appendingPathComponent(StorageLayout.lifecycleCheckpointName).path
+        let date = (try? FileManager.default.attributesOfItem(atPath: path))?[.modificationDate] as? Date
+        return date?.timeIntervalSince1970 ?? 0
     }
 
     static func exists(_ url: URL) -> Bool {

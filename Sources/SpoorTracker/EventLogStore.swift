@@ -36,13 +36,18 @@ package final class EventLogStore: EventStore, @unchecked Sendable {
     }
 
     /// Opens a log of this process's own in the storage directory's `logs` folder with the tracker's limits,
-    /// adopting the logs of processes that are gone (docs/event-log.md, "Several processes").
+    /// adopting the logs of processes that are gone (docs/event-log.md, "Several processes"), their lifecycle files
+    /// turned into events on the way (``AdoptedLifecycle``).
     convenience init(storageDirectory: URL, configuration: Configuration) throws(ConfigurationError) {
         do {
             let adopted = Locked<UInt64?>(nil)
             let log = try EventLog.openShared(
                 storageDirectory: storageDirectory, configuration: configuration.logConfiguration,
-                logger: configuration.diagnostics.logger, adopted: { payload in
+                logger: configuration.diagnostics.logger,
+                lifecycle: AdoptedLifecycle.recovery(
+                    storageDirectory: storageDirectory, enabled: LifecycleOptions(configuration: configuration).enabled,
+                    logger: configuration.diagnostics.logger),
+                adopted: { payload in
                     if let last = Self.lastSequence(in: payload) { adopted.withLock { $0 = max($0 ?? 0, last) } }
                 })
             self.init(log: log, logger: configuration.diagnostics.logger, adoptedLastSequence: adopted.withLock { $0 })

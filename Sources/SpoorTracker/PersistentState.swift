@@ -168,6 +168,19 @@ package final class PersistentStateFile: @unchecked Sendable {
         return (next < Self.maxCount ? next : 0, deletions < Self.maxCount ? deletions : 0)
     }
 
+    /// Leases `count` sequence numbers, the first at least `floor`, and returns the first: the frontier moves past
+    /// them in `state.json` and in the lock file, holding the lock. When `state.json` holds nothing readable, only
+    /// the lock file's frontier moves (the file is not made from nothing here).
+    package func lease(_ count: UInt64, from floor: UInt64) throws(StorageError) -> UInt64 {
+        var first: UInt64 = 0
+        let placeholder = PersistedState.fresh(day: "")
+        _ = try update(fallback: placeholder, counted: false, writesFallback: false) { state in
+            first = max(state.nextSequence, floor)
+            state.nextSequence = first + count
+        }
+        return first
+    }
+
     /// The first sequence number no process leased, as far as the state file and the lock file say without taking
     /// the lock (for numbering on when a lease failed).
     package var leasedFrontier: UInt64 { max(read()?.nextSequence ?? 0, keptCounts.nextSequence) }
@@ -245,10 +258,11 @@ package final class PersistentStateFile: @unchecked Sendable {
 
     /// Makes one change: holding the lock, reads what the file holds (`fallback` when nothing readable: an
     /// unreadable file is moved aside), applies `change`, and writes the result durably when it differs from what was
-    /// read (or nothing was readable). With `counted`, the generation is raised after the write. Returns the state
-    /// as written (or as read, when nothing changed) and the generation it stands for.
+    /// read (or nothing was readable, unless `writesFallback` is false: then only the lock file's counts move).
+    /// With `counted`, the generation is raised around the write. Returns the state as written (or as read, when
+    /// nothing changed) and the generation it stands for.
     package func update(
-        fallback: PersistedState, counted: Bool = true, found: ((LoadOutcome) -> Void)? = nil,
+        fallback: PersistedState, counted: Bool = true, writesFallback: Bool = true, found: ((LoadOutcome) -> Void)? = nil,
         _ change: (inout PersistedState) -> Void
     ) throws(StorageError) -> (state: PersistedState, generation: UInt64) {
         // Without a lock file (something else in its place, or no permission for it) the change is still made,
@@ -286,6 +300,7 @@ package final class PersistentStateFile: @unchecked Sendable {
         change(&state)
         keep(nextSequence: state.nextSequence, deletions: state.deletions)
         if read, state == before { return (state, generation) }
+        if !read, !writesFallback { return (state, generation) }
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         let bytes: Data

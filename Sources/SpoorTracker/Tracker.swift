@@ -119,8 +119,11 @@ public final class Tracker: Sendable {
             logEvents: configuration.diagnostics.logEvents,
             metrics: TrackerMetrics.make(dimensions: configuration.diagnostics.metricsDimensions),
             predecessor: release?.writerDone)
+        var lifecycleOptions = LifecycleOptions(configuration: configuration)
+        // A process's checkpoint and crash marker live in its own log, where its adopter finds them.
+        if let log = (store as? EventLogStore)?.log, log.shared != nil, !log.isMemoryOnly { lifecycleOptions.logDirectory = log.directory }
         lifecycle = AutoTrackController(
-            options: LifecycleOptions(configuration: configuration),
+            options: lifecycleOptions,
             now: { [clock] in
                 LifecycleInstant(wall: clock.wallMilliseconds(), monotonic: Self.nanoseconds(clock.now()))
             })
@@ -157,7 +160,8 @@ public final class Tracker: Sendable {
         // Nothing can be tracked any more: the writer stores what was accepted, closes the log and so releases
         // the storage directory, on its own thread; nothing here waits for it (``shutdown(timeout:)`` is how a
         // program waits). A tracker made over the same directory meanwhile takes the open log over instead of
-        // waiting. An open session is left to the checkpoint: the next launch recovers its `$AppEnd`.
+        // waiting. An open session is left to the checkpoint in its log: whoever adopts the log (or a tracker made
+        // over the same directory in this process meanwhile, which takes the log over) recovers its `$AppEnd`.
         uploader?.beginStop()
         let (state, writerDone) = pipeline.stop()
         if let store = pipeline.store as? EventLogStore {

@@ -252,9 +252,22 @@ func sharedWriter(storage: URL, start: UInt64, seed: UInt64, limit: UInt64? = ni
     }
 }
 
+/// A stand-in for the tracker's lifecycle recovery: a log whose `crash.marker` holds a decimal number N stands for three
+/// events, numbered N, N + 1 and N + 2 (the same in every adopter, as the tracker's are made from the same files).
+let fakeLifecycle = LifecycleRecovery { log in
+    let marker = log.directory.appendingPathComponent(StorageLayout.crashMarkerName).path
+    guard let bytes = try? FileIO.readFile(marker, limit: 64),
+          let first = UInt64(String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))
+    else { return nil }
+    var buffer = RecordBuffer()
+    for sequence in first..<first + 3 { try? buffer.append(event(sequence), using: EventEncoder()) }
+    return buffer
+}
+
 /// Opens a shared log over `storage`, adopting the logs of processes that are gone, claims every batch, closes it and
 /// opens another (whose adoption removes the emptied logs); SIGKILLs itself right after step number `stop` of the
-/// adoptions of the log named `target` (counted from 1). Says `adopted` if it got through all of them.
+/// adoptions of the log named `target` (counted from 1). Says `adopted` if it got through all of them. Lifecycle files
+/// are recovered with ``fakeLifecycle``.
 func adoptAndStop(storage: URL, target: String, stop: Int) throws {
     var steps = 0
     let hook: (SharedLogArea.AdoptionStep, String) -> Void = { step, path in
@@ -267,11 +280,11 @@ func adoptAndStop(storage: URL, target: String, stop: Int) throws {
     }
     let configuration = EventLog.Configuration(durability: .always, maxPendingBatches: 10_000)
     let log = try EventLog.openShared(storageDirectory: storage, configuration: configuration, logger: quiet,
-                                      claimAfter: .zero, afterAdoptionStep: hook)
+                                      claimAfter: .zero, lifecycle: fakeLifecycle, afterAdoptionStep: hook)
     while log.claimFromOthers(limit: 10_000) > 0 {}
     log.close()
     let again = try EventLog.openShared(storageDirectory: storage, configuration: configuration, logger: quiet,
-                                        claimAfter: .zero, afterAdoptionStep: hook)
+                                        claimAfter: .zero, lifecycle: fakeLifecycle, afterAdoptionStep: hook)
     again.close()
     say("adopted steps=\(steps)")
 }

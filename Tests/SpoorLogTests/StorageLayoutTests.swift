@@ -49,6 +49,12 @@ import SpoorTestSupport
         }
         #expect(StorageLayout.isStorageDirectory(holding: [StorageLayout.logFolderName]))
         #expect(!StorageLayout.isStorageDirectory(holding: [StorageLayout.logFolderName, StorageLayout.logStateName]))
+        // A process's log holds lifecycle files of its own; an older Spoor's storage directory held them beside `log`.
+        for name in [StorageLayout.lifecycleCheckpointName, StorageLayout.crashMarkerName, StorageLayout.lifecycleRecoveredName] {
+            #expect(StorageLayout.logEntry(name) == .lifecycle, "\(name)")
+        }
+        #expect(!StorageLayout.isStorageDirectory(holding: [StorageLayout.ownerName, StorageLayout.lifecycleCheckpointName, StorageLayout.crashMarkerName]))
+        #expect(StorageLayout.isStorageDirectory(holding: [StorageLayout.lifecycleCheckpointName, StorageLayout.crashMarkerName]))
     }
 
     /// Names close to ours, as a stray tool or an attacker with write access to the directory might leave.

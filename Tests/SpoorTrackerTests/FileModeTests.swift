@@ -50,7 +50,8 @@ struct FileModeTests {
         let all = Self.modes(under: storage)
         let names = Set(all.map(\.0))
         let own = "logs/" + (try StoredLogs.only(in: storage).lastPathComponent)
-        for expected in ["state.json", "lifecycle.checkpoint", "crash.marker", "logs", own, own + "/outbox", own + "/lock", own + "/state", own + "/owner"] {
+        for expected in ["state.json", "logs", own, own + "/lifecycle.checkpoint", own + "/crash.marker", own + "/outbox", own + "/lock",
+                         own + "/state", own + "/owner"] {
             #expect(names.contains(expected), "\(expected) missing: \(names.sorted())")
         }
         #expect(all.contains { $0.0.hasPrefix(own + "/outbox/") && !$0.2 }, "no sealed batch in \(names.sorted())")

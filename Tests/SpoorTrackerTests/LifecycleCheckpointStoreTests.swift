@@ -28,7 +28,9 @@ struct LifecycleCheckpointStoreTests {
         #expect(throws: CheckpointError.self) { try store.load().get() }
     }
 
-    @Test func aNewStoreContinuesTheSequence() throws {
+    /// A new process reads the checkpoint it finds, then writes one of its own: the process that wrote the old one
+    /// (an older Spoor's, whose file was moved into the new one's log) may write on, into its own file only.
+    @Test func aNewStoreWritesAFileOfItsOwn() throws {
         let directory = makeTemporaryDirectory()
         let first = LifecycleCheckpointStore(directory: directory)
         for wall in 1...3 { try first.save(checkpoint(Int64(wall))) }
@@ -36,5 +38,23 @@ struct LifecycleCheckpointStoreTests {
         #expect(try second.load().get()?.lastAlive.wall == 3)
         try second.save(checkpoint(4))
         #expect(try LifecycleCheckpointStore(directory: directory).load().get()?.lastAlive.wall == 4)
+        for wall in 5...7 { try first.save(checkpoint(Int64(wall))) }
+        #expect(try LifecycleCheckpointStore(directory: directory).load().get()?.lastAlive.wall == 4)
+        try second.save(checkpoint(8))
+        #expect(try LifecycleCheckpointStore(directory: directory).load().get()?.lastAlive.wall == 8)
+    }
+
+    /// Likewise the crash marker: a crash the old marker's process records later is not the new one's.
+    @Test func aNewCrashMarkerIsAFileOfItsOwn() throws {
+        let directory = makeTemporaryDirectory()
+        let old = try #require(CrashMarker(directory: directory))
+        old.record(reason: "SIGBUS", time: 1)
+        #expect(CrashMarker.readPrevious(in: directory) == CrashRecord(time: 1, reason: "SIGBUS"))
+        let new = try #require(CrashMarker(directory: directory))
+        #expect(CrashMarker.readPrevious(in: directory) == nil)
+        old.record(reason: "SIGSEGV", time: 2)
+        #expect(CrashMarker.readPrevious(in: directory) == nil)
+        new.record(reason: "SIGILL", time: 3)
+        #expect(CrashMarker.readPrevious(in: directory) == CrashRecord(time: 3, reason: "SIGILL"))
     }
 }

@@ -41,6 +41,9 @@ public final class LifecycleSimulator {
     private var process: SimulatedProcess?
     private var started = false
     private var delivered = 0
+    /// The log of the process that went last and how many of its events were delivered: the next process adopts
+    /// it, and the events a kill or crash left unsaid are appended to it then.
+    private var ended: (directory: URL, delivered: Int)?
     /// Set by `crash`, `kill` and `exit`: the process goes once its events are delivered.
     private var processEnds = false
     private let decoder = EventDecoder()
@@ -277,6 +280,7 @@ public final class LifecycleSimulator {
     /// The process goes away. Everything its actions produced is already in the log; closing the log
     /// here stands for the kernel closing the dead process's files.
     private func endProcess() {
+        if let log = process?.tracker.pipeline.store.durableLog { ended = (log.directory, delivered) }
         process?.stop()
         process = nil
     }
@@ -285,6 +289,17 @@ public final class LifecycleSimulator {
     /// The running process's own log is read.
     private func deliver(_ emit: (Event) -> Void) {
         guard let log = process?.tracker.pipeline.store.durableLog else { return }
+        if let ended {
+            // Adopted by this process when it started: the last process's log, its records sealed, with what its
+            // adopter recovered from its lifecycle files after them.
+            self.ended = nil
+            var events: [Event] = []
+            if let snapshot = try? EventLog.snapshot(directory: ended.directory) {
+                for batch in snapshot.batches { events += batch.frame.flatMap { try? decoder.decodeBatch($0.payload) } ?? [] }
+                for record in snapshot.records { events += (try? decoder.decodeBatch(record.batch)) ?? [] }
+            }
+            for event in events.dropFirst(ended.delivered) { emit(event) }
+        }
         var index = 0
         log.forEachRecord { entry in
             defer { index += 1 }

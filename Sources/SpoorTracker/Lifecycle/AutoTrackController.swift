@@ -3,6 +3,7 @@ package import Foundation
 package import SpoorSystem
 internal import Logging
 internal import SpoorModel
+internal import SpoorLog
 
 /// What auto-tracking needs from the tracker. ``Tracker`` implements it with its internal entry points;
 /// tests use a recording fake.
@@ -26,8 +27,13 @@ package protocol AutoTrackSink: AnyObject, Sendable {
 
 /// How the lifecycle machinery is set up.
 package struct LifecycleOptions: Sendable {
-    /// The tracker's storage directory: the checkpoint and the crash marker live there.
+    /// The tracker's storage directory: where an older Spoor kept the checkpoint and the crash marker.
     package var storageDirectory: URL
+    /// This process's log directory, where its checkpoint and crash marker live (its adopter turns them into
+    /// events once it is gone); nil for a tracker whose store is not a log: they live in the storage directory.
+    package var logDirectory: URL?
+    /// Where this process's checkpoint and crash marker are.
+    var lifecycleDirectory: URL { logDirectory ?? storageDirectory }
     /// The auto events that are emitted; the machinery behind the others keeps running (a disabled `$AppEnd`
     /// still ends the session, so the next `$AppStart` is a new one).
     package var enabled: Set<AutoTrackEventKind> = Set(AutoTrackEventKind.allCases)
@@ -45,9 +51,11 @@ package struct LifecycleOptions: Sendable {
         enabled: Set<AutoTrackEventKind> = Set(AutoTrackEventKind.allCases),
         ignore: AutoTrackIgnoreList = AutoTrackIgnoreList(),
         heartbeatInterval: Duration? = .seconds(5),
-        terminateTimeout: Duration = .seconds(2)
+        terminateTimeout: Duration = .seconds(2),
+        logDirectory: URL? = nil
     ) {
         self.storageDirectory = storageDirectory
+        self.logDirectory = logDirectory
         self.enabled = enabled
         self.ignore = ignore
         self.heartbeatInterval = heartbeatInterval
@@ -112,7 +120,7 @@ package final class AutoTrackController: Sendable {
         self.options = options
         self.now = now
         state = Locked(State(engine: AutoTrackEngine(isFirstLaunch: false, ignore: options.ignore)))
-        checkpoints = LifecycleCheckpointStore(directory: options.storageDirectory)
+        checkpoints = LifecycleCheckpointStore(directory: options.lifecycleDirectory)
     }
 
     deinit {
@@ -128,18 +136,33 @@ package final class AutoTrackController: Sendable {
     /// Checkpoints that could not be read or written.
     package var checkpointErrorCount: Int { state.withLock { $0.checkpointErrorCount } }
 
-    /// Connects the tracker (held weakly: it owns the controller), emits what the previous process left
-    /// unsaid (the `$AppEnd` of a session it never closed, its crash) and opens this process's crash marker.
-    /// Call once, before the first signal; later calls do nothing.
+    /// Connects the tracker (held weakly: it owns the controller), emits what the files found where this process
+    /// keeps its own left unsaid (the `$AppEnd` of a session never closed, a crash) and opens this process's crash
+    /// marker. Call once, before the first signal; later calls do nothing.
+    ///
+    /// With a log directory, the files found there are those of an older Spoor, moved from the storage directory
+    /// (each by one rename, so of several processes starting at once one takes each), or of a tracker released
+    /// earlier in this process over the same log. The events are made durable before this process's own files
+    /// replace them. Other processes' files are never read here: whoever adopts a gone process's log turns its
+    /// files into events (``AdoptedLifecycle``).
     package func connect(_ sink: any AutoTrackSink, isFirstLaunch: Bool) {
         guard !state.withLock({ $0.recovered }) else { return }
+        if let logDirectory = options.logDirectory {
+            for name in StorageLayout.lifecycleFileNames {
+                let from = options.storageDirectory.appendingPathComponent(name).path
+                let to = logDirectory.appendingPathComponent(name).path
+                if rename(from, to) != 0, errno != ENOENT {
+                    logger.warning("cannot move an older Spoor's \(name) into the log directory: errno \(errno)")
+                }
+            }
+        }
         var checkpoint: LifecycleCheckpoint?
         var unreadable: CheckpointError?
         switch checkpoints.load() {
         case .success(let loaded): checkpoint = loaded
         case .failure(let error): unreadable = error
         }
-        let crash = CrashMarker.readPrevious(in: options.storageDirectory)
+        let crash = CrashMarker.readPrevious(in: options.lifecycleDirectory)
         // nil: connected before; else whether this caller delivers.
         let deliver = state.withLock { s -> Bool? in
             guard !s.recovered else { return nil }
@@ -148,14 +171,17 @@ package final class AutoTrackController: Sendable {
             s.sink = sink
             s.engine = AutoTrackEngine(isFirstLaunch: isFirstLaunch, ignore: options.ignore)
             // The recovered events go into the log first; only then is the previous process forgotten.
-            let actions = resolve(CrashRecovery.effects(checkpoint: checkpoint, crash: crash) + [.checkpoint], at: nil, in: &s)
+            var effects = CrashRecovery.effects(checkpoint: checkpoint, crash: crash)
+            // In a log directory, the files are replaced only once their events are durable.
+            if options.logDirectory != nil, !effects.isEmpty { effects.append(.syncDurably) }
+            let actions = resolve(effects + [.checkpoint], at: nil, in: &s)
             return queue(Delivery(actions: actions, sink: sink), in: &s)
         }
         guard let deliver else { return }
         if let unreadable { logger.warning("\(unreadable.description); nothing to recover") }
         if deliver { deliverQueued() }
         // This process's marker replaces the previous one's only once its crash has been handed on.
-        let marker = CrashMarker(directory: options.storageDirectory)
+        let marker = CrashMarker(directory: options.lifecycleDirectory)
         if marker == nil { logger.warning("cannot open the crash marker; crashes go unrecorded") }
         state.withLock { $0.crashMarker = marker }
     }
@@ -351,6 +377,8 @@ package final class AutoTrackController: Sendable {
     }
 
     private func save(_ checkpoint: LifecycleCheckpoint) {
+        var checkpoint = checkpoint
+        checkpoint.enabled = options.enabled.map(\.rawValue).sorted()
         do {
             try checkpoints.save(checkpoint)
         } catch {

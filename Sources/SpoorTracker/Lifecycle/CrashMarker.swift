@@ -14,8 +14,8 @@ package struct CrashRecord: Sendable, Hashable {
     }
 }
 
-/// The crash marker file: opened ahead of time so a crashing process can record the crash with nothing
-/// but `write(2)`.
+/// The crash marker file, one per process in its log directory: opened ahead of time so a crashing process can
+/// record the crash with nothing but `write(2)`.
 ///
 /// Format: the crash's epoch milliseconds in decimal, a space, the reason, a newline. An empty file means
 /// no crash.
@@ -39,9 +39,12 @@ package final class CrashMarker: @unchecked Sendable {
         return CrashRecord(time: time, reason: String(parts[1]))
     }
 
-    /// Opens (and empties) the marker in `directory`; `nil` when the file cannot be opened.
+    /// Opens a new, empty marker in `directory` in place of the one there (already read); `nil` when the file
+    /// cannot be made. A new file, not the old one emptied: the process that wrote the old one may still hold it open
+    /// (an older Spoor's, moved here from the storage directory), and its crash must not be taken for this one's.
     package init?(directory: URL) {
         let path = directory.appendingPathComponent(StorageLayout.crashMarkerName).path
+        unlink(path)
         let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
         guard fd >= 0 else { return nil }
         self.fd = fd

@@ -7,7 +7,8 @@ enum CrashRecovery {
     /// `$app_end_reason` on a recovered `$AppEnd`.
     static let recoveredReason = "recovered"
 
-    /// The events to emit on launch for the previous process, in order; empty when it ended cleanly.
+    /// The events a process that died left unsaid, in order; empty when it ended cleanly. Emitted by the next
+    /// launch for files found where a process keeps its own, and by the adopter of a gone process's log.
     static func effects(checkpoint: LifecycleCheckpoint?, crash: CrashRecord?) -> [AutoTrackEffect] {
         var effects: [AutoTrackEffect] = []
         var lastAlive = checkpoint?.lastAlive

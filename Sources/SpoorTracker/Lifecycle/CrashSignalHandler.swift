@@ -18,10 +18,10 @@ nonisolated(unsafe) private var crashHandlerState: UnsafeMutablePointer<CrashHan
 private let signalSlots = 65
 
 /// Set by the fatal-signal handler: the process is crashing, so the exit hooks must not end the session
-/// (recovery on the next launch does, after `AppCrashed`), and must not run code on a broken heap.
+/// (whoever recovers the process's log does, after `AppCrashed`), and must not run code on a broken heap.
 nonisolated(unsafe) var processIsCrashing = false
 
-/// Records fatal signals in the crash marker, then lets the previous handler (or the default action)
+/// Records fatal signals in the process's crash marker (in its log directory), then lets the previous handler (or the default action)
 /// take the process down.
 enum CrashSignalHandler {
     /// The signals that end a process with a crash.

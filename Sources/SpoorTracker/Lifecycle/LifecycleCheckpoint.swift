@@ -10,7 +10,9 @@ import SpoorWire
 
 /// What crash recovery needs to know about a process that may die at any moment (L10): whether a
 /// session is open and since when, which pages are being timed, and the last moment the process is known
-/// to have been alive. Small: it is rewritten on every lifecycle and page change.
+/// to have been alive, and which of the recovered events it emits. Small: it is rewritten on every lifecycle and
+/// page change. Each process keeps its own in its log directory; whoever adopts that log once the process is gone
+/// turns it into events (``AdoptedLifecycle``).
 package struct LifecycleCheckpoint: Sendable, Hashable, Codable {
     /// The format version; a file with another version is ignored.
     package var version: Int = LifecycleCheckpoint.currentVersion
@@ -20,6 +22,9 @@ package struct LifecycleCheckpoint: Sendable, Hashable, Codable {
     /// Pages whose timers run.
     package var pages: [VisiblePage]
     package var lastAlive: LifecycleInstant
+    /// The auto event kinds the process emits (``AutoTrackEventKind`` raw values), so that whoever recovers its
+    /// session emits what it would have; absent from older checkpoints (the recovering process's own then apply).
+    package var enabled: [String]?
 
     package static let currentVersion = 1
 
@@ -42,7 +47,8 @@ package struct CheckpointError: Error, Sendable, Hashable, CustomStringConvertib
     package var description: String { "lifecycle checkpoint \(path): \(reason)" }
 }
 
-/// Saves and loads the checkpoint file in the storage directory.
+/// Saves and loads the checkpoint file in a directory: a process's log directory (the storage directory itself for an
+/// older Spoor's, or a tracker whose store is not a log).
 ///
 /// It is saved on the caller's thread at every lifecycle and page change, so a save must be cheap: a
 /// temporary file and a rename cost 200 µs or more on a slow disk. Instead the file holds two slots,
@@ -82,9 +88,13 @@ package final class LifecycleCheckpointStore: Sendable {
         }
         try file.withLock { (file: inout (fd: Int32, sequence: UInt64)) throws(CheckpointError) in
             if file.fd < 0 {
-                file.fd = SystemCall.retryingInterrupts { open(url.path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600) }
+                // A file of its own, never the one found here: that one was read (and turned into events) already, and
+                // may still be open in the process that wrote it (an older Spoor's, moved here from the storage
+                // directory), whose writes must not land in this one.
+                unlink(url.path)
+                file.fd = SystemCall.retryingInterrupts { open(url.path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600) }
                 guard file.fd >= 0 else { throw CheckpointError(path: url.path, reason: "cannot open: errno \(errno)") }
-                file.sequence = Self.newestSequence(in: (try? Data(contentsOf: url)).map { [UInt8]($0) } ?? [])
+                file.sequence = 0
             }
             file.sequence += 1
             let sequence = file.sequence
@@ -121,10 +131,6 @@ package final class LifecycleCheckpointStore: Sendable {
             found.append((sequence, json))
         }
         return found
-    }
-
-    private static func newestSequence(in bytes: [UInt8]) -> UInt64 {
-        slots(in: bytes).map(\.sequence).max() ?? 0
     }
 
     /// The saved checkpoint; `nil` when there is none; an error when the file is unreadable, corrupt or of

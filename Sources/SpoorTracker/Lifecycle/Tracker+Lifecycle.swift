@@ -42,8 +42,9 @@ extension Tracker {
     /// ```
     /// - Parameters:
     ///   - source: what delivers the platform's lifecycle signals.
-    ///   - recordsCrashes: install a handler for fatal signals that records the crash, so the
-    ///     next launch emits `AppCrashed` (it chains to any handler installed before it).
+    ///   - recordsCrashes: install a handler for fatal signals that records the crash in this process's
+    ///     crash marker, so the next launch (or another process sharing the storage directory, once it adopts
+    ///     this one's log) emits `AppCrashed` (it chains to any handler installed before it).
     public func attach(_ source: any LifecycleSource, recordsCrashes: Bool = true) {
         if recordsCrashes { lifecycle.installCrashHandler() }
         if let source = source as? NotificationCenterLifecycleSource, let hook = source.backgroundTask {
