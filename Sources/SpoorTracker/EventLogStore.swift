@@ -157,10 +157,11 @@ package final class EventLogStore: EventStore, @unchecked Sendable {
 
     package func close() { log.close() }
 
-    /// Erases this process's log, and the logs of processes that are gone (running ones erase their own when they
-    /// see the erasure in the shared state).
-    package func erase() throws -> ErasedLogContents {
+    /// Erases this process's log, and with `goneProcesses` what processes that are gone left (running ones erase
+    /// their own when they see the erasure in the shared state).
+    package func erase(goneProcesses: Bool) throws -> ErasedLogContents {
         var erased = try log.eraseAll()
+        guard goneProcesses else { return erased }
         let gone = log.eraseGoneLogs()
         erased.records += gone.records
         erased.batches += gone.batches

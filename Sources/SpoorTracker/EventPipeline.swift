@@ -271,15 +271,17 @@ package final class EventPipeline: @unchecked Sendable {
             // The changes stay unsaved: the next save (the next change or flush) tries them again.
             logger.error("spoor: saving the state file failed", metadata: ["path": "\(stateFile.url.path)", "error": "\(error)"])
         }
-        if state.withLock({ $0.takeEraseRequest() }) {
-            do {
-                let erased = try store.erase()
-                logger.info("spoor: another process erased the stored data; erased this one's", metadata: [
-                    "records": "\(erased.records)", "batches": "\(erased.batches)",
-                ])
-            } catch {
-                logger.error("spoor: erasing the stored events failed", metadata: ["error": "\(error)"])
-            }
+    }
+
+    /// Follows another process's erasure of the stored data: this process's own log goes.
+    private func followErasure() {
+        do {
+            let erased = try store.erase(goneProcesses: false)
+            logger.info("spoor: another process erased the stored data; erased this one's", metadata: [
+                "records": "\(erased.records)", "batches": "\(erased.batches)",
+            ])
+        } catch {
+            logger.error("spoor: erasing the stored events failed", metadata: ["error": "\(error)"])
         }
     }
 
@@ -359,7 +361,8 @@ package final class EventPipeline: @unchecked Sendable {
         var lingered = false
 
         while true {
-            let (step, save) = state.withLock { $0.nextWriterStep(lingered: lingered, swappingWith: &back) }
+            let (step, save, erase) = state.withLock { $0.nextWriterStep(lingered: lingered, swappingWith: &back) }
+            if erase { followErasure() }
             lingered = false
             switch step {
             case .waitIdle:

@@ -14,8 +14,10 @@ package protocol EventStore: AnyObject, Sendable {
     func sync() throws
     /// Syncs and releases the store; nothing is appended afterwards.
     func close()
-    /// Removes everything stored, durably (``Tracker/optOut(deleteStoredData:)``); what it removed.
-    func erase() throws -> ErasedLogContents
+    /// Removes everything stored, durably (``Tracker/optOut(deleteStoredData:)``); what it removed. With
+    /// `goneProcesses`, also what processes that are gone left in a shared storage directory (the erasing process
+    /// does that; one that only follows another's erasure erases its own).
+    func erase(goneProcesses: Bool) throws -> ErasedLogContents
     /// The highest sequence number stored, so a restart after a crash never reuses one.
     func lastSequence() -> UInt64?
     /// Events the store dropped (full, or unwritable).

@@ -207,7 +207,7 @@ package struct PipelineState {
     }
 
     /// Whether another process's erasure is to be followed, clearing the request.
-    package mutating func takeEraseRequest() -> Bool {
+    private mutating func takeEraseRequest() -> Bool {
         defer { eraseRequested = false }
         return eraseRequested
     }
@@ -221,13 +221,18 @@ package struct PipelineState {
 
     // MARK: The writer
 
-    /// What the writer does next, and whether the step saves the shared state.
-    package mutating func nextWriterStep(lingered: Bool, swappingWith back: inout [PendingEvent]) -> (WriterQueue.Step, save: Bool) {
+    /// What the writer does next, whether the step saves the shared state, and whether it first erases the store
+    /// (another process erased the stored data; taken in the same step as the events, all accepted after the
+    /// erasure was seen, so they are written after it, not erased with it).
+    package mutating func nextWriterStep(
+        lingered: Bool, swappingWith back: inout [PendingEvent]
+    ) -> (WriterQueue.Step, save: Bool, erase: Bool) {
         let step = queue.nextStep(lingered: lingered, swappingWith: &back)
         switch step {
-        case .write(_, _, true, _, _): return (step, true)
-        case .exit: return (step, !unsaved.isEmpty)
-        default: return (step, false)
+        case .write(_, _, true, _, _): return (step, true, takeEraseRequest())
+        case .write: return (step, false, takeEraseRequest())
+        case .exit: return (step, !unsaved.isEmpty, takeEraseRequest())
+        default: return (step, false, false)
         }
     }
 

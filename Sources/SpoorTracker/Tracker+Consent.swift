@@ -56,7 +56,7 @@ extension Tracker {
         _ = await pipeline.requestFlush().value
         guard deleteStoredData else { return ErasedData() }
         do {
-            let erased = try pipeline.store.erase()
+            let erased = try pipeline.store.erase(goneProcesses: true)
             return ErasedData(
                 pendingEvents: pending, records: erased.records, batches: erased.batches,
                 quarantinedFiles: erased.quarantinedFiles)

@@ -171,7 +171,7 @@ struct PipelineStateTests {
         _ = state.change(.register(["plan": "pro"]))
         _ = state.login("user-1", at: 5)
         var back: [PendingEvent] = []
-        let (step, save) = state.nextWriterStep(lingered: false, swappingWith: &back)
+        let (step, save, _) = state.nextWriterStep(lingered: false, swappingWith: &back)
         guard case .write(_, _, true, _, _) = step, save else {
             Issue.record("a state change is saved at the next step, without lingering")
             return

@@ -79,6 +79,41 @@ import Testing
         #expect(b.tracker.isOptedOut)
     }
 
+    /// A tracker that sees another's erasure only at its next call erases what it held then, not what it accepted
+    /// after it saw it.
+    @Test func anErasureFollowedLateKeepsWhatCameAfter() async throws {
+        let (a, b) = try pair()
+        b.tracker.track("Before")
+        #expect(await b.flushedEvents().map(\.name) == ["Before"])
+        await a.tracker.optOut(deleteStoredData: true)
+        a.tracker.optIn()
+        await a.tracker.flush()
+        b.tracker.track("After")  // sees the erasure and the opt-in at once
+        #expect(await b.flushedEvents().map(\.name) == ["After"])
+    }
+
+    /// A tracker following another's erasure erases its own log only: a process that started after the erasure
+    /// and has ended meanwhile keeps what it recorded (its log waits for adoption), and only the process that
+    /// erased erases the logs of processes that are gone.
+    @Test func followingAnErasureLeavesTheLogsOfOthers() async throws {
+        let harness = EventLogTests.LogHarness()
+        let a = try harness.tracker(), b = try harness.tracker()
+        b.track("BBefore")
+        await b.flush()
+        await a.optOut(deleteStoredData: true)
+        a.optIn()
+        await a.flush()
+        let c = try harness.tracker()
+        c.track("CAfter")
+        #expect(await c.shutdown(timeout: testBound))
+        b.track("BAfter")
+        await b.flush()
+        #expect(await a.shutdown(timeout: testBound))
+        #expect(await b.shutdown(timeout: testBound))
+        let names = try harness.readBack().events.map(\.name).filter { !$0.hasPrefix("$") }
+        #expect(names.sorted() == ["BAfter", "CAfter"])
+    }
+
     @Test func twoTrackersStartingOnAFreshDirectoryAgreeOnOneIdentity() async throws {
         let directory = TemporaryDirectory()
         let ids = await onThreadsOfTheirOwn(4) { _ in
