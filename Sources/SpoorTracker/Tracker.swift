@@ -133,6 +133,8 @@ public final class Tracker: Sendable {
             uploader?.setConsent(granted: !optedOut)
             _ = lifecycle.setQuiet(optedOut)
         }
+        // An uploader learns of another process's opt-out before each batch, even when this one tracks nothing.
+        uploader?.setConsentProbe { [pipeline] in !pipeline.identity.isOptedOut }
         pipeline.start()
         lifecycle.connect(self, isFirstLaunch: consumeFirstLaunch())
         // Leftovers of earlier launches go now (with the consent as it is now: another process may have changed it).
@@ -637,6 +639,9 @@ public final class Tracker: Sendable {
     /// (each request also has ``Configuration/Upload/requestTimeout``); the upload goes on in the background after that.
     @discardableResult
     public func flush(timeout: Duration = .seconds(60)) async -> FlushResult {
+        // Another process sharing the storage directory may have opted out or in since this one's last call: the
+        // uploader follows before this flush asks it for anything.
+        uploader?.setConsent(granted: !pipeline.identity.isOptedOut)
         _ = await pipeline.requestFlush().value
         guard let uploader else {
             let reason: PendingReason = configuration.upload.serverURL == nil ? .noServer : .stopped

@@ -35,6 +35,13 @@ public final class Uploader: Sendable {
     public let rejected: RejectedArea
     private let configuration: UploadConfiguration
     private let logger: Logger
+    /// Asked before each batch is fetched whether consent still stands (``setConsentProbe(_:)``).
+    private let consentProbe = Locked(ConsentProbe())
+
+    /// The probe in a struct: a closure kept directly as a `Locked` value is converted again on every read.
+    private struct ConsentProbe {
+        var granted: (@Sendable () -> Bool)?
+    }
     private let state: Locked<Driver>
     /// An `UploadExecutor` where task executors exist (typed loosely so the stored property needs no availability).
     private let executor: (any Sendable)?
@@ -192,6 +199,13 @@ public final class Uploader: Sendable {
     /// What the uploader has counted so far.
     public var counters: UploadCounters { state.withLock { $0.machine.counters } }
 
+    /// Sets what is asked before each batch is fetched: false when the user opted out since consent was last given
+    /// here (a tracker sharing its storage directory with other processes learns of their opt-out this way even
+    /// when it tracks nothing). Consent is then withheld, as ``setConsent(granted:)`` does.
+    package func setConsentProbe(_ granted: (@Sendable () -> Bool)?) {
+        consentProbe.withLock { $0.granted = granted }
+    }
+
     /// The user's consent: while withheld (they opted out) nothing is sealed or sent, whatever triggers an upload;
     /// granting it again starts an upload of what waits.
     package func setConsent(granted: Bool) {
@@ -316,6 +330,13 @@ public final class Uploader: Sendable {
     private func fetchBatch() {
         let (held, stopped) = state.withLock { ($0.machine.heldBatchIDs, $0.machine.isStopped) }
         if stopped { return }
+        if let granted = consentProbe.withLock({ $0.granted }), !granted() {
+            // The user opted out since consent was last given here (in another process sharing the storage
+            // directory): nothing more is fetched or claimed.
+            setConsent(granted: false)
+            feed { $0.batchFetched(nil, at: $1) }
+            return
+        }
         do {
             if let next = log.pendingBatches().first(where: { !held.contains($0.id) }) {
                 feed { $0.batchFetched(next, at: $1) }

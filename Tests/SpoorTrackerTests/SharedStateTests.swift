@@ -114,6 +114,44 @@ import Testing
         #expect(names.sorted() == ["BAfter", "CAfter"])
     }
 
+    /// A process that tracks nothing more still stops uploading once another opted out: its uploader asks before
+    /// each batch.
+    @Test func anIdleTrackersUploaderStopsAtAnotherProcesssOptOut() async throws {
+        let directory = TemporaryDirectory()
+        let client = ScriptedHTTPClient()
+        func make() throws -> Tracker {
+            var configuration = Configuration(storageDirectory: directory.url)
+            configuration.upload.serverURL = URL(string: "http://collector.test")
+            configuration.upload.httpClient = client
+            configuration.clock = ManualClock(wall: testEpoch)
+            configuration.storage.durability = .none
+            configuration.tracking.presetOverrides = testPresets
+            return try Tracker(configuration: configuration)
+        }
+        let a = try make(), b = try make()
+        // The launch's look at leftovers is over before anything is tracked.
+        #expect(await b.uploader?.nextPass(timeout: testBound) == true)
+        b.track("Waiting")
+        #expect(await b.stored())
+        await a.optOut()
+        // A trigger (the flush interval, the bulk size) with no call to this tracker since: nothing goes.
+        #expect(await b.uploader?.nextPass(timeout: testBound) == true)
+        #expect(client.requests.isEmpty, "\(client.requests.count) requests")
+        let result = await b.flush(timeout: testBound)
+        #expect(client.requests.isEmpty, "\(client.requests.count) requests")
+        #expect(result.pendingReason == .optedOut)
+        #expect(result.pendingEvents == 1)
+        a.optIn()
+        await a.flush(timeout: testBound)
+        // Consent given again there: the waiting event goes at this tracker's next upload (started by the flush, or
+        // already by the consent coming back).
+        let after = await b.flush(timeout: testBound)
+        #expect(after.isComplete && after.pendingEvents == 0)
+        #expect(client.requests.count == 1)
+        #expect(await a.shutdown(timeout: testBound))
+        #expect(await b.shutdown(timeout: testBound))
+    }
+
     @Test func twoTrackersStartingOnAFreshDirectoryAgreeOnOneIdentity() async throws {
         let directory = TemporaryDirectory()
         let ids = await onThreadsOfTheirOwn(4) { _ in
