@@ -42,7 +42,32 @@ extension EventLog {
             erased.batches += part.batches
             erased.quarantinedFiles += part.quarantinedFiles
         }
+        // Emptied logs set aside for their damaged files, and the batches the collector refused: events too.
+        for name in shared.setAside() {
+            erased.quarantinedFiles += Self.removeTree(shared.folder + "/" + name)
+        }
+        let rejected = shared.folder + "/" + StorageLayout.rejectedFolderName
+        for name in (try? FileIO.list(rejected)) ?? [] where StorageLayout.rejected(fromName: name) != nil {
+            if (try? FileIO.unlink(rejected + "/" + name)) != nil { erased.batches += 1 }
+        }
         return erased
+    }
+
+    /// Deletes the folder at `path` and everything in it (no symbolic link is followed); the files deleted.
+    private static func removeTree(_ path: String) -> Int {
+        var removed = 0
+        for name in (try? FileIO.list(path)) ?? [] {
+            let child = path + "/" + name
+            var info = stat()
+            guard lstat(child, &info) == 0 else { continue }
+            if info.st_mode & S_IFMT == S_IFDIR {
+                removed += removeTree(child)
+            } else if (try? FileIO.unlink(child)) != nil {
+                removed += 1
+            }
+        }
+        _ = path.withCString { rmdir($0) }
+        return removed
     }
 
     private func eraseHoldingLocks(messages: inout LogMessages) throws(StorageError) -> ErasedLogContents {

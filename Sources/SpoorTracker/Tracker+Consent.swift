@@ -39,7 +39,9 @@ extension Tracker {
     /// right when the user opts in again.
     ///
     /// - Parameter deleteStoredData: also erase, durably, what is stored and not yet delivered: events
-    ///   waiting in memory, the durable log, the outbox and damaged files kept aside.
+    ///   waiting in memory, the durable log, the outbox and damaged files kept aside; where several processes share
+    ///   the storage directory, also the logs of processes that are gone, the batches the collector refused, and
+    ///   (at their next call) what every other running process holds.
     /// - Returns: what was erased (all zero unless `deleteStoredData`).
     @discardableResult
     public func optOut(deleteStoredData: Bool = false) async -> ErasedData {
@@ -55,11 +57,14 @@ extension Tracker {
         // Wait for the writer: the group it may be writing lands before the erase, and the state is saved.
         _ = await pipeline.requestFlush().value
         guard deleteStoredData else { return ErasedData() }
+        // A damaged state file kept aside holds identity and super properties.
+        let corruptState = configuration.storageDirectory.appendingPathComponent(StorageLayout.corruptTrackerStateName)
+        let corruptRemoved = (try? FileManager.default.removeItem(at: corruptState)) != nil ? 1 : 0
         do {
             let erased = try pipeline.store.erase(goneProcesses: true)
             return ErasedData(
                 pendingEvents: pending, records: erased.records, batches: erased.batches,
-                quarantinedFiles: erased.quarantinedFiles)
+                quarantinedFiles: erased.quarantinedFiles + corruptRemoved)
         } catch {
             logger.error("spoor: erasing the stored events failed", metadata: ["error": "\(error)"])
             return ErasedData(pendingEvents: pending)

@@ -1,6 +1,7 @@
 import Foundation
 import SpoorLog
 import SpoorModel
+import SpoorWire
 import SpoorSystem
 import SpoorTestSupport
 import SpoorTesting
@@ -150,6 +151,34 @@ import Testing
         #expect(client.requests.count == 1)
         #expect(await a.shutdown(timeout: testBound))
         #expect(await b.shutdown(timeout: testBound))
+    }
+
+    /// The process that erases erases what processes that are gone left too: their logs, emptied logs set aside
+    /// for damaged files, the batches the collector refused, a damaged state file kept aside.
+    @Test func anErasureTakesWhatGoneProcessesLeft() async throws {
+        let harness = EventLogTests.LogHarness()
+        let a = try harness.tracker()
+        let c = try harness.tracker()
+        for _ in 0..<3 { c.track("Gone") }
+        #expect(await c.shutdown(timeout: testBound))
+        let logs = harness.directory.path + "/" + StorageLayout.logsFolderName
+        let setAside = logs + "/99999-00000000000000ff" + StorageLayout.quarantineSuffix
+        try FileManager.default.createDirectory(atPath: setAside + "/outbox", withIntermediateDirectories: true)
+        try Data([1, 2, 3]).write(to: URL(fileURLWithPath: setAside + "/outbox/x.spb.bad"))
+        let rejected = logs + "/" + StorageLayout.rejectedFolderName
+        try FileManager.default.createDirectory(atPath: rejected, withIntermediateDirectories: true)
+        let refused = StorageLayout.rejectedName(setAsideAt: 1, id: BatchID(hex: "00112233-4455-6677-8899-aabbccddeeff")!, status: 400)
+        try Data([4, 5]).write(to: URL(fileURLWithPath: rejected + "/" + refused))
+        try Data("{}".utf8).write(to: harness.directory.url.appendingPathComponent(StorageLayout.corruptTrackerStateName))
+
+        let erased = await a.optOut(deleteStoredData: true)
+        #expect(erased.records >= 3, "\(erased)")
+        #expect(erased.batches == 1 && erased.quarantinedFiles == 2, "\(erased)")
+        #expect(try harness.readBack().events.filter { $0.name == "Gone" }.isEmpty)
+        #expect(!FileManager.default.fileExists(atPath: setAside))
+        #expect(!FileManager.default.fileExists(atPath: rejected + "/" + refused))
+        #expect(!FileManager.default.fileExists(atPath: harness.directory.path + "/" + StorageLayout.corruptTrackerStateName))
+        #expect(await a.shutdown(timeout: testBound))
     }
 
     @Test func twoTrackersStartingOnAFreshDirectoryAgreeOnOneIdentity() async throws {
