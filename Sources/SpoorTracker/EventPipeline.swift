@@ -66,7 +66,8 @@ package final class EventPipeline: @unchecked Sendable {
 
     init(
         context: PipelineContext, persisted: PersistedState, saveNeeded: Bool = false, store: any EventStore,
-        stateFile: PersistentStateFile, generation: UInt64 = 0, sequenceFloor: UInt64 = 0, logger: Logger,
+        stateFile: PersistentStateFile, generation: UInt64 = 0, unsaved: [SharedChange] = [], sequenceFloor: UInt64 = 0,
+        logger: Logger,
         hook: (@Sendable (inout HookEvent) throws -> HookDecision)? = nil,
         onRejection: (@Sendable (EventRejection) -> Void)? = nil,
         logEvents: Bool = false, metrics: TrackerMetrics? = nil, predecessor: Promise<Bool>? = nil
@@ -75,7 +76,7 @@ package final class EventPipeline: @unchecked Sendable {
         self.metrics = metrics
         state = Locked(PipelineState(
             context: context, persisted: persisted, saveNeeded: saveNeeded, generationWord: stateFile.generationWord,
-            generation: generation))
+            generation: generation, unsaved: unsaved))
         self.sequenceFloor = sequenceFloor
         self.store = store
         self.stateFile = stateFile
@@ -160,17 +161,17 @@ package final class EventPipeline: @unchecked Sendable {
 
     /// Stops the pipeline (nothing is accepted afterwards) and returns what a successor over the same storage
     /// needs: the state as this pipeline leaves it, and a promise fulfilled once the writer has ended.
-    func stop() -> (state: PersistedState, writerDone: Promise<Bool>) {
+    func stop() -> (state: PersistedState, unsaved: [SharedChange], writerDone: Promise<Bool>) {
         let done = Promise<Bool>()
-        let (wakeWriter, final) = state.withLock { s in
-            (s.requestFlush(done, stop: true), s.identity.persisted)
+        let (wakeWriter, final, unsaved) = state.withLock { s in
+            (s.requestFlush(done, stop: true), s.identity.persisted, s.unsaved)
         }
         switch wakeWriter {
         case nil: done.fulfil(true)
         case true?: wake.signal()
         case false?: break
         }
-        return (final, done)
+        return (final, unsaved, done)
     }
 
     /// Runs `intent` under the lock (on the shared state as another process left it, when one changed it), then
@@ -204,6 +205,11 @@ package final class EventPipeline: @unchecked Sendable {
             let (discarded, wakeWriter) = s.optOut(discardingBuffer: discardingBuffer)
             return (discarded, wakeWriter)
         }
+    }
+
+    /// Counts an erasure of the stored data made here, for the other processes sharing the state to follow.
+    func countErasure() {
+        decide { s in ((), s.countErasure()) }
     }
 
     /// Ends the current session: the next event starts a new one.

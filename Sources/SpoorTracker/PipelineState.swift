@@ -33,7 +33,7 @@ package struct PipelineState {
 
     package init(
         context: PipelineContext, persisted: PersistedState, saveNeeded: Bool = false, capacity: Int = 1024,
-        generationWord: UnsafePointer<UInt64>? = nil, generation: UInt64 = 0
+        generationWord: UnsafePointer<UInt64>? = nil, generation: UInt64 = 0, unsaved: [SharedChange] = []
     ) {
         self.context = context
         identity = TrackerIdentity(persisted)
@@ -47,7 +47,8 @@ package struct PipelineState {
         self.generationWord = generationWord
         seenGeneration = generation
         seenDeletions = persisted.deletions
-        if saveNeeded { _ = queue.requestSave() }
+        self.unsaved = unsaved
+        if saveNeeded || !unsaved.isEmpty { _ = queue.requestSave() }
     }
 
     /// What happened to an event handed to ``enqueue(_:askingForDynamicProperties:)``.
@@ -144,6 +145,11 @@ package struct PipelineState {
         // save of this process's writer raises the change count a moment before it notes it seen).
         guard case .appended(let woken) = enqueue(&signUp, checkingSharedState: false) else { return (false, wake) }
         return (true, wake || woken)
+    }
+
+    /// Counts an erasure of the stored data made here, one past every erasure this state knows.
+    package mutating func countErasure() -> Bool {
+        change(.deleteStoredData(count: identity.deletions + 1)).wakeWriter
     }
 
     /// The user opts out; with `discardingBuffer` the events waiting in memory go too. Returns how many were

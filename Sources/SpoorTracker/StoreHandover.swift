@@ -44,6 +44,9 @@ enum ReleasedTrackers {
         /// Identity, consent, super properties and the next sequence number as the released tracker left them:
         /// newer than `state.json` until its writer has saved them.
         let state: PersistedState
+        /// Its changes the state file may not hold yet (its writer saves them as it ends, unless that fails): the
+        /// successor keeps them unsaved too, so a later read of the file does not drop them.
+        let unsaved: [SharedChange]
         /// Fulfilled once the released tracker's writer has ended (it no longer touches the store).
         let writerDone: Promise<Bool>
         let handover: StoreHandover

@@ -52,7 +52,7 @@ extension Tracker {
         await lifecycle.setQuiet(true).value
         let pending = pipeline.optOut(discardingBuffer: deleteStoredData)
         // Saved with the opt-out: every other process sharing the storage directory erases what it holds too.
-        if deleteStoredData { pipeline.change(.deleteStoredData) }
+        if deleteStoredData { pipeline.countErasure() }
         logger.info("spoor: the user opted out of tracking", metadata: ["deleteStoredData": "\(deleteStoredData)"])
         // Wait for the writer: the group it may be writing lands before the erase, and the state is saved.
         _ = await pipeline.requestFlush().value

@@ -115,7 +115,7 @@ public final class Tracker: Sendable {
             dropsOldestWhenFull: configuration.storage.whenBufferIsFull == .dropOldest)
         pipeline = EventPipeline(
             context: context, persisted: state, saveNeeded: !saved, store: store, stateFile: stateFile,
-            generation: generation, sequenceFloor: sequenceFloor, logger: logger, hook: configuration.tracking.beforeRecord, onRejection: configuration.tracking.onRejection,
+            generation: generation, unsaved: release?.unsaved ?? [], sequenceFloor: sequenceFloor, logger: logger, hook: configuration.tracking.beforeRecord, onRejection: configuration.tracking.onRejection,
             logEvents: configuration.diagnostics.logEvents,
             metrics: TrackerMetrics.make(dimensions: configuration.diagnostics.metricsDimensions),
             predecessor: release?.writerDone)
@@ -165,10 +165,11 @@ public final class Tracker: Sendable {
         // waiting. An open session is left to the checkpoint in its log: whoever adopts the log (or a tracker made
         // over the same directory in this process meanwhile, which takes the log over) recovers its `$AppEnd`.
         uploader?.beginStop()
-        let (state, writerDone) = pipeline.stop()
+        let (state, unsaved, writerDone) = pipeline.stop()
         if let store = pipeline.store as? EventLogStore {
             ReleasedTrackers.add(
-                ReleasedTrackers.Release(store: store, state: state, writerDone: writerDone, handover: pipeline.handover),
+                ReleasedTrackers.Release(
+                    store: store, state: state, unsaved: unsaved, writerDone: writerDone, handover: pipeline.handover),
                 for: configuration.storageDirectory)
         }
     }

@@ -62,8 +62,9 @@ package struct TrackerIdentity: Equatable, Sendable {
         case optOut
         case optIn
         case consumeFirstLaunch
-        /// The stored data was erased here: every other process sharing the state erases what it holds.
-        case deleteStoredData
+        /// The stored data was erased here, the `count`th erasure: every other process sharing the state erases
+        /// what it holds. Made again on a state that already counts it, it changes nothing.
+        case deleteStoredData(count: UInt64)
     }
 
     /// Carries out `intent`; what it changed.
@@ -77,7 +78,7 @@ package struct TrackerIdentity: Equatable, Sendable {
         case .optOut: optOut()
         case .optIn: optIn()
         case .consumeFirstLaunch: consumeFirstLaunch()
-        case .deleteStoredData: deleteStoredData()
+        case .deleteStoredData(let count): deleteStoredData(count: count)
         }
     }
 
@@ -156,9 +157,10 @@ package struct TrackerIdentity: Equatable, Sendable {
         return .saveOnly
     }
 
-    /// Counts an erasure of the stored data, for the other processes to follow.
-    package mutating func deleteStoredData() -> IdentityChange {
-        persisted.deletions &+= 1
+    /// Counts an erasure of the stored data (the `count`th), for the other processes to follow.
+    package mutating func deleteStoredData(count: UInt64) -> IdentityChange {
+        guard count > persisted.deletions else { return .none }
+        persisted.deletions = count
         return .saveOnly
     }
 

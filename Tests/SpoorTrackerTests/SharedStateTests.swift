@@ -245,6 +245,23 @@ import Testing
     }
 }
 
+@Suite struct SharedChangeTests {
+    /// A change made again (a released tracker's successor replays what the released one had not saved, which its
+    /// writer may have saved after all) changes nothing the second time: an erasure is counted once.
+    @Test func anErasureMadeAgainIsCountedOnce() {
+        let state = PersistedState.fresh(day: "2026-11-26")
+        var identity = TrackerIdentity(state)
+        let change = SharedChange.intent(.deleteStoredData(count: identity.deletions + 1))
+        identity.replay(change)
+        identity.replay(change)
+        #expect(identity.deletions == 1)
+        var other = TrackerIdentity(state)
+        _ = other.apply(.deleteStoredData(count: 3))
+        other.replay(change)
+        #expect(other.deletions == 3)
+    }
+}
+
 @Suite struct SequenceLeasesTests {
     @Test func numbersComeFromTheLeasedBlocksInOrder() {
         var leases = SequenceLeases(firstBlock: 2)
