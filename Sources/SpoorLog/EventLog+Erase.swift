@@ -47,14 +47,17 @@ extension EventLog {
             erased.quarantinedFiles += Self.removeTree(shared.folder + "/" + name)
         }
         let rejected = shared.folder + "/" + StorageLayout.rejectedFolderName
-        for name in (try? FileIO.list(rejected)) ?? [] where StorageLayout.rejected(fromName: name) != nil {
+        let rejectedNames = FileIO.isDirectory(rejected) ? (try? FileIO.list(rejected)) ?? [] : []
+        for name in rejectedNames where StorageLayout.rejected(fromName: name) != nil {
             if (try? FileIO.unlink(rejected + "/" + name)) != nil { erased.batches += 1 }
         }
         return erased
     }
 
-    /// Deletes the folder at `path` and everything in it (no symbolic link is followed); the files deleted.
+    /// Deletes the folder at `path` and everything in it; the files deleted. No symbolic link is followed, `path`
+    /// itself included: a link is never a folder here, so only the link would go, never what it points to.
     private static func removeTree(_ path: String) -> Int {
+        guard FileIO.isDirectory(path) else { return 0 }
         var removed = 0
         for name in (try? FileIO.list(path)) ?? [] {
             let child = path + "/" + name

@@ -144,6 +144,12 @@ package enum FileIO {
         if result != 0 && errno != EEXIST { throw error("mkdir", path) }
     }
 
+    /// Whether `path` is a directory itself (`lstat`: a symbolic link to one is not).
+    package static func isDirectory(_ path: String) -> Bool {
+        var info = stat()
+        return lstat(path, &info) == 0 && info.st_mode & S_IFMT == S_IFDIR
+    }
+
     /// The names in a directory, without `.` and `..`.
     package static func list(_ path: String) throws(StorageError) -> [String] {
         guard let dir = opendir(path) else { throw error("opendir", path) }

@@ -298,7 +298,12 @@ package struct SharedLogArea: Sendable {
         else { return nil }
         let erased = try? log.eraseAll()
         log.close()
-        if erased != nil { remove(member.path, afterStep: nil) }
+        guard erased != nil else { return nil }
+        // Its lifecycle files (the pages it showed, its crash) go too: nothing is to be made of them any more.
+        for name in StorageLayout.lifecycleFileNames + [StorageLayout.lifecycleRecoveredName] {
+            try? FileIO.unlink(member.path + "/" + name)
+        }
+        remove(member.path, afterStep: nil)
         return erased
     }
 
@@ -346,12 +351,11 @@ package struct SharedLogArea: Sendable {
         String(logPath.split(separator: "/").last ?? "") + StorageLayout.quarantineSuffix
     }
 
-    /// The emptied logs set aside in the area for the files they kept (damaged ones, files not Spoor's), by name.
+    /// The emptied logs set aside in the area for the files they kept (damaged ones, files not Spoor's), by name:
+    /// folders only, never a symbolic link (which could point anywhere).
     package func setAside() -> [String] {
         ((try? FileIO.list(folder)) ?? []).filter { name in
-            var info = stat()
-            return name.hasSuffix(StorageLayout.quarantineSuffix) && stat(folder + "/" + name, &info) == 0
-                && info.st_mode & S_IFMT == S_IFDIR
+            name.hasSuffix(StorageLayout.quarantineSuffix) && FileIO.isDirectory(folder + "/" + name)
         }.sorted()
     }
 }

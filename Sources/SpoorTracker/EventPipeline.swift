@@ -236,6 +236,13 @@ package final class EventPipeline: @unchecked Sendable {
         if state.withLock({ $0.isStale }) { refreshSharedState() }
     }
 
+    /// Whether the uploader may fetch a batch now: the user has not opted out (here or in another process), and no
+    /// erasure another process made waits to be followed here.
+    var uploadsAllowed: Bool {
+        refreshIfStale()
+        return state.withLock { !$0.identity.isOptedOut && !$0.eraseRequested }
+    }
+
     /// Reads the state file (no lock: it is replaced whole) and takes it, this process's unsaved changes made
     /// again on it.
     private func refreshSharedState() {
@@ -245,16 +252,21 @@ package final class EventPipeline: @unchecked Sendable {
             return
         }
         let (wakeWriter, consentChanged) = state.withLock { $0.install(disk, generation: generation) }
-        after(wakeWriter: wakeWriter, consentChanged: consentChanged)
+        after(wakeWriter: wakeWriter, consentChanged: consentChanged, onWriter: false)
     }
 
-    private func after(wakeWriter: Bool, consentChanged: Bool) {
+    /// Wakes the writer, and tells the consent observer of a change: on the caller's thread, so the caller's next
+    /// step (a flush's upload) sees it; from the writer, on a thread of its own, since what the observer tells the
+    /// lifecycle may record events, which may wait at the memory bound for the writer. The consent is read when the
+    /// observer runs, so two changes in a row leave the latest.
+    private func after(wakeWriter: Bool, consentChanged: Bool, onWriter: Bool) {
         if wakeWriter { wake.signal() }
         guard consentChanged, let observer = consentObserver.withLock({ $0.call }) else { return }
-        // On a thread of its own: this may be the writer's, and what the observer tells the lifecycle may record
-        // events, which may wait at the memory bound for the writer. The consent is read when it runs, so two
-        // changes in a row leave the latest, whichever runs last.
-        Thread.detachNewThread { [self] in observer(identity.isOptedOut) }
+        if onWriter {
+            Thread.detachNewThread { [self] in observer(state.withLock { $0.identity.isOptedOut }) }
+        } else {
+            observer(state.withLock { $0.identity.isOptedOut })
+        }
     }
 
     /// Saves this process's changes: the state file's own content with each change made again on it, under the
@@ -272,7 +284,7 @@ package final class EventPipeline: @unchecked Sendable {
                 disk.nextSequence = leased
             }
             let (wakeWriter, consentChanged) = state.withLock { $0.saved(changes.count, state: saved, generation: generation) }
-            after(wakeWriter: wakeWriter, consentChanged: consentChanged)
+            after(wakeWriter: wakeWriter, consentChanged: consentChanged, onWriter: true)
         } catch {
             // The changes stay unsaved: the next save (the next change or flush) tries them again.
             logger.error("spoor: saving the state file failed", metadata: ["path": "\(stateFile.url.path)", "error": "\(error)"])
@@ -289,6 +301,8 @@ package final class EventPipeline: @unchecked Sendable {
         } catch {
             logger.error("spoor: erasing the stored events failed", metadata: ["error": "\(error)"])
         }
+        // The uploader held back while the erasure waited (`uploadsAllowed`): it may go on now, if consent stands.
+        after(wakeWriter: false, consentChanged: true, onWriter: true)
     }
 
     /// The state file's next sequence number when it must be written whole (it held nothing readable): past every
@@ -310,18 +324,27 @@ package final class EventPipeline: @unchecked Sendable {
         let floor = max(leases.floor, sequenceFloor)
         var fallback = state.withLock { $0.changesToSave.fallback }
         fallback.nextSequence = fileFrontier
-        var start: UInt64 = 0
+        var start: UInt64?
         do {
             _ = try stateFile.update(fallback: fallback, counted: false) { disk in
                 start = max(disk.nextSequence, floor)
-                disk.nextSequence = start + size
+                disk.nextSequence = start! + size
             }
-            leases.add(start..<start + size)
+            leases.add(start!..<start! + size)
         } catch {
-            logger.error("spoor: leasing sequence numbers failed; numbering on without a lease", metadata: [
-                "path": "\(stateFile.url.path)", "error": "\(error)",
-            ])
-            leases.continueUnleased(from: max(floor, stateFile.leasedFrontier))
+            if let start, stateFile.keepsCounts {
+                // The state file could not be written, but the lock was held and the lock file's frontier moved past
+                // the block: every other process leases past it, so it is this process's.
+                logger.error("spoor: the state file could not be written; the lease holds in the lock file", metadata: [
+                    "path": "\(stateFile.url.path)", "error": "\(error)",
+                ])
+                leases.add(start..<start + size)
+            } else {
+                logger.error("spoor: leasing sequence numbers failed; numbering on a short stretch without a lease", metadata: [
+                    "path": "\(stateFile.url.path)", "error": "\(error)",
+                ])
+                leases.continueUnleased(from: max(floor, stateFile.leasedFrontier))
+            }
         }
     }
 

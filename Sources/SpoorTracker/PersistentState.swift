@@ -172,6 +172,7 @@ package final class PersistentStateFile: @unchecked Sendable {
     /// them in `state.json` and in the lock file, holding the lock. When `state.json` holds nothing readable, only
     /// the lock file's frontier moves (the file is not made from nothing here).
     package func lease(_ count: UInt64, from floor: UInt64) throws(StorageError) -> UInt64 {
+        let floor = min(floor, Self.maxCount), count = min(count, Self.maxCount)
         var first: UInt64 = 0
         let placeholder = PersistedState.fresh(day: "")
         _ = try update(fallback: placeholder, counted: false, writesFallback: false) { state in
@@ -184,6 +185,10 @@ package final class PersistentStateFile: @unchecked Sendable {
     /// The first sequence number no process leased, as far as the state file and the lock file say without taking
     /// the lock (for numbering on when a lease failed).
     package var leasedFrontier: UInt64 { max(read()?.nextSequence ?? 0, keptCounts.nextSequence) }
+
+    /// Whether the lock file's words are mapped, so a lease or an erasure is kept there even when `state.json`
+    /// cannot be written.
+    package var keepsCounts: Bool { word != nil }
 
     /// Keeps the sequence frontier and the erasure count in the lock file; called holding the lock.
     private func keep(nextSequence: UInt64, deletions: UInt64) {
@@ -208,7 +213,7 @@ package final class PersistentStateFile: @unchecked Sendable {
     static let maxFileBytes = 1 << 20
     /// The largest `nextSequence` and `deletions` taken from a file: far beyond any real count, and far from the
     /// top of `UInt64`, so adding a block or one erasure never overflows.
-    static let maxCount: UInt64 = 1 << 62
+    package static let maxCount: UInt64 = 1 << 62
 
     /// The file's bytes (at most ``maxFileBytes``), or nil when there is no file. Throws when it cannot be read or
     /// is too large.
@@ -284,9 +289,12 @@ package final class PersistentStateFile: @unchecked Sendable {
             damage = "\(error)"
         }
         if let damage {
-            let aside = url.deletingLastPathComponent().appendingPathComponent(StorageLayout.corruptTrackerStateName)
-            try? FileManager.default.removeItem(at: aside)
-            try? FileManager.default.moveItem(at: url, to: aside)
+            // Moved aside (and counted, by whoever asks) only by a change that writes a whole state in its place.
+            if writesFallback {
+                let aside = url.deletingLastPathComponent().appendingPathComponent(StorageLayout.corruptTrackerStateName)
+                try? FileManager.default.removeItem(at: aside)
+                try? FileManager.default.moveItem(at: url, to: aside)
+            }
             found?(.replacedCorrupt(reason: damage))
         } else {
             found?(read ? .loaded : .created)

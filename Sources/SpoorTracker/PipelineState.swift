@@ -206,9 +206,10 @@ package struct PipelineState {
 
     /// The writer saved the first `count` unsaved changes: the file held `state` at `generation` after them.
     package mutating func saved(_ count: Int, state: PersistedState, generation: UInt64) -> (wakeWriter: Bool, consentChanged: Bool) {
-        unsaved.removeFirst(min(count, unsaved.count))
-        // This process's own erasures are done; only more than the file holds now are another's.
-        seenDeletions = max(seenDeletions, state.deletions)
+        let done = unsaved.prefix(min(count, unsaved.count))
+        // This process's own erasures (done when they were made); a count past them in the file is another's.
+        for case .intent(.deleteStoredData(let erasure)) in done { seenDeletions = max(seenDeletions, erasure) }
+        unsaved.removeFirst(done.count)
         return install(state, generation: generation)
     }
 

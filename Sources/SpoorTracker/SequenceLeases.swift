@@ -20,6 +20,10 @@ package struct SequenceLeases: Equatable, Sendable {
     private var lastLocal: UInt64 = 0
     /// Numbers of dropped events still to skip at the start of the next block.
     private var carried: UInt64 = 0
+    /// Whether the block in use was leased (an unleased stretch is never handed back).
+    private var leased = false
+    /// How many numbers a stretch without a lease takes before a lease is tried again.
+    package static let unleasedStretch: UInt64 = 64
     /// The size of the next block to lease.
     package private(set) var blockSize: UInt64
     /// The first block's size, and the largest one's.
@@ -62,19 +66,22 @@ package struct SequenceLeases: Equatable, Sendable {
         next = min(block.lowerBound + carried, block.upperBound)
         end = block.upperBound
         carried = 0
+        leased = true
         blockSize = min(blockSize * 2, Self.largestBlock)
     }
 
-    /// Carries on without a lease (the state file could not be written), from `floor` at least (past what the
-    /// state file and the lock file say was leased, read without the lock): numbers stay increasing, and the next
-    /// lease starts past them. Only a process leasing meanwhile can then take the same numbers.
+    /// Carries on without a lease (the state lock was not free in time), for a short stretch (``unleasedStretch``)
+    /// from `floor` at least (past what the state file and the lock file say was leased, read without the lock):
+    /// numbers stay increasing, the next lease is tried when the stretch is used, and it starts past it. A process
+    /// leasing during the stretch may take the same numbers.
     package mutating func continueUnleased(from floor: UInt64) {
         next = max(next + carried, floor)
         carried = 0
-        end = next + blockSize
+        end = next + Self.unleasedStretch
+        leased = false
     }
 
     /// The numbers of the block not used: handed back at a clean end if the state file's next number is still the
     /// block's end.
-    package var unused: Range<UInt64> { next..<end }
+    package var unused: Range<UInt64> { leased ? next..<end : next..<next }
 }

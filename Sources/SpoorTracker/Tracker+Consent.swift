@@ -51,6 +51,8 @@ extension Tracker {
         // The session's end is recorded before the opt-out takes effect.
         await lifecycle.setQuiet(true).value
         let pending = pipeline.optOut(discardingBuffer: deleteStoredData)
+        // Again, now that the opt-out holds: another process's opt-in seen meanwhile may have given consent back.
+        uploader?.setConsent(granted: false)
         // Saved with the opt-out: every other process sharing the storage directory erases what it holds too.
         if deleteStoredData { pipeline.countErasure() }
         logger.info("spoor: the user opted out of tracking", metadata: ["deleteStoredData": "\(deleteStoredData)"])

@@ -90,7 +90,8 @@ public final class Tracker: Sendable {
         corruptStateFiles = corrupt
         // An older Spoor saved the sequence number only now and then: a crash may have left records numbered past
         // the state file's. The first lease starts past them. (A released tracker's writer leased its own.)
-        let sequenceFloor = release == nil ? store.lastSequence().map { $0 + 1 } ?? 0 : 0
+        // (A number past any real count, in a damaged log, is not taken: it could not be added to.)
+        let sequenceFloor = release == nil ? store.lastSequence().map { min($0, PersistentStateFile.maxCount) + 1 } ?? 0 : 0
         do throws(ConfigurationError) {
             uploader = try Self.makeUploader(configuration: configuration, store: store)
         } catch {
@@ -129,12 +130,13 @@ public final class Tracker: Sendable {
             })
         // An opt-out (or opt-in) in another process sharing the storage directory holds here from its next event on.
         // Observed before anything can read the shared state, so no change is missed.
-        pipeline.observeConsent { [uploader, lifecycle] optedOut in
+        // Weakly: the pipeline outlives neither, and neither may keep the other alive after a release.
+        pipeline.observeConsent { [weak uploader, weak lifecycle] optedOut in
             uploader?.setConsent(granted: !optedOut)
-            _ = lifecycle.setQuiet(optedOut)
+            _ = lifecycle?.setQuiet(optedOut)
         }
         // An uploader learns of another process's opt-out before each batch, even when this one tracks nothing.
-        uploader?.setConsentProbe { [pipeline] in !pipeline.identity.isOptedOut }
+        uploader?.setConsentProbe { [weak pipeline] in pipeline?.uploadsAllowed ?? false }
         pipeline.start()
         lifecycle.connect(self, isFirstLaunch: consumeFirstLaunch())
         // Leftovers of earlier launches go now (with the consent as it is now: another process may have changed it).
@@ -641,8 +643,8 @@ public final class Tracker: Sendable {
     @discardableResult
     public func flush(timeout: Duration = .seconds(60)) async -> FlushResult {
         // Another process sharing the storage directory may have opted out or in since this one's last call: the
-        // uploader follows before this flush asks it for anything.
-        uploader?.setConsent(granted: !pipeline.identity.isOptedOut)
+        // uploader is told (by the consent observer, on this thread) before this flush asks it for anything.
+        pipeline.refreshIfStale()
         _ = await pipeline.requestFlush().value
         guard let uploader else {
             let reason: PendingReason = configuration.upload.serverURL == nil ? .noServer : .stopped

@@ -188,6 +188,24 @@ struct PipelineStateTests {
         #expect(state.seenGeneration == 1)
     }
 
+    /// Another process's erasure, found in the file by this process's own save, is followed: only this process's
+    /// own erasures count as done.
+    @Test func anErasureFoundByThisProcesssOwnSaveIsFollowed() {
+        var state = Self.state()
+        _ = state.change(.register(["a": 1]))
+        let (changes, fallback) = state.changesToSave
+        var written = fallback
+        written.deletions = 1  // another process erased meanwhile
+        _ = state.saved(changes.count, state: written, generation: 1)
+        #expect(state.eraseRequested)
+        // This process's own erasure, saved, asks for nothing more.
+        var own = Self.state()
+        _ = own.countErasure()
+        let (ownChanges, ownState) = own.changesToSave
+        _ = own.saved(ownChanges.count, state: ownState, generation: 1)
+        #expect(!own.eraseRequested)
+    }
+
     @Test func aChangeMadeWhileTheWriterSavesStaysForTheNextSave() {
         var state = Self.state()
         _ = state.change(.register(["a": 1]))

@@ -171,7 +171,13 @@ import Testing
         try Data([4, 5]).write(to: URL(fileURLWithPath: rejected + "/" + refused))
         try Data("{}".utf8).write(to: harness.directory.url.appendingPathComponent(StorageLayout.corruptTrackerStateName))
 
+        // A set-aside name that is a symbolic link to a folder elsewhere: the link may go, never what it points to.
+        let elsewhere = TemporaryDirectory()
+        try Data([9]).write(to: elsewhere.url.appendingPathComponent("keep.txt"))
+        try FileManager.default.createSymbolicLink(atPath: logs + "/88888-00000000000000ee.bad", withDestinationPath: elsewhere.path)
+
         let erased = await a.optOut(deleteStoredData: true)
+        #expect(FileManager.default.fileExists(atPath: elsewhere.path + "/keep.txt"), "a file outside the storage directory was deleted")
         #expect(erased.records >= 3, "\(erased)")
         #expect(erased.batches == 1 && erased.quarantinedFiles == 2, "\(erased)")
         #expect(try harness.readBack().events.filter { $0.name == "Gone" }.isEmpty)
@@ -305,5 +311,8 @@ import Testing
         #expect(leases.number(local: 4) == 8)
         leases.continueUnleased(from: 100)
         #expect(leases.number(local: 5) == 100)
+        // A stretch without a lease is short, and never handed back at the end.
+        #expect(leases.unused.isEmpty)
+        #expect(leases.frontier == 100 + SequenceLeases.unleasedStretch)
     }
 }

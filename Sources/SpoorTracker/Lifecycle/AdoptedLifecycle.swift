@@ -66,11 +66,13 @@ package enum AdoptedLifecycle {
             for event in events { last = max(last, event.sequence) }
         }
         // Numbers of their own, leased like a writer's, so no running process gives them too.
+        // A number past any real count in a damaged log is not taken for a floor (it could not be added to).
+        last = min(last, PersistentStateFile.maxCount)
         let count = UInt64(emitted.count)
         if let first = try? stateFile.lease(count, from: last + 1) {
             last = first - 1
         } else {
-            last = max(last, stateFile.leasedFrontier - 1)
+            last = max(last, max(stateFile.leasedFrontier, 1) - 1)
             logger.error("spoor: no sequence numbers could be leased for recovered events; numbered past what was leased")
         }
         return emitted.map { kind, properties, time in
