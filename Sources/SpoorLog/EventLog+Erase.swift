@@ -30,6 +30,18 @@ extension EventLog {
         }
     }
 
+    /// Notes in this log's `owner` that it has followed `count` erasures of the stored data (a shared log only): an
+    /// adopter erases a log that followed fewer than were made, rather than send what it holds.
+    package func noteErasuresFollowed(_ count: UInt64) {
+        guard shared != nil else { return }
+        do {
+            try AtomicFile.write(SharedLogArea.ownerRecord(erasures: count), to: path + "/" + StorageLayout.ownerName,
+                                 durable: configuration.durability != .none)
+        } catch {
+            logger.error("spoor: the log's owner file could not be updated after an erasure", metadata: ["error": "\(error)"])
+        }
+    }
+
     /// Erases the logs of processes that are gone from the shared area, whole (``SharedLogArea/erase(_:configuration:logger:)``):
     /// with ``eraseAll()``, what a user's request to erase the stored data means where several processes share the
     /// storage directory. The logs of running processes are theirs to erase. Returns what was erased.

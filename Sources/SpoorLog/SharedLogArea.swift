@@ -29,14 +29,22 @@ package struct SharedLogArea: Sendable {
     /// Turns the lifecycle files of an adopted log into events; without it, a log holding them is sealed but kept,
     /// files and all, for an adopter that has it.
     package let lifecycle: LifecycleRecovery?
+    /// How many times the stored data was erased (the user's requests, counted in the tracker's shared state). A
+    /// log whose `owner` says it followed fewer is never adopted or claimed from: it is erased (gone) or left to
+    /// its process, which erases it at its next call (running).
+    package let erasures: @Sendable () -> UInt64
 
     /// The area of `storageDirectory`.
-    package init(storageDirectory: URL, claimAfter: Duration = .seconds(30), lifecycle: LifecycleRecovery? = nil) {
+    package init(
+        storageDirectory: URL, claimAfter: Duration = .seconds(30), lifecycle: LifecycleRecovery? = nil,
+        erasures: @escaping @Sendable () -> UInt64 = { 0 }
+    ) {
         let storage = storageDirectory.standardizedFileURL.path
         folder = storage + "/" + StorageLayout.logsFolderName
         legacyLog = storage + "/" + StorageLayout.logFolderName
         self.claimAfter = claimAfter
         self.lifecycle = lifecycle
+        self.erasures = erasures
     }
 
     // MARK: Who is running
@@ -61,9 +69,22 @@ package struct SharedLogArea: Sendable {
         #endif
     }()
 
-    /// The `owner` file's content for this process.
-    static func ownerRecord() -> [UInt8] {
-        Array("pid \(getpid())\npidns \(pidNamespace)\n".utf8)
+    /// The `owner` file's content for this process, whose log has followed `erasures` erasures of the stored data.
+    static func ownerRecord(erasures: UInt64) -> [UInt8] {
+        Array("pid \(getpid())\npidns \(pidNamespace)\nerasures \(erasures)\n".utf8)
+    }
+
+    /// How many erasures of the stored data the log in `path` has followed, as its `owner` says (0 when it says
+    /// nothing: an older Spoor's, or a log made before any erasure).
+    package static func erasuresFollowed(_ path: String) -> UInt64 {
+        guard let bytes = try? FileIO.readFile(path + "/" + StorageLayout.ownerName, limit: 4096) else { return 0 }
+        let lines = String(decoding: bytes, as: UTF8.self).split(separator: "\n")
+        return lines.first { $0.hasPrefix("erasures ") }.flatMap { UInt64($0.dropFirst(9)) } ?? 0
+    }
+
+    /// Whether the log `member` holds data the user asked to erase: it followed fewer erasures than were made.
+    package func missedAnErasure(_ member: Member) -> Bool {
+        erasures() > Self.erasuresFollowed(member.path)
     }
 
     /// One log directory found in the area.
@@ -208,6 +229,11 @@ package struct SharedLogArea: Sendable {
         // copy of every descriptor until it calls exec): the removal would find it taken.
         guard let lockFD = Self.lock(member.path) else { return nil }
         defer { FileIO.closeFile(lockFD) }
+        // Its process was gone before it followed an erasure: what it holds is erased, not sent.
+        if missedAnErasure(member) {
+            _ = eraseHoldingLock(member, configuration: configuration, logger: logger)
+            return LogCounters()
+        }
         let log: EventLog
         do {
             log = try EventLog(directory: URL(fileURLWithPath: member.path, isDirectory: true), configuration: unbounded,
@@ -292,6 +318,10 @@ package struct SharedLogArea: Sendable {
     package func erase(_ member: Member, configuration: EventLog.Configuration, logger: Logger) -> ErasedLogContents? {
         guard let lockFD = Self.lock(member.path) else { return nil }
         defer { FileIO.closeFile(lockFD) }
+        return eraseHoldingLock(member, configuration: configuration, logger: logger)
+    }
+
+    private func eraseHoldingLock(_ member: Member, configuration: EventLog.Configuration, logger: Logger) -> ErasedLogContents? {
         guard let log = try? EventLog(directory: URL(fileURLWithPath: member.path, isDirectory: true),
                                       configuration: Self.adopting(configuration), logger: logger, writeRecords: nil,
                                       lock: .none)
@@ -368,10 +398,11 @@ extension EventLog {
     /// invalid configuration; a storage directory that cannot be used gives a log that keeps events in memory.
     package static func openShared(
         storageDirectory: URL, configuration: Configuration = .init(), logger: Logger = Logger(label: "spoor.log"),
-        claimAfter: Duration = .seconds(30), lifecycle: LifecycleRecovery? = nil, adopted: (([UInt8]) -> Void)? = nil,
+        claimAfter: Duration = .seconds(30), lifecycle: LifecycleRecovery? = nil,
+        erasures: @escaping @Sendable () -> UInt64 = { 0 }, adopted: (([UInt8]) -> Void)? = nil,
         afterAdoptionStep: ((SharedLogArea.AdoptionStep, String) -> Void)? = nil
     ) throws(StorageError) -> EventLog {
-        let area = SharedLogArea(storageDirectory: storageDirectory, claimAfter: claimAfter, lifecycle: lifecycle)
+        let area = SharedLogArea(storageDirectory: storageDirectory, claimAfter: claimAfter, lifecycle: lifecycle, erasures: erasures)
         try? PrivateDirectory.prepare(URL(fileURLWithPath: area.folder, isDirectory: true), logger: logger)
         // The log is noted as open here, made under a temporary name (which no other process lists as a log), its
         // `owner` written inside, and only then renamed to its own: another process, or another open in this one,
@@ -384,7 +415,7 @@ extension EventLog {
             SharedLogArea.noteOpen(path)
             let made = building.withCString { mkdir($0, PrivateDirectory.directoryMode) }
             if made == 0 {
-                try? AtomicFile.write(SharedLogArea.ownerRecord(), to: building + "/" + StorageLayout.ownerName,
+                try? AtomicFile.write(SharedLogArea.ownerRecord(erasures: erasures()), to: building + "/" + StorageLayout.ownerName,
                                       durable: configuration.durability != .none)
                 if (try? FileIO.rename(building, path)) != nil { break }
             } else if FileIO.errno != EEXIST {
@@ -441,6 +472,12 @@ extension EventLog {
         for member in shared.members() where member.path != path {
             guard budget > 0 else { break }
             let gone = shared.isGone(member)
+            if shared.missedAnErasure(member) {
+                // What it holds is the user's to erase, not to send: a gone process's log is erased now (its
+                // adoption does that), a running one's by its process at its next call.
+                if gone { shared.adopt(member, configuration: configuration, logger: logger) }
+                continue
+            }
             if gone, ((try? FileIO.list(member.path)) ?? []).contains(where: { StorageLayout.segmentID(fromName: $0) != nil })
                 || (shared.lifecycle != nil && SharedLogArea.holdsLifecycleFiles(member.path)) {
                 if let damage = shared.adopt(member, configuration: configuration, logger: logger) { countAdoptionDamage(damage) }

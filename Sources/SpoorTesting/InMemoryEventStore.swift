@@ -50,7 +50,7 @@ public final class InMemoryEventStore: EventStore {
     package func sync() throws { contents.withLock { $0.syncCalls += 1 } }
     package func close() { contents.withLock { $0.closed = true } }
     package func lastSequence() -> UInt64? { contents.withLock { $0.events.map(\.sequence).max() } }
-    package func erase(goneProcesses: Bool) throws -> ErasedLogContents {
+    package func erase(goneProcesses: Bool, following erasures: UInt64) throws -> ErasedLogContents {
         contents.withLock { c in
             defer { c.events = [] }
             return ErasedLogContents(records: c.events.count)

@@ -174,7 +174,11 @@ public struct StorageInspection: Sendable {
         // Gone processes' sessions and crashes are recovered as a tracker would, and go out with their logs.
         let lifecycle = AdoptedLifecycle.recovery(
             storageDirectory: directory, enabled: Set(AutoTrackEventKind.allCases), logger: logger)
-        return try EventLog.openShared(storageDirectory: directory, logger: logger, claimAfter: .zero, lifecycle: lifecycle)
+        // A log that missed an erasure of the stored data is erased, not sent, as a tracker's adoption does.
+        let storage = directory
+        return try EventLog.openShared(
+            storageDirectory: directory, logger: logger, claimAfter: .zero, lifecycle: lifecycle,
+            erasures: { PersistentStateFile(directory: storage).erasures })
     }
 
     /// Reads `state.json` as the tracker would, but never moves a damaged file aside.

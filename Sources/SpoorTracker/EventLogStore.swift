@@ -41,12 +41,14 @@ package final class EventLogStore: EventStore, @unchecked Sendable {
     convenience init(storageDirectory: URL, configuration: Configuration) throws(ConfigurationError) {
         do {
             let adopted = Locked<UInt64?>(nil)
+            let stateFileDirectory = storageDirectory
             let log = try EventLog.openShared(
                 storageDirectory: storageDirectory, configuration: configuration.logConfiguration,
                 logger: configuration.diagnostics.logger,
                 lifecycle: AdoptedLifecycle.recovery(
                     storageDirectory: storageDirectory, enabled: LifecycleOptions(configuration: configuration).enabled,
                     logger: configuration.diagnostics.logger),
+                erasures: { PersistentStateFile(directory: stateFileDirectory).erasures },
                 adopted: { payload in
                     if let last = Self.lastSequence(in: payload) { adopted.withLock { $0 = max($0 ?? 0, last) } }
                 })
@@ -159,8 +161,9 @@ package final class EventLogStore: EventStore, @unchecked Sendable {
 
     /// Erases this process's log, and with `goneProcesses` what processes that are gone left (running ones erase
     /// their own when they see the erasure in the shared state).
-    package func erase(goneProcesses: Bool) throws -> ErasedLogContents {
+    package func erase(goneProcesses: Bool, following erasures: UInt64) throws -> ErasedLogContents {
         var erased = try log.eraseAll()
+        log.noteErasuresFollowed(erasures)
         guard goneProcesses else { return erased }
         let gone = log.eraseGoneLogs()
         erased.records += gone.records

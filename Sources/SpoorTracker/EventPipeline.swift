@@ -294,7 +294,7 @@ package final class EventPipeline: @unchecked Sendable {
     /// Follows another process's erasure of the stored data: this process's own log goes.
     private func followErasure() {
         do {
-            let erased = try store.erase(goneProcesses: false)
+            let erased = try store.erase(goneProcesses: false, following: state.withLock { $0.identity.deletions })
             logger.info("spoor: another process erased the stored data; erased this one's", metadata: [
                 "records": "\(erased.records)", "batches": "\(erased.batches)",
             ])

@@ -16,8 +16,9 @@ package protocol EventStore: AnyObject, Sendable {
     func close()
     /// Removes everything stored, durably (``Tracker/optOut(deleteStoredData:)``); what it removed. With
     /// `goneProcesses`, also what processes that are gone left in a shared storage directory (the erasing process
-    /// does that; one that only follows another's erasure erases its own).
-    func erase(goneProcesses: Bool) throws -> ErasedLogContents
+    /// does that; one that only follows another's erasure erases its own). `erasures`: how many erasures the store
+    /// has then followed (a log notes it, so no adopter sends what it held before).
+    func erase(goneProcesses: Bool, following erasures: UInt64) throws -> ErasedLogContents
     /// The highest sequence number stored, so a restart after a crash never reuses one.
     func lastSequence() -> UInt64?
     /// Events the store dropped (full, or unwritable).

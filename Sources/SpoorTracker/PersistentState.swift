@@ -186,6 +186,9 @@ package final class PersistentStateFile: @unchecked Sendable {
     /// the lock (for numbering on when a lease failed).
     package var leasedFrontier: UInt64 { max(read()?.nextSequence ?? 0, keptCounts.nextSequence) }
 
+    /// How many erasures of the stored data were made, as far as the state file and the lock file say (no lock).
+    package var erasures: UInt64 { max(read()?.deletions ?? 0, keptCounts.deletions) }
+
     /// Whether the lock file's words are mapped, so a lease or an erasure is kept there even when `state.json`
     /// cannot be written.
     package var keepsCounts: Bool { word != nil }

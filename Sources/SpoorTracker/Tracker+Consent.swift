@@ -63,7 +63,7 @@ extension Tracker {
         let corruptState = configuration.storageDirectory.appendingPathComponent(StorageLayout.corruptTrackerStateName)
         let corruptRemoved = (try? FileManager.default.removeItem(at: corruptState)) != nil ? 1 : 0
         do {
-            let erased = try pipeline.store.erase(goneProcesses: true)
+            let erased = try pipeline.store.erase(goneProcesses: true, following: pipeline.identity.deletions)
             return ErasedData(
                 pendingEvents: pending, records: erased.records, batches: erased.batches,
                 quarantinedFiles: erased.quarantinedFiles + corruptRemoved)

@@ -233,6 +233,37 @@ import Darwin
         #expect(seen.count == 10 && seen.values.allSatisfy { $0 == 1 })
     }
 
+    /// A log whose `owner` says it followed fewer erasures of the stored data than were made holds what the user
+    /// asked to erase: its batches are never claimed while its process runs (it erases them at its next call), and
+    /// once it is gone it is erased, not adopted.
+    @Test func aLogThatMissedAnErasureIsErasedNotAdoptedOrClaimed() throws {
+        let storage = TemporaryDirectory()
+        let made = Locked<UInt64>(0)
+        func open() throws -> EventLog {
+            try EventLog.openShared(
+                storageDirectory: storage.url, configuration: .init(durability: .none, maxPendingBatches: 16), logger: quiet,
+                claimAfter: .zero, erasures: { made.withLock { $0 } })
+        }
+        let missed = try open()
+        try append(0..<10, to: missed)
+        #expect(try missed.seal(maxRecords: 5) != nil)
+        made.withLock { $0 = 1 }  // another process erased; this one has not followed yet
+        let other = try open()
+        #expect(other.claimFromOthers(limit: 16) == 0, "a batch the user asked to erase was claimed")
+        missed.close()  // gone without having followed
+        let next = try open()
+        #expect(next.claimFromOthers(limit: 16) == 0)
+        #expect(try stored(storage).isEmpty, "what the user asked to erase was adopted")
+        #expect(!FileManager.default.fileExists(atPath: missed.directory.path))
+        // A log that followed the erasure is adopted as usual.
+        try append(100..<103, to: other)
+        other.noteErasuresFollowed(1)
+        other.close()
+        next.close()
+        try open().close()
+        #expect(try stored(storage).keys.sorted() == [100, 101, 102])
+    }
+
     /// A child process started by another thread while an adoption runs inherits a copy of the adopter's `lock`
     /// descriptor until it calls exec, and with it the lock. An adoption that let its lock go between closing the
     /// log and removing it found the lock taken and left the emptied log behind. Here a duplicate of the adopter's

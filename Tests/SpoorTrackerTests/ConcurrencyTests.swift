@@ -51,7 +51,7 @@ private final class OrderCheckingStore: EventStore {
     var corruptCount: Int { 0 }
     var durableLog: EventLog? { nil }
     func onAppend(_ body: (@Sendable (Int) -> Void)?) {}
-    func erase(goneProcesses: Bool) throws -> ErasedLogContents { ErasedLogContents() }
+    func erase(goneProcesses: Bool, following erasures: UInt64) throws -> ErasedLogContents { ErasedLogContents() }
     var result: Seen { seen.withLock { $0 } }
 }
 

@@ -35,5 +35,5 @@ final class GatedStore: EventStore, Sendable {
     var corruptCount: Int { 0 }
     var durableLog: EventLog? { nil }
     func onAppend(_ body: (@Sendable (Int) -> Void)?) {}
-    func erase(goneProcesses: Bool) throws -> ErasedLogContents { ErasedLogContents() }
+    func erase(goneProcesses: Bool, following erasures: UInt64) throws -> ErasedLogContents { ErasedLogContents() }
 }
