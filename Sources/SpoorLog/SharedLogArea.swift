@@ -364,7 +364,8 @@ package struct SharedLogArea: Sendable {
             }
             for name in [StorageLayout.logStateName, StorageLayout.temporaryName(for: StorageLayout.logStateName),
                          StorageLayout.uploadCountersName, StorageLayout.temporaryName(for: StorageLayout.uploadCountersName),
-                         StorageLayout.ownerName, StorageLayout.closedMarkerName, StorageLayout.lockName] {
+                         StorageLayout.ownerName, StorageLayout.temporaryName(for: StorageLayout.ownerName),
+                         StorageLayout.closedMarkerName, StorageLayout.lockName] {
                 try FileIO.unlink(path + "/" + name)
                 afterStep?(.removed, path)
             }
