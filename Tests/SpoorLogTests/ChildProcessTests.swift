@@ -17,6 +17,23 @@ func crashChild(_ arguments: [String]) throws -> ChildProcess {
     try ChildProcess(builtExecutable("SpoorCrashChild"), arguments)
 }
 
+/// Runs a shared writer over `storage` until it has synced `events` events (numbered from 0), then SIGKILLs it;
+/// returns the last event it reported synced. The adoption of what it left then has a known number of steps.
+func killedSharedWriter(storage: TemporaryDirectory, seed: UInt64, events: UInt64) async throws -> UInt64 {
+    let writer = try crashChild(["shared-writer", storage.path, "0", "\(seed)", "\(events)"])
+    var synced: UInt64 = 0
+    var lines = 0
+    while synced < events - 1, lines < 10_000, let line = await writer.nextLine() {
+        lines += 1
+        let parts = line.split(separator: " ")
+        if parts.first == "synced", parts.count == 2 { synced = UInt64(parts[1])! }
+    }
+    writer.kill()
+    let ended = await writer.termination()
+    #expect(ended == .signalled(SIGKILL))
+    return synced
+}
+
 @Suite struct ChildProcessTests {
     /// Rounds of the SIGKILL test: 20 in `make test`, more from `make crash-test`.
     static let crashRounds = Int(ProcessInfo.processInfo.environment["SPOOR_CRASH_ROUNDS"] ?? "") ?? 20

@@ -180,17 +180,7 @@ import Darwin
     @Test(.timeLimit(.minutes(10)))
     func anAdoptionWithLifecycleFilesKilledAtEveryStepLosesAndDoublesNothing() async throws {
         let storage = TemporaryDirectory()
-        let writer = try crashChild(["shared-writer", storage.path, "0", "11", "150"])
-        var synced: UInt64 = 0
-        var lines = 0
-        while synced < 149, lines < 10_000, let line = await writer.nextLine() {
-            lines += 1
-            let parts = line.split(separator: " ")
-            if parts.first == "synced", parts.count == 2 { synced = UInt64(parts[1])! }
-        }
-        writer.kill()
-        let ended = await writer.termination()
-        #expect(ended == .signalled(SIGKILL))
+        let synced = try await killedSharedWriter(storage: storage, seed: 11, events: 150)
         #expect(synced == 149)
         let target = try StoredLogs.only(in: storage.url)
         try writeLifecycleFiles(in: target, firstEvent: 5000)

@@ -447,17 +447,7 @@ import Darwin
     func anAdoptionKilledAtEveryStepLosesAndDoublesNothing() async throws {
         let storage = TemporaryDirectory()
         // 450 events, then it waits to be killed: the adoption has a known number of steps.
-        let writer = try crashChild(["shared-writer", storage.path, "0", "7", "450"])
-        var synced: UInt64 = 0
-        var lines = 0
-        while synced < 449, lines < 10_000, let line = await writer.nextLine() {
-            lines += 1
-            let parts = line.split(separator: " ")
-            if parts.first == "synced", parts.count == 2 { synced = UInt64(parts[1])! }
-        }
-        writer.kill()
-        let ended = await writer.termination()
-        #expect(ended == .signalled(SIGKILL))
+        let synced = try await killedSharedWriter(storage: storage, seed: 7, events: 450)
         #expect(synced == 449)
 
         let target = try StoredLogs.only(in: storage.url).lastPathComponent
