@@ -1,4 +1,5 @@
 import Foundation
+import SpoorSystem
 
 /// What ``EventLog/eraseAll()`` removed.
 public struct ErasedLogContents: Sendable, Hashable {
@@ -34,13 +35,19 @@ extension EventLog {
     /// adopter erases a log that followed fewer than were made, rather than send what it holds.
     package func noteErasuresFollowed(_ count: UInt64) {
         guard shared != nil else { return }
-        do {
-            try AtomicFile.write(SharedLogArea.ownerRecord(erasures: count), to: path + "/" + StorageLayout.ownerName,
-                                 durable: configuration.durability != .none)
-        } catch {
-            logger.error("spoor: the log's owner file could not be updated after an erasure", metadata: ["error": "\(error)"])
+        // One rewrite at a time (an opt-out's and the writer's may meet), and the count never goes back.
+        Self.ownerRewrites.withLock {
+            guard count > SharedLogArea.erasuresFollowed(path) else { return }
+            do {
+                try AtomicFile.write(SharedLogArea.ownerRecord(erasures: count), to: path + "/" + StorageLayout.ownerName,
+                                     durable: configuration.durability != .none)
+            } catch {
+                logger.error("spoor: the log's owner file could not be updated after an erasure", metadata: ["error": "\(error)"])
+            }
         }
     }
+
+    private static let ownerRewrites = Locked()
 
     /// Erases the logs of processes that are gone from the shared area, whole (``SharedLogArea/erase(_:configuration:logger:)``):
     /// with ``eraseAll()``, what a user's request to erase the stored data means where several processes share the

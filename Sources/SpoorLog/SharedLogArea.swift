@@ -104,12 +104,13 @@ package struct SharedLogArea: Sendable {
         var found: [Member] = []
         if let names = try? FileIO.list(folder) {
             for name in names {
-                guard let parsed = StorageLayout.processLog(fromName: name) else { continue }
+                // A folder itself, never a symbolic link (an adoption or an erasure would act where it points).
+                guard let parsed = StorageLayout.processLog(fromName: name), FileIO.isDirectory(folder + "/" + name)
+                else { continue }
                 found.append(Member(path: folder + "/" + name, pid: parsed.pid))
             }
         }
-        var info = stat()
-        if stat(legacyLog, &info) == 0, info.st_mode & S_IFMT == S_IFDIR { found.append(Member(path: legacyLog, pid: nil)) }
+        if FileIO.isDirectory(legacyLog) { found.append(Member(path: legacyLog, pid: nil)) }
         return found
     }
 

@@ -220,7 +220,7 @@ package enum StorageLayout {
         case rejectedFolderName: return .rejectedFolder
         case lifecycleCheckpointName, crashMarkerName, lifecycleRecoveredName: return .lifecycle
         case temporaryName(for: logStateName), temporaryName(for: uploadCountersName),
-             temporaryName(for: lifecycleRecoveredName): return .temporary
+             temporaryName(for: lifecycleRecoveredName), temporaryName(for: ownerName): return .temporary
         default:
             if let id = segmentID(fromName: name) { return .segment(id: id) }
             if name.hasSuffix(quarantineSuffix), name.utf8.count > quarantineSuffix.utf8.count { return .quarantined }

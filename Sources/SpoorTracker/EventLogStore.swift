@@ -41,14 +41,15 @@ package final class EventLogStore: EventStore, @unchecked Sendable {
     convenience init(storageDirectory: URL, configuration: Configuration) throws(ConfigurationError) {
         do {
             let adopted = Locked<UInt64?>(nil)
-            let stateFileDirectory = storageDirectory
+            // One state file for every question the log asks of it (the count is one load of its mapped word).
+            let stateFile = PersistentStateFile(directory: storageDirectory)
             let log = try EventLog.openShared(
                 storageDirectory: storageDirectory, configuration: configuration.logConfiguration,
                 logger: configuration.diagnostics.logger,
                 lifecycle: AdoptedLifecycle.recovery(
                     storageDirectory: storageDirectory, enabled: LifecycleOptions(configuration: configuration).enabled,
                     logger: configuration.diagnostics.logger),
-                erasures: { PersistentStateFile(directory: stateFileDirectory).erasures },
+                erasures: { stateFile.erasures },
                 adopted: { payload in
                     if let last = Self.lastSequence(in: payload) { adopted.withLock { $0 = max($0 ?? 0, last) } }
                 })

@@ -7,6 +7,7 @@ import Logging
 import SpoorModel
 import SpoorLog
 package import SpoorSystem
+import SpoorUpload
 import SpoorWire
 
 /// The memory double buffer and its single writer: callers never wait for encoding or I/O, and one thread owns
@@ -57,11 +58,16 @@ package final class EventPipeline: @unchecked Sendable {
     /// give (past the records the log already holds, which an older Spoor may have numbered past the state file).
     private var leases = SequenceLeases()
     private let sequenceFloor: UInt64
+    /// The writer thread's own: after a lease found the lock held past its wait, the next ones only try it (a
+    /// stuck holder costs one wait, not one per stretch), until one succeeds.
+    private var leaseLockBusy = false
 
     /// A consent observer (a closure kept in a struct: a closure stored as a `Locked` value directly is converted
     /// again on every read).
     private struct ConsentObserver {
         var call: (@Sendable (_ optedOut: Bool) -> Void)?
+        /// Called once an erasure another process made was carried out here (uploads may go on).
+        var resume: (@Sendable () -> Void)?
     }
 
     init(
@@ -227,8 +233,13 @@ package final class EventPipeline: @unchecked Sendable {
 
     /// Calls `observer` (outside the lock) when another process's change turns consent around: `true` when the
     /// user opted out there.
-    func observeConsent(_ observer: @escaping @Sendable (_ optedOut: Bool) -> Void) {
-        consentObserver.withLock { $0.call = observer }
+    func observeConsent(
+        _ observer: @escaping @Sendable (_ optedOut: Bool) -> Void, afterErasure resume: @escaping @Sendable () -> Void
+    ) {
+        consentObserver.withLock {
+            $0.call = observer
+            $0.resume = resume
+        }
     }
 
     /// Reads the shared state again when another process changed it.
@@ -236,11 +247,14 @@ package final class EventPipeline: @unchecked Sendable {
         if state.withLock({ $0.isStale }) { refreshSharedState() }
     }
 
-    /// Whether the uploader may fetch a batch now: the user has not opted out (here or in another process), and no
-    /// erasure another process made waits to be followed here.
-    var uploadsAllowed: Bool {
+    /// Whether the uploader may fetch or send a batch now: the user has not opted out (here or in another
+    /// process), and no erasure another process made waits to be carried out here.
+    var uploadPermission: Uploader.UploadPermission {
         refreshIfStale()
-        return state.withLock { !$0.identity.isOptedOut && !$0.eraseRequested }
+        return state.withLock { s in
+            if s.identity.isOptedOut { return .optedOut }
+            return s.eraseRequested || s.erasing ? .waitForErasure : .allowed
+        }
     }
 
     /// Reads the state file (no lock: it is replaced whole) and takes it, this process's unsaved changes made
@@ -261,12 +275,18 @@ package final class EventPipeline: @unchecked Sendable {
     /// observer runs, so two changes in a row leave the latest.
     private func after(wakeWriter: Bool, consentChanged: Bool, onWriter: Bool) {
         if wakeWriter { wake.signal() }
-        guard consentChanged, let observer = consentObserver.withLock({ $0.call }) else { return }
+        guard consentChanged else { return }
         if onWriter {
-            Thread.detachNewThread { [self] in observer(state.withLock { $0.identity.isOptedOut }) }
+            Thread.detachNewThread { [self] in tellConsent() }
         } else {
-            observer(state.withLock { $0.identity.isOptedOut })
+            tellConsent()
         }
+    }
+
+    /// Tells the observer the consent as it is now (a change is installed once, so it is told once).
+    private func tellConsent() {
+        let observer = consentObserver.withLock { $0.call }
+        observer?(state.withLock { $0.identity.isOptedOut })
     }
 
     /// Saves this process's changes: the state file's own content with each change made again on it, under the
@@ -301,8 +321,9 @@ package final class EventPipeline: @unchecked Sendable {
         } catch {
             logger.error("spoor: erasing the stored events failed", metadata: ["error": "\(error)"])
         }
-        // The uploader held back while the erasure waited (`uploadsAllowed`): it may go on now, if consent stands.
-        after(wakeWriter: false, consentChanged: true, onWriter: true)
+        state.withLock { $0.erasureFollowed() }
+        // The uploader held back while the erasure waited (`uploadPermission`): it may go on now.
+        consentObserver.withLock { $0.resume }?()
     }
 
     /// The state file's next sequence number when it must be written whole (it held nothing readable): past every
@@ -326,12 +347,15 @@ package final class EventPipeline: @unchecked Sendable {
         fallback.nextSequence = fileFrontier
         var start: UInt64?
         do {
-            _ = try stateFile.update(fallback: fallback, counted: false) { disk in
+            _ = try stateFile.update(fallback: fallback, counted: false, waiting: leaseLockBusy ? .zero : PersistentStateFile.lockWait) {
+                disk in
                 start = max(disk.nextSequence, floor)
                 disk.nextSequence = start! + size
             }
             leases.add(start!..<start! + size)
+            leaseLockBusy = false
         } catch {
+            if error.kind == .directoryInUse { leaseLockBusy = true }
             if let start, stateFile.keepsCounts {
                 // The state file could not be written, but the lock was held and the lock file's frontier moved past
                 // the block: every other process leases past it, so it is this process's.

@@ -172,7 +172,7 @@ package final class PersistentStateFile: @unchecked Sendable {
     /// them in `state.json` and in the lock file, holding the lock. When `state.json` holds nothing readable, only
     /// the lock file's frontier moves (the file is not made from nothing here).
     package func lease(_ count: UInt64, from floor: UInt64) throws(StorageError) -> UInt64 {
-        let floor = min(floor, Self.maxCount), count = min(count, Self.maxCount)
+        let floor = floor <= Self.maxRecordedSequence ? floor : 0, count = min(count, Self.maxRecordedSequence)
         var first: UInt64 = 0
         let placeholder = PersistedState.fresh(day: "")
         _ = try update(fallback: placeholder, counted: false, writesFallback: false) { state in
@@ -186,8 +186,9 @@ package final class PersistentStateFile: @unchecked Sendable {
     /// the lock (for numbering on when a lease failed).
     package var leasedFrontier: UInt64 { max(read()?.nextSequence ?? 0, keptCounts.nextSequence) }
 
-    /// How many erasures of the stored data were made, as far as the state file and the lock file say (no lock).
-    package var erasures: UInt64 { max(read()?.deletions ?? 0, keptCounts.deletions) }
+    /// How many erasures of the stored data were made (no lock): the lock file's word, one load, which every change
+    /// keeps at least as high as the state file's count; the state file's where the word is not mapped.
+    package var erasures: UInt64 { word != nil ? keptCounts.deletions : read()?.deletions ?? 0 }
 
     /// Whether the lock file's words are mapped, so a lease or an erasure is kept there even when `state.json`
     /// cannot be written.
@@ -217,6 +218,15 @@ package final class PersistentStateFile: @unchecked Sendable {
     /// The largest `nextSequence` and `deletions` taken from a file: far beyond any real count, and far from the
     /// top of `UInt64`, so adding a block or one erasure never overflows.
     package static let maxCount: UInt64 = 1 << 62
+    /// The largest sequence number taken from a record as a floor for leases: one past it is damage (a log written
+    /// by something else), ignored, so the state file never reaches ``maxCount`` and becomes unreadable.
+    package static let maxRecordedSequence: UInt64 = 1 << 61
+
+    /// A recorded sequence number as a floor for the next lease (one past it); 0 when it is past any real count.
+    package static func floor(after recorded: UInt64?) -> UInt64 {
+        guard let recorded, recorded < maxRecordedSequence else { return 0 }
+        return recorded + 1
+    }
 
     /// The file's bytes (at most ``maxFileBytes``), or nil when there is no file. Throws when it cannot be read or
     /// is too large.
@@ -270,13 +280,13 @@ package final class PersistentStateFile: @unchecked Sendable {
     /// With `counted`, the generation is raised around the write. Returns the state as written (or as read, when
     /// nothing changed) and the generation it stands for.
     package func update(
-        fallback: PersistedState, counted: Bool = true, writesFallback: Bool = true, found: ((LoadOutcome) -> Void)? = nil,
-        _ change: (inout PersistedState) -> Void
+        fallback: PersistedState, counted: Bool = true, writesFallback: Bool = true, waiting: Duration = lockWait,
+        found: ((LoadOutcome) -> Void)? = nil, _ change: (inout PersistedState) -> Void
     ) throws(StorageError) -> (state: PersistedState, generation: UInt64) {
         // Without a lock file (something else in its place, or no permission for it) the change is still made,
         // unlocked: what one process needs (its own state across restarts) holds, only changes of two processes at
         // the same instant may then undo one another.
-        if lockFD >= 0, !EventLog.lockExclusively(lockFD, grace: Self.lockWait) {
+        if lockFD >= 0, !EventLog.lockExclusively(lockFD, grace: waiting) {
             throw StorageError(.directoryInUse, path: lockPath, code: FileIO.errno, reason: "another process held the state lock too long")
         }
         defer { if lockFD >= 0 { flock(lockFD, LOCK_UN) } }

@@ -30,6 +30,8 @@ package struct PipelineState {
     private var seenDeletions: UInt64
     /// Another process erased the stored data: the writer erases this one's too.
     package private(set) var eraseRequested = false
+    /// The writer took the request and is erasing (until ``erasureFollowed()``).
+    package private(set) var erasing = false
 
     package init(
         context: PipelineContext, persisted: PersistedState, saveNeeded: Bool = false, capacity: Int = 1024,
@@ -213,10 +215,16 @@ package struct PipelineState {
         return install(state, generation: generation)
     }
 
-    /// Whether another process's erasure is to be followed, clearing the request.
+    /// Whether another process's erasure is to be followed, clearing the request (it is then under way).
     private mutating func takeEraseRequest() -> Bool {
         defer { eraseRequested = false }
+        if eraseRequested { erasing = true }
         return eraseRequested
+    }
+
+    /// The writer has followed the erasure it took.
+    package mutating func erasureFollowed() {
+        erasing = false
     }
 
     // MARK: Sessions

@@ -88,10 +88,17 @@ public final class Tracker: Sendable {
                 metadata: ["path": "\(stateFile.url.path)", "reason": "\(reason)"])
         }
         corruptStateFiles = corrupt
+        // The log was made (its owner written) before the state was read: an erasure made by another process in
+        // between is one this new log has nothing of, so it counts as followed (else no process would claim its
+        // batches, and its adopter would erase what it records from now on).
+        if release == nil, let log = store.durableLog, log.shared != nil,
+           SharedLogArea.erasuresFollowed(log.directory.path) < state.deletions {
+            log.noteErasuresFollowed(state.deletions)
+        }
         // An older Spoor saved the sequence number only now and then: a crash may have left records numbered past
         // the state file's. The first lease starts past them. (A released tracker's writer leased its own.)
-        // (A number past any real count, in a damaged log, is not taken: it could not be added to.)
-        let sequenceFloor = release == nil ? store.lastSequence().map { min($0, PersistentStateFile.maxCount) + 1 } ?? 0 : 0
+        // (A number past any real count, in a damaged log, is not taken: the state file would become unreadable.)
+        let sequenceFloor = release == nil ? PersistentStateFile.floor(after: store.lastSequence()) : 0
         do throws(ConfigurationError) {
             uploader = try Self.makeUploader(configuration: configuration, store: store)
         } catch {
@@ -131,12 +138,12 @@ public final class Tracker: Sendable {
         // An opt-out (or opt-in) in another process sharing the storage directory holds here from its next event on.
         // Observed before anything can read the shared state, so no change is missed.
         // Weakly: the pipeline outlives neither, and neither may keep the other alive after a release.
-        pipeline.observeConsent { [weak uploader, weak lifecycle] optedOut in
+        pipeline.observeConsent({ [weak uploader, weak lifecycle] optedOut in
             uploader?.setConsent(granted: !optedOut)
             _ = lifecycle?.setQuiet(optedOut)
-        }
+        }, afterErasure: { [weak uploader] in uploader?.trigger() })
         // An uploader learns of another process's opt-out before each batch, even when this one tracks nothing.
-        uploader?.setConsentProbe { [weak pipeline] in pipeline?.uploadsAllowed ?? false }
+        uploader?.setConsentProbe { [weak pipeline] in pipeline?.uploadPermission ?? .waitForErasure }
         pipeline.start()
         lifecycle.connect(self, isFirstLaunch: consumeFirstLaunch())
         // Leftovers of earlier launches go now (with the consent as it is now: another process may have changed it).

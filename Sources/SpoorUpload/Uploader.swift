@@ -35,12 +35,28 @@ public final class Uploader: Sendable {
     public let rejected: RejectedArea
     private let configuration: UploadConfiguration
     private let logger: Logger
-    /// Asked before each batch is fetched whether consent still stands (``setConsentProbe(_:)``).
+    /// Asked before each batch is fetched or sent whether it may be (``setConsentProbe(_:)``).
     private let consentProbe = Locked(ConsentProbe())
 
     /// The probe in a struct: a closure kept directly as a `Locked` value is converted again on every read.
     private struct ConsentProbe {
-        var granted: (@Sendable () -> Bool)?
+        var permission: (@Sendable () -> UploadPermission)?
+    }
+
+    /// What the consent probe answers.
+    package enum UploadPermission: Sendable {
+        /// Consent stands.
+        case allowed
+        /// The user opted out (maybe in another process): consent is withheld here too.
+        case optedOut
+        /// An erasure of the stored data waits to be carried out here: nothing goes until it is done (the owner of
+        /// the probe triggers an upload then).
+        case waitForErasure
+    }
+
+    /// The probe's answer; allowed when there is none.
+    private func permission() -> UploadPermission {
+        consentProbe.withLock { $0.permission }?() ?? .allowed
     }
     private let state: Locked<Driver>
     /// An `UploadExecutor` where task executors exist (typed loosely so the stored property needs no availability).
@@ -199,11 +215,12 @@ public final class Uploader: Sendable {
     /// What the uploader has counted so far.
     public var counters: UploadCounters { state.withLock { $0.machine.counters } }
 
-    /// Sets what is asked before each batch is fetched: false when the user opted out since consent was last given
-    /// here (a tracker sharing its storage directory with other processes learns of their opt-out this way even
-    /// when it tracks nothing). Consent is then withheld, as ``setConsent(granted:)`` does.
-    package func setConsentProbe(_ granted: (@Sendable () -> Bool)?) {
-        consentProbe.withLock { $0.granted = granted }
+    /// Sets what is asked before each batch is fetched or sent (a tracker sharing its storage directory with other
+    /// processes learns of their opt-out or erasure this way even when it tracks nothing). On
+    /// ``UploadPermission/optedOut`` consent is withheld, as ``setConsent(granted:)`` does; on
+    /// ``UploadPermission/waitForErasure`` nothing goes now, and consent stands.
+    package func setConsentProbe(_ permission: (@Sendable () -> UploadPermission)?) {
+        consentProbe.withLock { $0.permission = permission }
     }
 
     /// The user's consent: while withheld (they opted out) nothing is sealed or sent, whatever triggers an upload;
@@ -330,10 +347,16 @@ public final class Uploader: Sendable {
     private func fetchBatch() {
         let (held, stopped) = state.withLock { ($0.machine.heldBatchIDs, $0.machine.isStopped) }
         if stopped { return }
-        if let granted = consentProbe.withLock({ $0.granted }), !granted() {
+        switch permission() {
+        case .allowed:
+            break
+        case .optedOut:
             // The user opted out since consent was last given here (in another process sharing the storage
             // directory): nothing more is fetched or claimed.
             setConsent(granted: false)
+            feed { $0.batchFetched(nil, at: $1) }
+            return
+        case .waitForErasure:
             feed { $0.batchFetched(nil, at: $1) }
             return
         }
@@ -365,6 +388,15 @@ public final class Uploader: Sendable {
 
     /// Reads the batch's frame and sends it in a task of its own; the answer goes back to the machine.
     private func send(_ batch: SealedBatch, retry: Int, token: String?) {
+        // A batch fetched earlier (one waiting for its retry) is asked about too: the user may have opted out, or
+        // asked for the stored data to be erased, since.
+        let allowed = permission()
+        guard allowed == .allowed else {
+            if allowed == .optedOut { setConsent(granted: false) }
+            let error = HTTPClientError(.cancelled, reason: "not sent: the user opted out or an erasure is under way")
+            feed { $0.answered(batch.id, .failed(error), at: $1) }
+            return
+        }
         let frame: [UInt8]
         do {
             frame = try log.frame(of: batch.id)

@@ -187,6 +187,25 @@ import Testing
         #expect(await a.shutdown(timeout: testBound))
     }
 
+    /// A stored record numbered past any real count (a log written by something else) is not taken as the floor of
+    /// the next lease: the state file would hold a count it refuses, and every process would replace it, identity
+    /// and consent with it.
+    @Test func aRecordNumberedPastAnyRealCountLeavesTheStateReadable() async throws {
+        let first = try Harness()
+        first.tracker.login("kept")
+        await first.tracker.shutdown(timeout: testBound)
+        let damaged = InMemoryEventStore()
+        damaged.append([Event(name: "Odd", time: testEpoch, sequence: .max, distinctID: "x", anonymousID: "x",
+                              lib: LibInfo(lib: "x", libVersion: "1", method: .code))])
+        let restarted = try first.restarted(store: damaged)
+        restarted.tracker.track("E")
+        let event = try #require(await restarted.flushedEvents(named: "E").first)
+        #expect(event.sequence < PersistentStateFile.maxRecordedSequence)
+        await restarted.tracker.shutdown(timeout: testBound)
+        let state = try #require(PersistentStateFile(directory: first.directory.url).read(), "the state file became unreadable")
+        #expect(state.loginID == "kept" && state.anonymousID == first.tracker.anonymousID)
+    }
+
     @Test func twoTrackersStartingOnAFreshDirectoryAgreeOnOneIdentity() async throws {
         let directory = TemporaryDirectory()
         let ids = await onThreadsOfTheirOwn(4) { _ in

@@ -66,22 +66,23 @@ package enum AdoptedLifecycle {
             for event in events { last = max(last, event.sequence) }
         }
         // Numbers of their own, leased like a writer's, so no running process gives them too.
-        // A number past any real count in a damaged log is not taken for a floor (it could not be added to).
-        last = min(last, PersistentStateFile.maxCount)
+        // A number past any real count in a damaged log is not taken for a floor (the state file would become
+        // unreadable).
         let count = UInt64(emitted.count)
-        if let first = try? stateFile.lease(count, from: last + 1) {
-            last = first - 1
+        var next: UInt64
+        if let first = try? stateFile.lease(count, from: PersistentStateFile.floor(after: last)) {
+            next = first
         } else {
-            last = max(last, max(stateFile.leasedFrontier, 1) - 1)
+            next = max(PersistentStateFile.floor(after: last), stateFile.leasedFrontier)
             logger.error("spoor: no sequence numbers could be leased for recovered events; numbered past what was leased")
         }
         return emitted.map { kind, properties, time in
-            last += 1
+            defer { next += 1 }
             var event = base
             event.name = kind.eventName
             event.type = .track
             event.time = time ?? base.time
-            event.sequence = last
+            event.sequence = next
             event.trackID = 0
             event.lib.method = .autoTrack
             event.originalID = nil
