@@ -37,19 +37,6 @@ import Darwin
             logger: quiet, claimAfter: .zero, lifecycle: lifecycle)
     }
 
-    func append(_ range: Range<Int>, to log: EventLog) throws {
-        var buffer = RecordBuffer()
-        for sequence in range { try buffer.append(Fixtures.event(sequence), using: EventEncoder()) }
-        log.append(buffer)
-    }
-
-    /// How often each sequence number is stored in `storage`, batches and live records of every log together.
-    func stored(_ storage: URL) throws -> [UInt64: Int] {
-        var seen: [UInt64: Int] = [:]
-        for event in try StoredLogs.events(in: storage) { seen[event.sequence, default: 0] += 1 }
-        return seen
-    }
-
     /// Writes the lifecycle files of a process into its log directory: the marker names the first recovered event.
     func writeLifecycleFiles(in directory: URL, firstEvent: Int) throws {
         try Data("\(firstEvent)\n".utf8).write(to: directory.appendingPathComponent(StorageLayout.crashMarkerName))

@@ -25,19 +25,6 @@ import Darwin
             logger: quiet, claimAfter: claimAfter)
     }
 
-    func append(_ range: Range<Int>, to log: EventLog) throws {
-        var buffer = RecordBuffer()
-        for sequence in range { try buffer.append(Fixtures.event(sequence), using: EventEncoder()) }
-        log.append(buffer)
-    }
-
-    /// How often each sequence number is stored in `storage`, batches and live records of every log together.
-    func stored(_ storage: TemporaryDirectory) throws -> [UInt64: Int] {
-        var seen: [UInt64: Int] = [:]
-        for event in try StoredLogs.events(in: storage.url) { seen[event.sequence, default: 0] += 1 }
-        return seen
-    }
-
     /// The ids of the batches waiting in a log directory's `outbox` and `claimed` folders.
     func batchIDs(in directory: String) -> Set<String> {
         var ids = Set<String>()
@@ -132,7 +119,7 @@ import Darwin
         }
         first.close()
         second.close()
-        let seen = try stored(storage)
+        let seen = try stored(storage.url)
         #expect(seen.count == 100 && seen.values.allSatisfy { $0 == 1 })
     }
 
@@ -152,14 +139,14 @@ import Darwin
         let ids = batchIDs(in: goneDirectory)
         #expect(ids.contains(kept.id.description))
         #expect(ids.count == 3)  // 60, then 100 and 90
-        var seen = try stored(storage)
+        var seen = try stored(storage.url)
         #expect(seen.count == 250 && seen.values.allSatisfy { $0 == 1 })
 
         #expect(adopter.claimFromOthers(limit: 16) == 3)
         #expect(Set(adopter.pendingBatches().map(\.id.description)) == ids)
         #expect(batchIDs(in: goneDirectory).isEmpty)
         #expect(adopter.counters.claimed == 3)
-        seen = try stored(storage)
+        seen = try stored(storage.url)
         #expect(seen.count == 250 && seen.values.allSatisfy { $0 == 1 })
         adopter.close()
 
@@ -229,7 +216,7 @@ import Darwin
         #expect(!SharedLogArea(storageDirectory: storage.url).members().contains { $0.path.hasPrefix(goneDirectory) })
         // Not adopted again.
         #expect(try !openRecordingAdoptions().contains { $0.hasPrefix(goneDirectory) })
-        let seen = try stored(storage)
+        let seen = try stored(storage.url)
         #expect(seen.count == 10 && seen.values.allSatisfy { $0 == 1 })
     }
 
@@ -253,7 +240,7 @@ import Darwin
         missed.close()  // gone without having followed
         let next = try open()
         #expect(next.claimFromOthers(limit: 16) == 0)
-        #expect(try stored(storage).isEmpty, "what the user asked to erase was adopted")
+        #expect(try stored(storage.url).isEmpty, "what the user asked to erase was adopted")
         #expect(!FileManager.default.fileExists(atPath: missed.directory.path))
         // A log that followed the erasure is adopted as usual.
         try append(100..<103, to: other)
@@ -261,7 +248,7 @@ import Darwin
         other.close()
         next.close()
         try open().close()
-        #expect(try stored(storage).keys.sorted() == [100, 101, 102])
+        #expect(try stored(storage.url).keys.sorted() == [100, 101, 102])
     }
 
     /// A child process started by another thread while an adoption runs inherits a copy of the adopter's `lock`
@@ -316,7 +303,7 @@ import Darwin
         adopter.close()
         try openShared(storage).close()
         #expect(!FileManager.default.fileExists(atPath: storage.file(StorageLayout.logFolderName).path))
-        let seen = try stored(storage)
+        let seen = try stored(storage.url)
         #expect(seen.count == 150 && seen.values.allSatisfy { $0 == 1 })
     }
 
@@ -390,7 +377,7 @@ import Darwin
         let sets = claimers.map { Set($0.pendingBatches().map(\.id)) }
         #expect(sets[0].isDisjoint(with: sets[1]))
         #expect(sets[0].count + sets[1].count == 20)
-        let seen = try stored(storage)
+        let seen = try stored(storage.url)
         #expect(seen.count == 2000 && seen.values.allSatisfy { $0 == 1 })
         for claimer in claimers { claimer.close() }
     }
@@ -430,7 +417,7 @@ import Darwin
         let last = try openShared(storage, maxPendingBatches: 10_000)
         while last.claimFromOthers(limit: 10_000) > 0 {}
         last.close()
-        let seen = try stored(storage)
+        let seen = try stored(storage.url)
         #expect(synced.count == 12)
         for range in synced {
             let missing = range.filter { seen[$0] != 1 }
@@ -465,14 +452,14 @@ import Darwin
             if termination == .exited(0), output.contains(where: { $0.hasPrefix("adopted") }) { break }
             #expect(termination == .signalled(SIGKILL), "\(output) \(errors)")
             if let kind = output.last?.split(separator: " ").last { kinds.insert(String(kind)) }
-            var seen = try stored(work)
+            var seen = try stored(work.url)
             #expect((0...synced).allSatisfy { seen[$0] == 1 }, "after a stop at step \(stop): \(output)")
             #expect(seen.values.allSatisfy { $0 == 1 }, "after a stop at step \(stop): \(output)")
             let next = try openShared(work, maxPendingBatches: 10_000)
             while next.claimFromOthers(limit: 10_000) > 0 {}
             next.close()
             try openShared(work).close()
-            seen = try stored(work)
+            seen = try stored(work.url)
             #expect((0...synced).allSatisfy { seen[$0] == 1 }, "finished after a stop at step \(stop)")
             #expect(seen.values.allSatisfy { $0 == 1 }, "finished after a stop at step \(stop)")
             #expect(!FileManager.default.fileExists(atPath: work.path + "/logs/" + target), "the emptied log was removed")

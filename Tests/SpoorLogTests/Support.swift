@@ -14,6 +14,21 @@ func open(_ directory: TemporaryDirectory, _ configuration: EventLog.Configurati
 }
 
 
+/// Appends the fixture events numbered `range` to `log`, in one write group.
+func append(_ range: Range<Int>, to log: EventLog) throws {
+    var buffer = RecordBuffer()
+    for sequence in range { try buffer.append(Fixtures.event(sequence), using: EventEncoder()) }
+    log.append(buffer)
+}
+
+/// How often each sequence number is stored in the storage directory `storage`, batches and live records of every
+/// log together.
+func stored(_ storage: URL) throws -> [UInt64: Int] {
+    var seen: [UInt64: Int] = [:]
+    for event in try StoredLogs.events(in: storage) { seen[event.sequence, default: 0] += 1 }
+    return seen
+}
+
 /// An executable built next to the test bundle.
 func builtExecutable(_ name: String) -> URL {
     var directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
